@@ -1,0 +1,19 @@
+//! Identifiers the store hands out.
+
+use sha2::{Digest, Sha256};
+
+/// A new message id: `qmsg_` and a UUID v7 in hex. Time-ordered, so new ids
+/// land at the right edge of the primary-key index instead of all over it.
+pub fn message_id() -> String {
+    format!("qmsg_{}", uuid::Uuid::now_v7().simple())
+}
+
+/// A new lease receipt: `rcpt_` and 128 random bits.
+pub fn receipt() -> String {
+    format!("rcpt_{}", uuid::Uuid::new_v4().simple())
+}
+
+/// SHA-256 of a canonical payload: what dedupe compares.
+pub fn payload_hash(payload: &str) -> [u8; 32] {
+    Sha256::digest(payload.as_bytes()).into()
+}

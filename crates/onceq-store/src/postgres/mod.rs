@@ -1,0 +1,1 @@
+//! PostgreSQL backend (being written).

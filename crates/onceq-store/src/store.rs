@@ -1,0 +1,110 @@
+//! The storage seam. The server holds an `Arc<dyn Store>` and nothing else.
+//!
+//! # Semantics every backend implements (the conformance suite checks them)
+//!
+//! States of a message (`docs/state-machines.md`): `available`, `delayed`,
+//! `in_flight`; acked, purged and expired messages are deleted (gone);
+//! dead-lettering moves the row to the dead-letter queue (`available` there,
+//! same id, payload and `delivery_count`).
+//!
+//! - **Order**: available messages go out by `priority` descending, then in
+//!   publish order (oldest first).
+//! - **Delay**: a `delayed` message whose time has come counts as available
+//!   and is handed out by the next claim on its queue.
+//! - **Leases**: a claim sets `in_flight`, increments `delivery_count`, sets a
+//!   new random receipt and `lease_expires_at = now + timeout`. A message is
+//!   handed out at most `max_retries + 1` times: when a hand-out fails (nack
+//!   with requeue, or lease expiry) and `delivery_count >= max_retries + 1`,
+//!   the message moves to the dead-letter queue instead of back.
+//!   A queue without a DLQ requeues instead.
+//! - **Receipts**: ack/nack/extend with `receipt: Some` only act on the lease
+//!   that receipt names. An in-flight message whose lease has expired but has
+//!   not been reaped yet can still be acked by its holder (no one else has
+//!   it).
+//! - **Dedupe**: `(queue, idempotency_key)` stores one message within the
+//!   window, however concurrent the publishes; the key outlives the message.
+//!   A key whose window passed is treated as absent (and replaced).
+//! - **Tenancy**: every queue lookup is by `(project, name)`.
+#[async_trait::async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// `"postgres"` or `"sqlite"`, for logs.
+    fn backend(&self) -> &'static str;
+
+    // ------------------------------------------------------------ keys
+
+    /// Stores a key's hash, creating its project if needed.
+    async fn key_insert(&self, p: crate::KeyInsert) -> crate::Result<crate::KeyRecord>;
+    /// The non-revoked key with this hash.
+    async fn key_lookup(&self, key_hash: &[u8]) -> crate::Result<Option<crate::KeyRecord>>;
+    /// Every key, revoked ones included, oldest first.
+    async fn key_list(&self) -> crate::Result<Vec<crate::KeyRecord>>;
+    /// Revokes a key; false if no such non-revoked key.
+    async fn key_revoke(&self, key_id: &str, now: jiff::Timestamp) -> crate::Result<bool>;
+
+    // ------------------------------------------------------------ queues
+
+    /// Creates a queue; identical settings return the existing one
+    /// (`created: false`), different ones are `QueueAlreadyExists`. An explicit
+    /// DLQ must exist (`DeadLetterQueueNotFound`); the default `<name>-dlq`
+    /// is created (with no DLQ of its own) when missing. A DLQ equal to the
+    /// queue itself is `Invalid`.
+    async fn queue_create(&self, p: crate::QueueCreate) -> crate::Result<crate::QueueCreated>;
+    /// One queue.
+    async fn queue_get(
+        &self,
+        q: &crate::QueueRef,
+    ) -> crate::Result<Option<onceq_types::QueueRecord>>;
+    /// The project's queues, by name.
+    async fn queue_list(&self, project: &str) -> crate::Result<Vec<onceq_types::QueueRecord>>;
+    /// Deletes a queue, its messages and its dedupe keys; queues using it as
+    /// DLQ are left without one. Returns the messages deleted.
+    async fn queue_delete(&self, q: &crate::QueueRef) -> crate::Result<i64>;
+    /// Counts by state (see `onceq_types::QueueStats`).
+    async fn queue_stats(
+        &self,
+        q: &crate::QueueRef,
+        now: jiff::Timestamp,
+    ) -> crate::Result<onceq_types::QueueStats>;
+    /// Deletes every message the queue holds, in flight ones included.
+    async fn queue_purge(&self, q: &crate::QueueRef) -> crate::Result<i64>;
+
+    // ------------------------------------------------------------ messages
+
+    /// Stores messages all-or-nothing (see the dedupe rules above).
+    async fn message_publish(
+        &self,
+        p: crate::MessagePublish,
+    ) -> crate::Result<Vec<crate::PublishOutcome>>;
+    /// Hands out up to `max` messages; `QueueNotFound` for an unknown queue.
+    async fn message_claim(
+        &self,
+        p: crate::MessageClaim,
+    ) -> crate::Result<Vec<crate::ClaimedMessage>>;
+    /// Deletes an in-flight message; false when not held (or wrong receipt,
+    /// or unknown queue or message).
+    async fn message_ack(&self, p: crate::MessageAck) -> crate::Result<bool>;
+    /// Ends a lease early: requeue (maybe delayed), or dead-letter.
+    async fn message_nack(&self, p: crate::MessageNack) -> crate::Result<crate::NackOutcome>;
+    /// Moves a lease's end to `now + visibility_timeout`.
+    async fn message_extend(
+        &self,
+        p: crate::MessageExtend,
+    ) -> crate::Result<crate::ExtendOutcome>;
+    /// Moves dead-lettered messages back, `delivery_count` reset to 0.
+    /// `QueueNotFound` for an unknown queue, `Invalid` if it has no DLQ.
+    async fn dlq_redrive(&self, p: crate::DlqRedrive) -> crate::Result<crate::RedriveOutcome>;
+
+    // ------------------------------------------------------------ maintenance
+
+    /// Ends up to `limit` leases that expired at or before `now`, in every
+    /// project: back to the queue, or to the DLQ after the last hand-out.
+    async fn lease_expire(
+        &self,
+        now: jiff::Timestamp,
+        limit: u32,
+    ) -> crate::Result<crate::LeaseExpiry>;
+    /// Forgets idempotency keys whose window ended at or before `now`.
+    async fn dedupe_purge(&self, now: jiff::Timestamp) -> crate::Result<u64>;
+    /// Deletes messages older than their queue's retention.
+    async fn message_retention_purge(&self, now: jiff::Timestamp) -> crate::Result<u64>;
+}

@@ -1,0 +1,91 @@
+//! Error codes of the HTTP contract.
+
+use serde::{Deserialize, Serialize};
+
+/// Every error code the server answers with. Each has one HTTP status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    /// 400: malformed JSON, wrong types, out-of-range numbers, bad names.
+    InvalidParams,
+    /// 401: missing, unknown or revoked API key.
+    Unauthorized,
+    /// 402: the project is past its credit limit.
+    InsufficientCredit,
+    /// 404: the queue does not exist in the caller's project.
+    QueueNotFound,
+    /// 409: a queue of that name exists with different settings.
+    QueueAlreadyExists,
+    /// 413: the payload (or the request body) is too large.
+    QueueMessageTooLarge,
+    /// 422: an idempotency key was reused with a different payload.
+    IdempotencyKeyReused,
+    /// 429: too many calls; see `Retry-After`.
+    RateLimited,
+    /// 503: the store is unreachable; nothing was done; see `Retry-After`.
+    Unavailable,
+    /// 500: a bug. Never answered for bad input.
+    Internal,
+}
+
+impl ErrorCode {
+    /// The HTTP status this code is sent with.
+    pub fn http_status(self) -> u16 {
+        match self {
+            Self::InvalidParams => 400,
+            Self::Unauthorized => 401,
+            Self::InsufficientCredit => 402,
+            Self::QueueNotFound => 404,
+            Self::QueueAlreadyExists => 409,
+            Self::QueueMessageTooLarge => 413,
+            Self::IdempotencyKeyReused => 422,
+            Self::RateLimited => 429,
+            Self::Unavailable => 503,
+            Self::Internal => 500,
+        }
+    }
+
+    /// Whether retrying the same call unchanged may succeed.
+    pub fn retryable(self) -> bool {
+        matches!(self, Self::RateLimited | Self::Unavailable | Self::Internal)
+    }
+
+    /// The code as it appears on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidParams => "INVALID_PARAMS",
+            Self::Unauthorized => "UNAUTHORIZED",
+            Self::InsufficientCredit => "INSUFFICIENT_CREDIT",
+            Self::QueueNotFound => "QUEUE_NOT_FOUND",
+            Self::QueueAlreadyExists => "QUEUE_ALREADY_EXISTS",
+            Self::QueueMessageTooLarge => "QUEUE_MESSAGE_TOO_LARGE",
+            Self::IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
+            Self::RateLimited => "RATE_LIMITED",
+            Self::Unavailable => "UNAVAILABLE",
+            Self::Internal => "INTERNAL",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_name_matches_serde() {
+        for code in [
+            ErrorCode::InvalidParams,
+            ErrorCode::QueueMessageTooLarge,
+            ErrorCode::IdempotencyKeyReused,
+        ] {
+            let json = serde_json::to_string(&code).unwrap();
+            assert_eq!(json, format!("\"{}\"", code.as_str()));
+        }
+    }
+}

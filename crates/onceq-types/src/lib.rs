@@ -1,0 +1,47 @@
+//! Wire types shared by the onceq server, its client and its worker.
+//!
+//! Nothing here does I/O. The modules map one-to-one to parts of the HTTP
+//! contract (`docs/api.md`):
+//!
+//! - [`envelope`]: the `{ok, data, error, metadata}` wrapper every answer uses.
+//! - [`error`]: the error codes, their HTTP statuses and retryability.
+//! - [`queue`]: queue records, settings and statistics.
+//! - [`message`]: messages as published and as consumed, and their states.
+//! - [`request`]: the JSON bodies clients send.
+//! - [`reply`]: the `data` bodies of the smaller answers (ack, nack, ...).
+//! - [`capability`]: the endpoint catalogue served by `GET /v1/discovery`.
+//! - [`names`]: validation of queue names.
+#![warn(missing_docs)]
+
+pub mod capability;
+pub mod envelope;
+pub mod error;
+pub mod message;
+pub mod names;
+pub mod queue;
+pub mod reply;
+pub mod request;
+
+pub use envelope::{Envelope, ErrorBody, Metadata};
+pub use error::ErrorCode;
+pub use message::{ConsumedMessage, MessageStatus, PublishedMessage};
+pub use queue::{QueueRecord, QueueStats, QueueType};
+
+/// The largest payload a message may carry: the byte length of its compact
+/// JSON serialisation (256 KiB, as on Infrai's hosted queue).
+pub const MAX_PAYLOAD_BYTES: usize = 262_144;
+
+/// The most messages one `consume` or `publish_batch` call handles.
+pub const MAX_BATCH: usize = 10;
+
+/// The longest a consumer may long-poll (`wait_seconds`).
+pub const MAX_WAIT_SECONDS: i64 = 20;
+
+/// The longest a lease (visibility timeout) may be: 12 hours.
+pub const MAX_VISIBILITY_TIMEOUT_SECONDS: i64 = 43_200;
+
+/// The longest a message may be delayed: 7 days.
+pub const MAX_DELAY_SECONDS: i64 = 604_800;
+
+/// The longest a queue may keep a message: 30 days.
+pub const MAX_RETENTION_DAYS: i64 = 30;

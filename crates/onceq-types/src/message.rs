@@ -1,0 +1,89 @@
+//! Messages, as published and as handed to a consumer.
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+/// Where a message is in its life (see `docs/state-machines.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageStatus {
+    /// Ready to be handed out.
+    Available,
+    /// Waiting for its delay (publish or nack) to pass.
+    Delayed,
+    /// Handed out under a lease.
+    InFlight,
+    /// Only in replay answers: the message was acked, purged or expired
+    /// since it was first published; its idempotency key still holds.
+    Gone,
+}
+
+impl MessageStatus {
+    /// The stored and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Available => "available",
+            Self::Delayed => "delayed",
+            Self::InFlight => "in_flight",
+            Self::Gone => "gone",
+        }
+    }
+
+    /// Parses a stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "available" => Some(Self::Available),
+            "delayed" => Some(Self::Delayed),
+            "in_flight" => Some(Self::InFlight),
+            "gone" => Some(Self::Gone),
+            _ => None,
+        }
+    }
+}
+
+/// The `data` of a publish, and each item of a batch publish.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PublishedMessage {
+    /// `qmsg_<random>`; the first id again on a replay.
+    pub message_id: String,
+    /// The queue it went to.
+    pub queue: String,
+    /// The payload, in its stored (compact) form.
+    pub payload: Box<RawValue>,
+    /// `available` or `delayed` for a new message; on a replay, where the
+    /// first message is now (`gone` if it was already acked).
+    pub status: MessageStatus,
+    /// Hand-outs so far: 0 for a new message.
+    pub delivery_count: i32,
+    /// When the (first) message was stored.
+    pub created_at: Timestamp,
+    /// Only in batch answers: whether this item was a replay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_replay: Option<bool>,
+}
+
+/// An item of a `consume` answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ConsumedMessage {
+    /// The message's id.
+    pub message_id: String,
+    /// The queue it came from.
+    pub queue: String,
+    /// The payload as published (compact form).
+    pub payload: Box<RawValue>,
+    /// Always `in_flight`.
+    pub status: MessageStatus,
+    /// Hand-outs so far, including this one (1 on the first).
+    pub delivery_count: i32,
+    /// Names this lease; `ack`, `nack` and `extend` may pass it back so that
+    /// a consumer whose lease expired cannot touch a later holder's message.
+    pub receipt: String,
+    /// When the message was stored.
+    pub created_at: Timestamp,
+    /// When the lease runs out and the message returns to the queue.
+    pub lease_expires_at: Timestamp,
+    /// The idempotency key it was published with, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
+}

@@ -1,0 +1,69 @@
+//! `data` bodies of the answers that are not queue or message records.
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+/// A list answer: `{items: [...]}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Items<T> {
+    /// The items.
+    pub items: Vec<T>,
+}
+
+/// `ack`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Acked {
+    /// True only when the message was in flight under the given receipt.
+    pub acked: bool,
+}
+
+/// `nack`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Nacked {
+    /// True when the message was in flight (under the receipt, if given).
+    pub nacked: bool,
+    /// True when it went back to the queue.
+    pub requeued: bool,
+    /// True when it went to the dead-letter queue.
+    pub dead_lettered: bool,
+    /// Hand-outs so far.
+    pub delivery_count: i32,
+}
+
+/// `extend`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Extended {
+    /// True when the lease was still held and is now longer.
+    pub extended: bool,
+    /// The lease's end (unchanged when `extended` is false, `null` if none).
+    pub lease_expires_at: Option<Timestamp>,
+}
+
+/// `purge`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Purged {
+    /// Messages removed.
+    pub purged: i64,
+}
+
+/// `delete`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Deleted {
+    /// The queue removed.
+    pub queue: String,
+    /// Always true: deleting an unknown queue is a 404.
+    pub deleted: bool,
+    /// Messages removed with it.
+    pub messages_deleted: i64,
+}
+
+/// `dlq/redrive`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Redriven {
+    /// The queue messages went back to.
+    pub queue: String,
+    /// The dead-letter queue they came from.
+    pub dead_letter_queue: String,
+    /// How many moved.
+    pub redriven: i64,
+}

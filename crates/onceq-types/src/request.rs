@@ -1,0 +1,158 @@
+//! JSON bodies of the calls. Every field a caller may leave out is an
+//! `Option`; the server checks ranges itself so that its messages name the
+//! field and the allowed range. Unknown fields are ignored.
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::QueueType;
+
+/// `POST /v1/queue/create`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CreateQueue {
+    /// The queue's name.
+    pub name: Option<String>,
+    /// `standard` (default) or `fifo`.
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub queue_type: Option<QueueType>,
+    /// An existing queue to dead-letter into; default `<name>-dlq`, created.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dead_letter_queue: Option<String>,
+    /// Default 3.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<i64>,
+    /// 1..=30, default 7.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_retention_days: Option<i64>,
+    /// 0..=43200 seconds, default 30.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub visibility_timeout_default: Option<i64>,
+    /// Default true.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enable_priority: Option<bool>,
+}
+
+/// `POST /v1/queue/publish`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Publish {
+    /// The queue; created with defaults if it does not exist.
+    pub queue: Option<String>,
+    /// Any JSON value but `null`.
+    pub payload: Option<Box<RawValue>>,
+    /// 0..=604800.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay_seconds: Option<i64>,
+    /// Higher goes out first; default 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i64>,
+    /// Deduplicates publishes within the dedupe window. The
+    /// `Idempotency-Key` header is used when this is absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
+    /// FIFO queues only: the ordering group; default `default`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_group_id: Option<String>,
+}
+
+/// One message of a `publish_batch`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct BatchItem {
+    /// Any JSON value but `null`.
+    pub payload: Option<Box<RawValue>>,
+    /// 0..=604800.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay_seconds: Option<i64>,
+    /// Higher goes out first; default 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i64>,
+    /// Deduplicates this item.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
+    /// FIFO queues only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_group_id: Option<String>,
+}
+
+/// `POST /v1/queue/publish_batch`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct PublishBatch {
+    /// The queue; created with defaults if it does not exist.
+    pub queue: Option<String>,
+    /// 1..=10 messages, stored all or none.
+    pub messages: Option<Vec<BatchItem>>,
+}
+
+/// `POST /v1/queue/consume`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Consume {
+    /// The queue.
+    pub queue: Option<String>,
+    /// 1..=10, default 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_messages: Option<i64>,
+    /// Lease length, 0..=43200 s; default the queue's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub visibility_timeout: Option<i64>,
+    /// Long poll: wait up to this many seconds (0..=20) for a message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait_seconds: Option<i64>,
+}
+
+/// `POST /v1/queue/ack`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Ack {
+    /// The queue.
+    pub queue: Option<String>,
+    /// The message.
+    pub message_id: Option<String>,
+    /// The lease's receipt; when given, only that lease's holder can ack.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<String>,
+}
+
+/// `POST /v1/queue/nack`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Nack {
+    /// The queue.
+    pub queue: Option<String>,
+    /// The message.
+    pub message_id: Option<String>,
+    /// Default true; false dead-letters at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requeue: Option<bool>,
+    /// Hold the message back this long before it is available again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay_seconds: Option<i64>,
+    /// The lease's receipt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<String>,
+}
+
+/// `POST /v1/queue/extend`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Extend {
+    /// The queue.
+    pub queue: Option<String>,
+    /// The message.
+    pub message_id: Option<String>,
+    /// The lease's receipt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<String>,
+    /// The new lease, counted from now: 0..=43200 s.
+    pub visibility_timeout: Option<i64>,
+}
+
+/// `POST /v1/queue/dlq/redrive/{queue}`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Redrive {
+    /// Move at most this many; default all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_messages: Option<i64>,
+}
+
+/// `POST /v1/queue/delete` (the body form of `DELETE /v1/queue/delete/{queue}`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct DeleteQueue {
+    /// The queue.
+    pub queue: Option<String>,
+}
