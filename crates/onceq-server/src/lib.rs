@@ -1,1 +1,41 @@
-//! being written
+//! The onceq server: Infrai's queue API (`docs/api.md`) over an
+//! [`onceq_store::Store`].
+//!
+//! - [`app`]: builds the axum [`Router`](axum::Router) from an [`AppState`].
+//! - [`state`]: what every handler shares (store, clock, config, wake-ups).
+//! - [`config`]: server settings and their defaults.
+//! - [`clock`]: the injectable clock; tests move time instead of sleeping.
+//! - [`routes`]: one module per capability group (publish, consume, queues,
+//!   discovery, health).
+//! - [`envelope`]: the `{ok, data, error, metadata}` answer, the request id
+//!   and latency measured around each call.
+//! - [`error`]: [`ApiError`], the one error type of the HTTP layer.
+//! - [`extract`]: lenient JSON bodies whose errors name the field.
+//! - [`validate`]: range and format checks of request fields.
+//! - [`auth`]: Bearer keys, their generation and their hashes.
+//! - [`pricing`]: the price table behind `cost_usd` and discovery.
+//! - [`wakeup`]: wakes long-polling consumers when a message arrives.
+//! - [`maintenance`]: background services: lease expiry, dedupe-key purge,
+//!   retention.
+//! - [`serve`]: binds, bootstraps a key, runs until SIGTERM/Ctrl-C.
+#![warn(missing_docs)]
+
+pub mod app;
+pub mod auth;
+pub mod clock;
+pub mod config;
+pub mod envelope;
+pub mod error;
+pub mod extract;
+pub mod maintenance;
+pub mod pricing;
+pub mod routes;
+pub mod serve;
+pub mod state;
+pub mod validate;
+pub mod wakeup;
+
+pub use app::app;
+pub use config::ServerConfig;
+pub use error::ApiError;
+pub use state::AppState;

@@ -25,10 +25,18 @@
 //!   window, however concurrent the publishes; the key outlives the message.
 //!   A key whose window passed is treated as absent (and replaced).
 //! - **Tenancy**: every queue lookup is by `(project, name)`.
+/// The storage seam: every operation the server needs, each with one
+/// params struct (see the module docs for the semantics).
 #[async_trait::async_trait]
 pub trait Store: Send + Sync + 'static {
     /// `"postgres"` or `"sqlite"`, for logs.
     fn backend(&self) -> &'static str;
+
+    /// One cheap round trip to the database (readiness checks). The default
+    /// lists the queues of a project that cannot exist.
+    async fn ping(&self) -> crate::Result<()> {
+        self.queue_list("").await.map(|_| ())
+    }
 
     // ------------------------------------------------------------ keys
 

@@ -1,1 +1,44 @@
-//! Placeholder: being written.
+//! A throwaway PostgreSQL for tests: no Docker, no downloads.
+//!
+//! Each test process gets one cluster ([`shared_cluster`]), started on first
+//! use from the machine's PostgreSQL binaries, and each test a database of
+//! its own ([`fresh_database`]).
+//!
+//! - [`cluster`]: [`TestCluster`], `initdb` + a `postgres` that dies with the
+//!   test process, even when the cluster is a `static` that is never dropped.
+//! - [`host`]: where the binaries are and which user runs them (`initdb`
+//!   refuses root, so as root everything runs as `postgres` via `runuser`).
+//!
+//! ```no_run
+//! # async fn demo() {
+//! let db = onceq_testdb::fresh_database().await;
+//! let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+//!     .await
+//!     .unwrap();
+//! tokio::spawn(conn);
+//! client.simple_query("SELECT 1").await.unwrap();
+//! # }
+//! ```
+#![warn(missing_docs)]
+
+pub mod cluster;
+pub mod host;
+
+pub use cluster::{StopMode, TestCluster, TestDatabase};
+
+static SHARED: tokio::sync::OnceCell<TestCluster> = tokio::sync::OnceCell::const_new();
+
+/// The test process's cluster, started on first use. It is never dropped: its
+/// `postgres` is stopped (and its directory removed) by a watchdog when the
+/// test process exits.
+pub async fn shared_cluster() -> &'static TestCluster {
+    SHARED.get_or_init(TestCluster::start).await
+}
+
+/// A new, empty database on the shared cluster.
+pub async fn fresh_database() -> TestDatabase {
+    shared_cluster().await.create_database().await
+}
+
+#[cfg(test)]
+mod tests;

@@ -31,8 +31,6 @@ pub const CAPABILITIES: &[CapabilityDef] = &[
     cap("queue.stats", "GET", "/v1/queue/stats/{queue}", "call"),
     cap("queue.purge", "POST", "/v1/queue/purge/{queue}", "call"),
     cap("queue.dlq.redrive", "POST", "/v1/queue/dlq/redrive/{queue}", "call"),
-    cap("account.balance", "GET", "/v1/account/balance", "call"),
-    cap("account.usage", "GET", "/v1/account/usage", "call"),
     cap("discovery", "GET", "/v1/discovery", "call"),
 ];
 

@@ -14,6 +14,10 @@ pub enum ErrorCode {
     InsufficientCredit,
     /// 404: the queue does not exist in the caller's project.
     QueueNotFound,
+    /// 404: no such endpoint.
+    NotFound,
+    /// 405: the endpoint exists but not with this method.
+    MethodNotAllowed,
     /// 409: a queue of that name exists with different settings.
     QueueAlreadyExists,
     /// 413: the payload (or the request body) is too large.
@@ -36,6 +40,8 @@ impl ErrorCode {
             Self::Unauthorized => 401,
             Self::InsufficientCredit => 402,
             Self::QueueNotFound => 404,
+            Self::NotFound => 404,
+            Self::MethodNotAllowed => 405,
             Self::QueueAlreadyExists => 409,
             Self::QueueMessageTooLarge => 413,
             Self::IdempotencyKeyReused => 422,
@@ -57,6 +63,8 @@ impl ErrorCode {
             Self::Unauthorized => "UNAUTHORIZED",
             Self::InsufficientCredit => "INSUFFICIENT_CREDIT",
             Self::QueueNotFound => "QUEUE_NOT_FOUND",
+            Self::NotFound => "NOT_FOUND",
+            Self::MethodNotAllowed => "METHOD_NOT_ALLOWED",
             Self::QueueAlreadyExists => "QUEUE_ALREADY_EXISTS",
             Self::QueueMessageTooLarge => "QUEUE_MESSAGE_TOO_LARGE",
             Self::IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",

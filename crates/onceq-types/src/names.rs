@@ -19,6 +19,16 @@ pub fn is_valid_queue_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
 }
 
+/// Whether `name` can name an existing queue: a valid name, or a valid
+/// name plus `-dlq` (the default DLQ of a queue whose name is 77 to 80
+/// characters long is longer than a name a caller may choose).
+pub fn is_addressable_queue_name(name: &str) -> bool {
+    is_valid_queue_name(name)
+        || name
+            .strip_suffix(DLQ_SUFFIX)
+            .is_some_and(is_valid_queue_name)
+}
+
 /// The default dead-letter queue name of `queue`: `<queue>-dlq`.
 pub fn default_dlq_name(queue: &str) -> String {
     format!("{queue}{DLQ_SUFFIX}")
@@ -42,5 +52,9 @@ mod tests {
         assert!(!is_valid_queue_name("a/b"));
         assert!(!is_valid_queue_name("é"));
         assert!(!is_valid_queue_name("a\0"));
+        let long = format!("{}-dlq", "x".repeat(80));
+        assert!(!is_valid_queue_name(&long));
+        assert!(is_addressable_queue_name(&long));
+        assert!(!is_addressable_queue_name("-dlq"));
     }
 }

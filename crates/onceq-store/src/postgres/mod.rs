@@ -1,1 +1,164 @@
-//! PostgreSQL backend (being written).
+//! PostgreSQL backend: production, and safe for several servers sharing one
+//! database.
+//!
+//! - [`pool`]: the connection pool (deadpool) and how a URL configures it.
+//! - [`migrate`]: schema migrations under an advisory lock.
+//! - [`errors`]: driver errors to [`StoreError`], and retrying transactions
+//!   that lost a deadlock or a race.
+//! - [`sql`]: every statement, one `.sql` file each under `sql/`.
+//! - [`keys`], [`queues`], [`publish`], [`claim`], [`lease`], [`dlq`],
+//!   [`maintenance`]: the operations, by concept.
+//!
+//! # Concurrency
+//!
+//! Everything runs at READ COMMITTED. Claims and the lease reaper lock rows
+//! with `FOR UPDATE SKIP LOCKED`, so concurrent consumers never wait on each
+//! other and a message is never handed to two of them; single-message
+//! operations (ack, nack, extend) lock the one row they change. Dedupe relies
+//! on the primary key of `onceq_dedupe_keys`: a second publisher of a key
+//! blocks until the first commits, then conflicts.
+//!
+//! Every timestamp comes from the caller's `now`, never the database's
+//! `now()`. PostgreSQL keeps microseconds, so stored times are the caller's
+//! rounded to the microsecond; what operations return is what was stored.
+
+mod claim;
+mod dlq;
+mod errors;
+mod keys;
+mod lease;
+mod maintenance;
+mod migrate;
+mod pool;
+mod publish;
+mod queues;
+mod sql;
+
+use crate::{Result, StoreError};
+
+/// The PostgreSQL store. Cheap to share: it is a connection pool.
+pub struct PgStore {
+    pool: deadpool_postgres::Pool,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("pool", &self.pool.status())
+            .finish()
+    }
+}
+
+impl PgStore {
+    /// Connects to `url` (`postgres://user:pass@host:port/db?...`) and
+    /// migrates the schema. The pool holds up to 16 connections unless the
+    /// URL says `pool_size=N`; connections are opened on demand.
+    ///
+    /// `Unavailable` when the database cannot be reached.
+    pub async fn connect(url: &str) -> Result<PgStore> {
+        let pool = pool::build(url)?;
+        migrate::run(&pool).await.map_err(errors::Error::into_store)?;
+        Ok(PgStore { pool })
+    }
+
+    /// A pooled connection.
+    async fn client(&self) -> Result<deadpool_postgres::Object, errors::Error> {
+        Ok(self.pool.get().await?)
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::Store for PgStore {
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
+
+    async fn key_insert(&self, p: crate::KeyInsert) -> Result<crate::KeyRecord> {
+        errors::retrying(|| self.key_insert_once(&p)).await
+    }
+
+    async fn key_lookup(&self, key_hash: &[u8]) -> Result<Option<crate::KeyRecord>> {
+        errors::retrying(|| self.key_lookup_once(key_hash)).await
+    }
+
+    async fn key_list(&self) -> Result<Vec<crate::KeyRecord>> {
+        errors::retrying(|| self.key_list_once()).await
+    }
+
+    async fn key_revoke(&self, key_id: &str, now: jiff::Timestamp) -> Result<bool> {
+        errors::retrying(|| self.key_revoke_once(key_id, now)).await
+    }
+
+    async fn queue_create(&self, p: crate::QueueCreate) -> Result<crate::QueueCreated> {
+        if p.settings.dead_letter_queue.as_deref() == Some(p.queue.queue.as_str()) {
+            return Err(StoreError::Invalid(
+                "a queue cannot be its own dead-letter queue".into(),
+            ));
+        }
+        errors::retrying(|| self.queue_create_once(&p)).await
+    }
+
+    async fn queue_get(&self, q: &crate::QueueRef) -> Result<Option<onceq_types::QueueRecord>> {
+        errors::retrying(|| self.queue_get_once(q)).await
+    }
+
+    async fn queue_list(&self, project: &str) -> Result<Vec<onceq_types::QueueRecord>> {
+        errors::retrying(|| self.queue_list_once(project)).await
+    }
+
+    async fn queue_delete(&self, q: &crate::QueueRef) -> Result<i64> {
+        errors::retrying(|| self.queue_delete_once(q)).await
+    }
+
+    async fn queue_stats(
+        &self,
+        q: &crate::QueueRef,
+        now: jiff::Timestamp,
+    ) -> Result<onceq_types::QueueStats> {
+        errors::retrying(|| self.queue_stats_once(q, now)).await
+    }
+
+    async fn queue_purge(&self, q: &crate::QueueRef) -> Result<i64> {
+        errors::retrying(|| self.queue_purge_once(q)).await
+    }
+
+    async fn message_publish(
+        &self,
+        p: crate::MessagePublish,
+    ) -> Result<Vec<crate::PublishOutcome>> {
+        let batch = publish::Batch::new(&p)?;
+        errors::retrying(|| self.publish_once(&p, &batch)).await
+    }
+
+    async fn message_claim(&self, p: crate::MessageClaim) -> Result<Vec<crate::ClaimedMessage>> {
+        errors::retrying(|| self.claim_once(&p)).await
+    }
+
+    async fn message_ack(&self, p: crate::MessageAck) -> Result<bool> {
+        errors::retrying(|| self.ack_once(&p)).await
+    }
+
+    async fn message_nack(&self, p: crate::MessageNack) -> Result<crate::NackOutcome> {
+        errors::retrying(|| self.nack_once(&p)).await
+    }
+
+    async fn message_extend(&self, p: crate::MessageExtend) -> Result<crate::ExtendOutcome> {
+        errors::retrying(|| self.extend_once(&p)).await
+    }
+
+    async fn dlq_redrive(&self, p: crate::DlqRedrive) -> Result<crate::RedriveOutcome> {
+        errors::retrying(|| self.redrive_once(&p)).await
+    }
+
+    async fn lease_expire(&self, now: jiff::Timestamp, limit: u32) -> Result<crate::LeaseExpiry> {
+        errors::retrying(|| self.lease_expire_once(now, limit)).await
+    }
+
+    async fn dedupe_purge(&self, now: jiff::Timestamp) -> Result<u64> {
+        errors::retrying(|| self.dedupe_purge_once(now)).await
+    }
+
+    async fn message_retention_purge(&self, now: jiff::Timestamp) -> Result<u64> {
+        errors::retrying(|| self.retention_purge_once(now)).await
+    }
+}

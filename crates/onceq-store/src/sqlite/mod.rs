@@ -1,1 +1,182 @@
-//! SQLite backend (being written).
+//! The embedded backend: one SQLite file, `onceq.db` in the data directory.
+//!
+//! - [`writer`]: the one thread that writes, committing many concurrent
+//!   requests in one transaction (group commit), each in its own savepoint.
+//! - [`reader`]: read connections for the read-only operations.
+//! - [`conn`]: PRAGMAs and migrations.
+//! - [`keys`], [`queues`], [`publish`], [`leases`], [`dlq`],
+//!   [`maintenance`]: the operations, one concept each, written against a
+//!   plain `&Connection` so they run on either.
+//! - [`time`]: timestamps as INTEGER microseconds.
+//! - [`error`]: SQLite errors as `StoreError`s.
+//!
+//! SQL lives in `sql/`, one statement per file named after what it does.
+
+use std::path::Path;
+
+use async_trait::async_trait;
+use jiff::Timestamp;
+use onceq_types::{QueueRecord, QueueStats};
+
+use crate::{
+    ClaimedMessage, DlqRedrive, ExtendOutcome, KeyInsert, KeyRecord, LeaseExpiry, MessageAck,
+    MessageClaim, MessageExtend, MessageNack, MessagePublish, NackOutcome, PublishOutcome,
+    QueueCreate, QueueCreated, QueueRef, RedriveOutcome, Result, Store, StoreError,
+};
+
+/// A statement from `sql/<name>.sql`, for `prepare_cached`.
+macro_rules! sql {
+    ($name:literal) => {
+        include_str!(concat!("sql/", $name, ".sql"))
+    };
+}
+
+mod conn;
+mod dlq;
+mod error;
+mod keys;
+mod leases;
+mod maintenance;
+mod publish;
+mod queues;
+mod reader;
+mod time;
+mod writer;
+
+/// The database file inside the data directory.
+pub const DB_FILE: &str = "onceq.db";
+
+/// The embedded store. Cheap to share behind an `Arc`; the writer thread
+/// stops when the store is dropped (after finishing what it was sent).
+#[derive(Debug)]
+pub struct SqliteStore {
+    writer: writer::Writer,
+    readers: reader::Readers,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) `data_dir/onceq.db`, migrates it and starts
+    /// the writer thread.
+    pub async fn open(data_dir: &Path) -> Result<SqliteStore> {
+        let dir = data_dir.to_owned();
+        let (conn, path) = tokio::task::spawn_blocking(move || -> Result<_> {
+            std::fs::create_dir_all(&dir).map_err(|e| StoreError::Unavailable(Box::new(e)))?;
+            let path = dir.join(DB_FILE);
+            let mut conn = conn::open_writer(&path)?;
+            conn::migrate(&mut conn)?;
+            Ok((conn, path))
+        })
+        .await
+        .map_err(StoreError::internal)??;
+        Ok(SqliteStore {
+            writer: writer::Writer::spawn(conn)?,
+            readers: reader::Readers::new(path),
+        })
+    }
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    fn backend(&self) -> &'static str {
+        "sqlite"
+    }
+
+    async fn key_insert(&self, p: KeyInsert) -> Result<KeyRecord> {
+        self.writer.run(move |tx| keys::insert(tx, &p)).await
+    }
+
+    async fn key_lookup(&self, key_hash: &[u8]) -> Result<Option<KeyRecord>> {
+        let key_hash = key_hash.to_vec();
+        self.readers
+            .run(move |conn| keys::lookup(conn, &key_hash))
+            .await
+    }
+
+    async fn key_list(&self) -> Result<Vec<KeyRecord>> {
+        self.readers.run(keys::list).await
+    }
+
+    async fn key_revoke(&self, key_id: &str, now: Timestamp) -> Result<bool> {
+        let key_id = key_id.to_owned();
+        self.writer
+            .run(move |tx| keys::revoke(tx, &key_id, now))
+            .await
+    }
+
+    async fn queue_create(&self, p: QueueCreate) -> Result<QueueCreated> {
+        self.writer.run(move |tx| queues::create(tx, &p)).await
+    }
+
+    async fn queue_get(&self, q: &QueueRef) -> Result<Option<QueueRecord>> {
+        let q = q.clone();
+        self.readers
+            .run(move |conn| Ok(queues::find(conn, &q.project, &q.queue)?.map(|q| q.record)))
+            .await
+    }
+
+    async fn queue_list(&self, project: &str) -> Result<Vec<QueueRecord>> {
+        let project = project.to_owned();
+        self.readers
+            .run(move |conn| queues::list(conn, &project))
+            .await
+    }
+
+    async fn queue_delete(&self, q: &QueueRef) -> Result<i64> {
+        let q = q.clone();
+        self.writer.run(move |tx| queues::delete(tx, &q)).await
+    }
+
+    async fn queue_stats(&self, q: &QueueRef, now: Timestamp) -> Result<QueueStats> {
+        let q = q.clone();
+        self.readers
+            .run(move |conn| queues::stats(conn, &q, now))
+            .await
+    }
+
+    async fn queue_purge(&self, q: &QueueRef) -> Result<i64> {
+        let q = q.clone();
+        self.writer.run(move |tx| queues::purge(tx, &q)).await
+    }
+
+    async fn message_publish(&self, p: MessagePublish) -> Result<Vec<PublishOutcome>> {
+        self.writer.run(move |tx| publish::publish(tx, &p)).await
+    }
+
+    async fn message_claim(&self, p: MessageClaim) -> Result<Vec<ClaimedMessage>> {
+        self.writer.run(move |tx| leases::claim(tx, &p)).await
+    }
+
+    async fn message_ack(&self, p: MessageAck) -> Result<bool> {
+        self.writer.run(move |tx| leases::ack(tx, &p)).await
+    }
+
+    async fn message_nack(&self, p: MessageNack) -> Result<NackOutcome> {
+        self.writer.run(move |tx| leases::nack(tx, &p)).await
+    }
+
+    async fn message_extend(&self, p: MessageExtend) -> Result<ExtendOutcome> {
+        self.writer.run(move |tx| leases::extend(tx, &p)).await
+    }
+
+    async fn dlq_redrive(&self, p: DlqRedrive) -> Result<RedriveOutcome> {
+        self.writer.run(move |tx| dlq::redrive(tx, &p)).await
+    }
+
+    async fn lease_expire(&self, now: Timestamp, limit: u32) -> Result<LeaseExpiry> {
+        self.writer
+            .run(move |tx| maintenance::lease_expire(tx, now, limit))
+            .await
+    }
+
+    async fn dedupe_purge(&self, now: Timestamp) -> Result<u64> {
+        self.writer
+            .run(move |tx| maintenance::dedupe_purge(tx, now))
+            .await
+    }
+
+    async fn message_retention_purge(&self, now: Timestamp) -> Result<u64> {
+        self.writer
+            .run(move |tx| maintenance::retention_purge(tx, now))
+            .await
+    }
+}

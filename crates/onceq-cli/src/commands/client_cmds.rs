@@ -1,0 +1,204 @@
+//! Commands that talk to a running server: publish, consume, stats,
+//! queues, dlq redrive.
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use onceq::{Client, ConsumeOptions, PublishOptions};
+
+use super::ServerArgs;
+use crate::output;
+
+#[derive(Debug, Args)]
+pub struct PublishArgs {
+    /// The queue (created on first publish).
+    queue: String,
+    /// The payload, as JSON.
+    payload: String,
+    /// Idempotency key: the same key publishes once.
+    #[arg(long)]
+    key: Option<String>,
+    /// Delay in seconds.
+    #[arg(long)]
+    delay: Option<i64>,
+    /// Priority (higher first).
+    #[arg(long)]
+    priority: Option<i64>,
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ConsumeArgs {
+    /// The queue.
+    queue: String,
+    /// How many messages (1..=10).
+    #[arg(short = 'n', long, default_value_t = 1)]
+    max: u32,
+    /// Long-poll up to this many seconds.
+    #[arg(long, default_value_t = 0)]
+    wait: u32,
+    /// Lease length in seconds (default: the queue's).
+    #[arg(long)]
+    visibility_timeout: Option<u32>,
+    /// Ack each message after printing it.
+    #[arg(long)]
+    ack: bool,
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// The queue.
+    queue: String,
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct QueuesArgs {
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DlqCmd {
+    /// Move dead-lettered messages back into QUEUE.
+    Redrive {
+        /// The source queue (its DLQ is drained into it).
+        queue: String,
+        /// At most this many.
+        #[arg(long)]
+        max: Option<i64>,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+}
+
+fn client(s: &ServerArgs) -> anyhow::Result<Client> {
+    Ok(Client::new(&s.url, &s.api_key)?)
+}
+
+pub async fn publish(a: PublishArgs) -> anyhow::Result<()> {
+    let payload: serde_json::Value =
+        serde_json::from_str(&a.payload).context("PAYLOAD must be valid JSON")?;
+    let out = client(&a.server)?
+        .publish(
+            &a.queue,
+            &payload,
+            PublishOptions {
+                idempotency_key: a.key,
+                delay_seconds: a.delay,
+                priority: a.priority,
+            },
+        )
+        .await?;
+    if a.server.json {
+        return output::json(&serde_json::json!({
+            "message": out.message, "idempotent_replay": out.replay,
+            "idempotency_key": out.idempotency_key,
+        }));
+    }
+    output::fields(&[
+        ("message_id", out.message.message_id.clone()),
+        ("queue", out.message.queue.clone()),
+        ("status", out.message.status.as_str().into()),
+        ("replay", out.replay.to_string()),
+        ("idempotency_key", out.idempotency_key),
+    ]);
+    Ok(())
+}
+
+pub async fn consume(a: ConsumeArgs) -> anyhow::Result<()> {
+    let c = client(&a.server)?;
+    let items = c
+        .consume(
+            &a.queue,
+            ConsumeOptions {
+                max_messages: a.max,
+                visibility_timeout: a.visibility_timeout,
+                wait_seconds: a.wait,
+            },
+        )
+        .await?;
+    let mut acked = Vec::new();
+    if a.ack {
+        for m in &items {
+            acked.push(c.ack(&a.queue, &m.message_id, Some(&m.receipt)).await?);
+        }
+    }
+    if a.server.json {
+        return output::json(&items);
+    }
+    if items.is_empty() {
+        println!("(no messages)");
+    }
+    for (i, m) in items.iter().enumerate() {
+        output::fields(&[
+            ("message_id", m.message_id.clone()),
+            ("delivery_count", m.delivery_count.to_string()),
+            ("receipt", m.receipt.clone()),
+            ("lease_expires_at", m.lease_expires_at.to_string()),
+            ("payload", m.payload.get().to_owned()),
+            (
+                "acked",
+                acked.get(i).map(|b| b.to_string()).unwrap_or_else(|| "no (use --ack)".into()),
+            ),
+        ]);
+        println!();
+    }
+    Ok(())
+}
+
+pub async fn stats(a: StatsArgs) -> anyhow::Result<()> {
+    let s = client(&a.server)?.stats(&a.queue).await?;
+    if a.server.json {
+        return output::json(&s);
+    }
+    output::fields(&[
+        ("queue", s.queue.clone()),
+        ("message_count", s.message_count.to_string()),
+        ("available", s.available.to_string()),
+        ("delayed", s.delayed.to_string()),
+        ("in_flight", s.in_flight.to_string()),
+        ("dead_lettered", s.dead_lettered.to_string()),
+        ("dead_letter_queue", s.dead_letter_queue.clone().unwrap_or_else(|| "-".into())),
+        ("oldest_message_age_seconds", s.oldest_message_age_seconds.to_string()),
+    ]);
+    Ok(())
+}
+
+pub async fn queues(a: QueuesArgs) -> anyhow::Result<()> {
+    let list = client(&a.server)?.list_queues().await?;
+    if a.server.json {
+        return output::json(&list);
+    }
+    let rows = list
+        .into_iter()
+        .map(|q| {
+            vec![
+                q.name,
+                q.queue_type.as_str().into(),
+                q.dead_letter_queue.unwrap_or_else(|| "-".into()),
+                q.max_retries.to_string(),
+                q.visibility_timeout_default.to_string(),
+                q.message_retention_days.to_string(),
+            ]
+        })
+        .collect();
+    output::table(&["NAME", "TYPE", "DLQ", "MAX RETRIES", "VISIBILITY S", "RETENTION D"], rows);
+    Ok(())
+}
+
+pub async fn dlq(cmd: DlqCmd) -> anyhow::Result<()> {
+    match cmd {
+        DlqCmd::Redrive { queue, max, server } => {
+            let r = client(&server)?.redrive(&queue, max).await?;
+            if server.json {
+                return output::json(&r);
+            }
+            println!("moved {} message(s) from {} back to {}", r.redriven, r.dead_letter_queue, r.queue);
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! Subcommands. `serve` and `keys` work on the store directly (same
+//! `--database-url` / `--data-dir` as the server); the rest talk to a
+//! running server over HTTP with the `onceq` client.
+
+mod client_cmds;
+mod keys;
+mod serve;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// onceq: background jobs, effectively once.
+#[derive(Debug, Parser)]
+#[command(name = "onceq", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the queue server.
+    Serve(serve::ServeArgs),
+    /// Manage API keys (works while the server runs).
+    #[command(subcommand)]
+    Keys(keys::KeysCmd),
+    /// Publish one message.
+    Publish(client_cmds::PublishArgs),
+    /// Take messages from a queue (and ack them with --ack).
+    Consume(client_cmds::ConsumeArgs),
+    /// Show a queue's counts.
+    Stats(client_cmds::StatsArgs),
+    /// List queues.
+    Queues(client_cmds::QueuesArgs),
+    /// Dead-letter queue operations.
+    #[command(subcommand)]
+    Dlq(client_cmds::DlqCmd),
+}
+
+/// Where the store is: shared by `serve` and `keys`.
+#[derive(Debug, Clone, Args)]
+pub struct StoreArgs {
+    /// PostgreSQL URL (postgres://...). Without it the embedded store is used.
+    #[arg(long, env = "DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// Directory of the embedded store.
+    #[arg(long, env = "ONCEQ_DATA_DIR", default_value = "./onceq-data")]
+    pub data_dir: PathBuf,
+}
+
+/// How to reach a running server: shared by the client commands.
+#[derive(Debug, Clone, Args)]
+pub struct ServerArgs {
+    /// Base URL of the server.
+    #[arg(long, env = "ONCEQ_URL", default_value = "http://127.0.0.1:8787")]
+    pub url: String,
+    /// API key.
+    #[arg(long, env = "ONCEQ_API_KEY", hide_env_values = true)]
+    pub api_key: String,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the parsed command.
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve(args) => serve::run(args).await,
+        Command::Keys(cmd) => keys::run(cmd).await,
+        Command::Publish(args) => client_cmds::publish(args).await,
+        Command::Consume(args) => client_cmds::consume(args).await,
+        Command::Stats(args) => client_cmds::stats(args).await,
+        Command::Queues(args) => client_cmds::queues(args).await,
+        Command::Dlq(cmd) => client_cmds::dlq(cmd).await,
+    }
+}

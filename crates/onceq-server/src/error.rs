@@ -1,0 +1,114 @@
+//! [`ApiError`]: the one error type of the HTTP layer. It picks the status,
+//! the code and a message that is safe to show; the underlying cause of a
+//! 5xx is logged here and never sent to the client.
+
+use axum::{
+    http::{HeaderValue, StatusCode, header},
+    response::{IntoResponse, Response},
+};
+use onceq_store::StoreError;
+use onceq_types::{ErrorBody, ErrorCode};
+
+use crate::envelope::error_response;
+
+/// An error answer.
+#[derive(Debug)]
+pub struct ApiError {
+    code: ErrorCode,
+    message: String,
+    cause: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl ApiError {
+    /// An error with a code and a client-facing message.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            cause: None,
+        }
+    }
+
+    /// 400 `INVALID_PARAMS`.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidParams, message)
+    }
+
+    /// 404 `QUEUE_NOT_FOUND` naming the queue.
+    pub fn queue_not_found(queue: &str) -> Self {
+        Self::new(
+            ErrorCode::QueueNotFound,
+            format!("queue {queue:?} not found"),
+        )
+    }
+
+    /// The code.
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    /// Maps a store failure, naming `queue` where the error concerns it.
+    pub fn from_store(err: StoreError, queue: &str) -> Self {
+        match err {
+            StoreError::QueueNotFound => Self::queue_not_found(queue),
+            StoreError::QueueAlreadyExists(_) => Self::new(
+                ErrorCode::QueueAlreadyExists,
+                format!("queue {queue:?} already exists with different settings"),
+            ),
+            StoreError::DeadLetterQueueNotFound(dlq) => Self::new(
+                ErrorCode::QueueNotFound,
+                format!("dead_letter_queue {dlq:?} not found: create it first"),
+            ),
+            StoreError::IdempotencyKeyReused { index, key } => Self::new(
+                ErrorCode::IdempotencyKeyReused,
+                format!(
+                    "idempotency_key {key:?} (message {index}) was already used with a different payload"
+                ),
+            ),
+            StoreError::Invalid(message) => Self::invalid(message),
+            StoreError::Unavailable(cause) => Self {
+                code: ErrorCode::Unavailable,
+                message: "the store is unavailable; nothing was done, retry later".into(),
+                cause: Some(cause),
+            },
+            StoreError::Internal(cause) => Self {
+                code: ErrorCode::Internal,
+                message: "internal error".into(),
+                cause: Some(cause),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        if let Some(cause) = &self.cause {
+            if self.code == ErrorCode::Unavailable {
+                tracing::warn!(code = %self.code, cause = %cause, "store unavailable");
+            } else {
+                tracing::error!(code = %self.code, cause = %cause, "request failed");
+            }
+        }
+        let status = StatusCode::from_u16(self.code.http_status())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut res = error_response(
+            status,
+            ErrorBody {
+                code: self.code,
+                message: self.message,
+                retryable: self.code.retryable(),
+            },
+        );
+        if matches!(self.code, ErrorCode::Unavailable | ErrorCode::RateLimited) {
+            res.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        res
+    }
+}

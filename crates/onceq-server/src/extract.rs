@@ -1,0 +1,89 @@
+//! Request extractors whose failures are contract errors.
+//!
+//! [`Body`] reads a JSON body whatever its `content-type` (clients of the
+//! hosted queue do not all send one), treats an empty body as `{}`, and
+//! turns every decoding failure into 400 `INVALID_PARAMS` naming the field
+//! (via `serde_path_to_error`). A body over the size limit is 413.
+
+use axum::{
+    extract::{FromRequest, FromRequestParts, Request},
+    http::request::Parts,
+};
+use onceq_types::ErrorCode;
+use serde::de::DeserializeOwned;
+
+use crate::{ApiError, AppState, validate};
+
+/// A JSON request body.
+pub struct Body<T>(pub T);
+
+impl<T: DeserializeOwned> FromRequest<AppState> for Body<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
+        let limit = state.config.max_body_bytes;
+        let bytes = axum::body::to_bytes(req.into_body(), limit)
+            .await
+            .map_err(|e| {
+                if is_length_limit(&e) {
+                    ApiError::new(
+                        ErrorCode::QueueMessageTooLarge,
+                        format!("request body is larger than {limit} bytes"),
+                    )
+                } else {
+                    ApiError::invalid(format!("could not read the request body: {e}"))
+                }
+            })?;
+        let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
+            b"{}"
+        } else {
+            &bytes
+        };
+        parse(bytes).map(Body)
+    }
+}
+
+/// Decodes JSON, naming the failing field in the error.
+pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path.is_empty() || path == "." {
+            if inner.is_data() {
+                ApiError::invalid(format!("body must be a JSON object: {inner}"))
+            } else {
+                ApiError::invalid(format!("malformed JSON body: {inner}"))
+            }
+        } else {
+            ApiError::invalid(format!("{path}: {inner}"))
+        }
+    })
+}
+
+fn is_length_limit(e: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if s.to_string().contains("length limit exceeded") {
+            return true;
+        }
+        source = s.source();
+    }
+    false
+}
+
+/// The `{queue}` path segment, validated as a queue name.
+pub struct QueuePath(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for QueuePath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let axum::extract::Path(name) =
+            axum::extract::Path::<String>::from_request_parts(parts, state)
+                .await
+                .map_err(|e| ApiError::invalid(format!("queue (in the path): {e}")))?;
+        validate::queue_name("queue", &name)?;
+        Ok(QueuePath(name))
+    }
+}

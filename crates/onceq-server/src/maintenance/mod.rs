@@ -1,0 +1,47 @@
+//! Background services every server runs. Each is a small named loop that
+//! ticks on its own interval and stops when the shutdown token is
+//! cancelled. When several servers share a database they all run these;
+//! the store's `SKIP LOCKED` claims keep them from doing the same work twice.
+//!
+//! - [`lease_reaper`]: returns expired leases to their queue, or to the DLQ
+//!   after the last allowed hand-out.
+//! - [`purger`]: forgets idempotency keys past the dedupe window and removes
+//!   messages past their queue's retention.
+
+pub mod lease_reaper;
+pub mod purger;
+
+use tokio_util::task::TaskTracker;
+
+use crate::AppState;
+
+/// Starts every background service on `tracker`.
+pub fn spawn_all(state: &AppState, tracker: &TaskTracker) {
+    tracker.spawn(lease_reaper::run(state.clone()));
+    tracker.spawn(purger::run(state.clone()));
+}
+
+/// Runs `tick` every `interval` until shutdown. A failing tick is logged
+/// and retried on the next one: a database outage must not kill the loop.
+pub(crate) async fn every<F, Fut>(
+    name: &'static str,
+    state: &AppState,
+    interval: std::time::Duration,
+    mut tick: F,
+) where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), onceq_store::StoreError>>,
+{
+    let mut timer = tokio::time::interval(interval);
+    timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = state.shutdown.cancelled() => break,
+            _ = timer.tick() => {}
+        }
+        if let Err(e) = tick().await {
+            tracing::warn!(service = name, error = %e, "maintenance pass failed; will retry");
+        }
+    }
+    tracing::debug!(service = name, "stopped");
+}

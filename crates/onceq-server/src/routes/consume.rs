@@ -1,0 +1,179 @@
+//! `consume` (with long polling), `ack`, `nack` and `extend`.
+
+use std::time::Duration;
+
+use axum::extract::State;
+use jiff::SignedDuration;
+use onceq_store::{LeaseRef, MessageAck, MessageClaim, MessageExtend, MessageNack, QueueRef};
+use onceq_types::{
+    ConsumedMessage, MAX_BATCH, MAX_DELAY_SECONDS, MAX_VISIBILITY_TIMEOUT_SECONDS,
+    MAX_WAIT_SECONDS, MessageStatus,
+    reply::{Acked, Extended, Items, Nacked},
+    request::{Ack, Consume, Extend, Nack},
+};
+
+use super::publish::raw;
+use crate::{ApiError, AppState, auth::Caller, envelope::Reply, extract::Body, validate};
+
+/// `POST /v1/queue/consume`.
+///
+/// With `wait_seconds > 0` the call long-polls: it returns as soon as at
+/// least one message could be claimed, or empty when the wait is over.
+/// While waiting it sleeps on the queue's wake-up channel (a publish on this
+/// server wakes it at once) and re-checks the store every
+/// `long_poll_recheck` for work that arrived some other way.
+pub async fn consume(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(req): Body<Consume>,
+) -> Result<Reply<Items<ConsumedMessage>>, ApiError> {
+    let queue = validate::required_queue("queue", req.queue)?;
+    let max = validate::int_in("max_messages", req.max_messages, 1, MAX_BATCH as i64, 1)?;
+    let visibility = req
+        .visibility_timeout
+        .map(|v| {
+            validate::int_in("visibility_timeout", Some(v), 0, MAX_VISIBILITY_TIMEOUT_SECONDS, 0)
+        })
+        .transpose()?;
+    let wait = validate::int_in("wait_seconds", req.wait_seconds, 0, MAX_WAIT_SECONDS, 0)?;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(wait as u64);
+    let channel = state.wakeups.channel(&caller.project, &queue);
+
+    loop {
+        // Registered before the claim, so a publish that lands between an
+        // empty claim and the wait still wakes us.
+        let notified = channel.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+
+        let claimed = state
+            .store
+            .message_claim(MessageClaim {
+                queue: QueueRef::new(&caller.project, &queue),
+                max: max as u32,
+                visibility_timeout: visibility.map(SignedDuration::from_secs),
+                now: state.clock.now(),
+            })
+            .await
+            .map_err(|e| ApiError::from_store(e, &queue))?;
+        let now = tokio::time::Instant::now();
+        if !claimed.is_empty() || now >= deadline || state.shutdown.is_cancelled() {
+            let items = claimed
+                .into_iter()
+                .map(|m| {
+                    Ok(ConsumedMessage {
+                        message_id: m.message_id,
+                        queue: queue.clone(),
+                        payload: raw(m.payload)?,
+                        status: MessageStatus::InFlight,
+                        delivery_count: m.delivery_count,
+                        receipt: m.receipt,
+                        created_at: m.created_at,
+                        lease_expires_at: m.lease_expires_at,
+                        idempotency_key: m.idempotency_key,
+                    })
+                })
+                .collect::<Result<Vec<_>, ApiError>>()?;
+            return Ok(Reply::new(Items { items }));
+        }
+        let pause = (deadline - now).min(state.config.long_poll_recheck);
+        tokio::select! {
+            _ = notified => {}
+            _ = tokio::time::sleep(pause) => {}
+            _ = state.shutdown.cancelled() => {}
+        }
+    }
+}
+
+/// `POST /v1/queue/ack`.
+pub async fn ack(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(req): Body<Ack>,
+) -> Result<Reply<Acked>, ApiError> {
+    let lease = lease(&caller, req.queue, req.message_id, req.receipt)?;
+    let queue = lease.queue.queue.clone();
+    let acked = state
+        .store
+        .message_ack(MessageAck {
+            lease,
+            now: state.clock.now(),
+        })
+        .await
+        .map_err(|e| ApiError::from_store(e, &queue))?;
+    Ok(Reply::new(Acked { acked }))
+}
+
+/// `POST /v1/queue/nack`.
+pub async fn nack(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(req): Body<Nack>,
+) -> Result<Reply<Nacked>, ApiError> {
+    let lease = lease(&caller, req.queue, req.message_id, req.receipt)?;
+    let delay = validate::int_in("delay_seconds", req.delay_seconds, 0, MAX_DELAY_SECONDS, 0)?;
+    let queue = lease.queue.queue.clone();
+    let outcome = state
+        .store
+        .message_nack(MessageNack {
+            lease,
+            requeue: req.requeue.unwrap_or(true),
+            delay: SignedDuration::from_secs(delay),
+            now: state.clock.now(),
+        })
+        .await
+        .map_err(|e| ApiError::from_store(e, &queue))?;
+    if outcome.requeued && delay == 0 {
+        state.wakeups.wake(&caller.project, &queue);
+    }
+    Ok(Reply::new(Nacked {
+        nacked: outcome.nacked,
+        requeued: outcome.requeued,
+        dead_lettered: outcome.dead_lettered,
+        delivery_count: outcome.delivery_count,
+    }))
+}
+
+/// `POST /v1/queue/extend`.
+pub async fn extend(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(req): Body<Extend>,
+) -> Result<Reply<Extended>, ApiError> {
+    let lease = lease(&caller, req.queue, req.message_id, req.receipt)?;
+    let timeout = validate::int_in(
+        "visibility_timeout",
+        Some(validate::required("visibility_timeout", req.visibility_timeout)?),
+        0,
+        MAX_VISIBILITY_TIMEOUT_SECONDS,
+        0,
+    )?;
+    let queue = lease.queue.queue.clone();
+    let outcome = state
+        .store
+        .message_extend(MessageExtend {
+            lease,
+            visibility_timeout: SignedDuration::from_secs(timeout),
+            now: state.clock.now(),
+        })
+        .await
+        .map_err(|e| ApiError::from_store(e, &queue))?;
+    Ok(Reply::new(Extended {
+        extended: outcome.extended,
+        lease_expires_at: outcome.lease_expires_at,
+    }))
+}
+
+fn lease(
+    caller: &Caller,
+    queue: Option<String>,
+    message_id: Option<String>,
+    receipt: Option<String>,
+) -> Result<LeaseRef, ApiError> {
+    let queue = validate::required_queue("queue", queue)?;
+    Ok(LeaseRef {
+        queue: QueueRef::new(&caller.project, queue),
+        message_id: validate::required_token("message_id", message_id)?,
+        receipt: validate::opt_token("receipt", receipt)?,
+    })
+}

@@ -1,0 +1,165 @@
+//! Runs a server: open the store (migrating it), make sure a key exists,
+//! bind, serve until SIGTERM or Ctrl-C, then drain.
+//!
+//! Shutdown order: stop accepting connections, let in-flight requests
+//! finish (long polls return early), stop the background services. Every
+//! write a client was told succeeded was committed before its answer, so
+//! nothing acknowledged is lost.
+
+use std::{net::SocketAddr, path::PathBuf};
+
+use onceq_store::{Store, StoreError};
+use tokio::net::TcpListener;
+use tokio_util::task::TaskTracker;
+
+use crate::{AppState, ServerConfig, auth, maintenance};
+
+/// What `onceq serve` was asked for.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// Address to listen on.
+    pub listen: SocketAddr,
+    /// A `postgres://` URL, or `None` for the embedded store.
+    pub database_url: Option<String>,
+    /// Directory of the embedded store.
+    pub data_dir: PathBuf,
+    /// A key to accept for project `default` (`ONCEQ_API_KEY`).
+    pub api_key: Option<String>,
+    /// Everything else.
+    pub config: ServerConfig,
+}
+
+/// Why the server could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The store could not be opened or migrated.
+    #[error("opening the store: {0}")]
+    Store(#[from] StoreError),
+    /// The address could not be bound.
+    #[error("binding {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Serving failed.
+    #[error("serving: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Runs until a shutdown signal.
+pub async fn serve(opts: ServeOptions) -> Result<(), ServeError> {
+    let store = onceq_store::open(opts.database_url.as_deref(), &opts.data_dir).await?;
+    let where_ = match &opts.database_url {
+        Some(url) => format!("PostgreSQL at {}", redact(url)),
+        None => format!("embedded SQLite in {}", opts.data_dir.display()),
+    };
+    tracing::info!(store = %where_, "store ready (schema migrated)");
+    bootstrap_key(store.as_ref(), opts.api_key.as_deref()).await?;
+
+    let listener = TcpListener::bind(opts.listen)
+        .await
+        .map_err(|source| ServeError::Bind {
+            addr: opts.listen,
+            source,
+        })?;
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, backend = store.backend(), "onceq listening on http://{addr}");
+
+    let state = AppState::new(store, opts.config);
+    run(listener, state, shutdown_signal()).await
+}
+
+/// Serves `state` on `listener` until `shutdown` completes, then drains.
+pub async fn run(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let tracker = TaskTracker::new();
+    maintenance::spawn_all(&state, &tracker);
+    let token = state.shutdown.clone();
+    let router = crate::app(state);
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            tracing::info!("shutting down: finishing in-flight requests");
+            token.cancel();
+        })
+        .await?;
+    tracker.close();
+    tracker.wait().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Accepts `ONCEQ_API_KEY` if given; otherwise, on a store with no usable
+/// key at all, creates one for project `default` and prints it once.
+async fn bootstrap_key(store: &dyn Store, api_key: Option<&str>) -> Result<(), StoreError> {
+    let now = jiff::Timestamp::now();
+    if let Some(key) = api_key {
+        let record = auth::ensure_key(store, "default", key, now).await?;
+        tracing::info!(key_id = %record.key_id, project = %record.project, "accepting the key from ONCEQ_API_KEY");
+        return Ok(());
+    }
+    let active = store
+        .key_list()
+        .await?
+        .into_iter()
+        .any(|k| k.revoked_at.is_none());
+    if !active {
+        let (key, _) = auth::create_key(store, "default", Some("bootstrap".into()), now).await?;
+        // Printed, not logged: this is the only time the secret is shown.
+        println!("Created an API key for project \"default\" (shown once, keep it):\n  {}", key.secret);
+    }
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+}
+
+/// A database URL without its password, for logs.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let creds = &url[scheme + 3..at];
+            let user = creds.split(':').next().unwrap_or("");
+            format!("{}{user}:***{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn redacts_password() {
+        assert_eq!(
+            super::redact("postgres://u:secret@h:5432/db"),
+            "postgres://u:***@h:5432/db"
+        );
+        assert_eq!(super::redact("postgres://h/db"), "postgres://h/db");
+    }
+}

@@ -1,0 +1,42 @@
+//! The state every handler shares. Cheap to clone.
+
+use std::sync::Arc;
+
+use onceq_store::Store;
+use tokio_util::sync::CancellationToken;
+
+use crate::{ServerConfig, clock::Clock, wakeup::Wakeups};
+
+/// Shared by all handlers and background services.
+#[derive(Clone)]
+pub struct AppState {
+    /// The storage backend.
+    pub store: Arc<dyn Store>,
+    /// Where "now" comes from.
+    pub clock: Clock,
+    /// Settings.
+    pub config: Arc<ServerConfig>,
+    /// Long-poll wake-ups.
+    pub wakeups: Arc<Wakeups>,
+    /// Cancelled when the server shuts down: long polls return early.
+    pub shutdown: CancellationToken,
+}
+
+impl AppState {
+    /// State over `store` with the system clock.
+    pub fn new(store: Arc<dyn Store>, config: ServerConfig) -> Self {
+        Self {
+            store,
+            clock: Clock::System,
+            config: Arc::new(config),
+            wakeups: Arc::new(Wakeups::default()),
+            shutdown: CancellationToken::new(),
+        }
+    }
+
+    /// Replaces the clock (tests).
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+}

@@ -1,0 +1,115 @@
+//! Checks of request fields. Each failure is a 400 `INVALID_PARAMS` whose
+//! message names the field and what it must be.
+
+use onceq_types::{ErrorCode, MAX_PAYLOAD_BYTES, names};
+use serde_json::value::RawValue;
+
+use crate::ApiError;
+
+/// The longest idempotency key, message group id, message id or receipt.
+pub const MAX_TOKEN_BYTES: usize = 255;
+
+/// A required field.
+pub fn required<T>(field: &str, value: Option<T>) -> Result<T, ApiError> {
+    value.ok_or_else(|| ApiError::invalid(format!("{field} is required")))
+}
+
+/// The name of a queue that may exist: a valid name, or the default DLQ
+/// name (`<name>-dlq`) of one.
+pub fn queue_name(field: &str, name: &str) -> Result<(), ApiError> {
+    if names::is_addressable_queue_name(name) {
+        Ok(())
+    } else {
+        new_queue_name(field, name)
+    }
+}
+
+/// A name for a queue being created.
+pub fn new_queue_name(field: &str, name: &str) -> Result<(), ApiError> {
+    if names::is_valid_queue_name(name) {
+        Ok(())
+    } else {
+        Err(ApiError::invalid(format!(
+            "{field} must match ^[A-Za-z0-9][A-Za-z0-9_.-]{{0,79}}$ (got {:?})",
+            truncate(name)
+        )))
+    }
+}
+
+/// A required queue name.
+pub fn required_queue(field: &str, name: Option<String>) -> Result<String, ApiError> {
+    let name = required(field, name)?;
+    queue_name(field, &name)?;
+    Ok(name)
+}
+
+/// An optional integer in `min..=max`, `default` when absent.
+pub fn int_in(field: &str, value: Option<i64>, min: i64, max: i64, default: i64) -> Result<i64, ApiError> {
+    match value {
+        None => Ok(default),
+        Some(v) if (min..=max).contains(&v) => Ok(v),
+        Some(v) => Err(ApiError::invalid(format!(
+            "{field} must be between {min} and {max} (got {v})"
+        ))),
+    }
+}
+
+/// An opaque token (idempotency key, group id, message id, receipt):
+/// 1..=255 bytes of printable text.
+pub fn token(field: &str, value: &str) -> Result<(), ApiError> {
+    if value.is_empty() || value.len() > MAX_TOKEN_BYTES {
+        return Err(ApiError::invalid(format!(
+            "{field} must be 1 to {MAX_TOKEN_BYTES} bytes long (got {})",
+            value.len()
+        )));
+    }
+    if value.chars().any(char::is_control) {
+        return Err(ApiError::invalid(format!(
+            "{field} must not contain control characters"
+        )));
+    }
+    Ok(())
+}
+
+/// An optional token.
+pub fn opt_token(field: &str, value: Option<String>) -> Result<Option<String>, ApiError> {
+    if let Some(v) = &value {
+        token(field, v)?;
+    }
+    Ok(value)
+}
+
+/// A required token.
+pub fn required_token(field: &str, value: Option<String>) -> Result<String, ApiError> {
+    let v = required(field, value)?;
+    token(field, &v)?;
+    Ok(v)
+}
+
+/// A payload: any JSON value but `null`, returned in canonical compact form
+/// (object keys sorted), whose byte length is its size. Two payloads that
+/// differ only in key order or whitespace are the same payload for dedupe.
+pub fn payload(field: &str, raw: Option<Box<RawValue>>) -> Result<String, ApiError> {
+    let raw = raw.ok_or_else(|| ApiError::invalid(format!("{field} is required and must not be null")))?;
+    let mut value: serde_json::Value = serde_json::from_str(raw.get())
+        .map_err(|e| ApiError::invalid(format!("{field}: {e}")))?;
+    // Explicit, so canonical form survives a dependency turning on
+    // serde_json's `preserve_order`.
+    value.sort_all_objects();
+    let canonical = serde_json::to_string(&value)
+        .map_err(|e| ApiError::invalid(format!("{field}: {e}")))?;
+    if canonical.len() > MAX_PAYLOAD_BYTES {
+        return Err(ApiError::new(
+            ErrorCode::QueueMessageTooLarge,
+            format!(
+                "{field} is {} bytes as compact JSON; the limit is {MAX_PAYLOAD_BYTES} bytes",
+                canonical.len()
+            ),
+        ));
+    }
+    Ok(canonical)
+}
+
+fn truncate(s: &str) -> String {
+    s.chars().take(100).collect()
+}

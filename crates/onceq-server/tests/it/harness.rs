@@ -1,0 +1,259 @@
+//! Starts a real server on 127.0.0.1:0 over a real store, with a manual
+//! clock, and gives tests a small JSON client.
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use jiff::Timestamp;
+use onceq_server::{AppState, ServerConfig, clock::Clock, maintenance, pricing::PriceTable};
+use onceq_store::Store;
+use serde_json::Value;
+
+/// Which backend a test runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Generates `sqlite` and `postgres` tests from one `async fn(Backend)`.
+#[macro_export]
+macro_rules! both {
+    ($name:ident) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                super::$name($crate::harness::Backend::Sqlite).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                super::$name($crate::harness::Backend::Postgres).await
+            }
+        }
+    };
+}
+
+/// A store and what keeps it alive.
+pub struct StoreHandle {
+    pub store: Arc<dyn Store>,
+    pub database_url: Option<String>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+/// Opens a fresh store of the given backend.
+pub async fn fresh_store(backend: Backend) -> StoreHandle {
+    match backend {
+        Backend::Sqlite => {
+            let dir = tempfile::tempdir().unwrap();
+            let store = onceq_store::open(None, dir.path()).await.unwrap();
+            StoreHandle {
+                store,
+                database_url: None,
+                _dir: Some(dir),
+            }
+        }
+        Backend::Postgres => {
+            let db = onceq_testdb::fresh_database().await;
+            let store = onceq_store::open(Some(&db.url), std::path::Path::new("unused"))
+                .await
+                .unwrap();
+            StoreHandle {
+                store,
+                database_url: Some(db.url),
+                _dir: None,
+            }
+        }
+    }
+}
+
+/// A running server.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub state: AppState,
+    pub clock: Clock,
+    /// A key of project `alpha`.
+    pub key: String,
+    /// A key of project `beta`.
+    pub other_key: String,
+    pub http: reqwest::Client,
+    _store: Option<StoreHandle>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl TestServer {
+    pub async fn start(backend: Backend) -> Self {
+        Self::start_with(backend, ServerConfig::default()).await
+    }
+
+    pub async fn start_with(backend: Backend, config: ServerConfig) -> Self {
+        let handle = fresh_store(backend).await;
+        let store = handle.store.clone();
+        let mut server = Self::on_store(store, config).await;
+        server._store = Some(handle);
+        server
+    }
+
+    /// A server over an existing store (e.g. a second server on one database).
+    pub async fn on_store(store: Arc<dyn Store>, config: ServerConfig) -> Self {
+        let clock = Clock::manual("2026-07-26T12:00:00Z".parse::<Timestamp>().unwrap());
+        let now = clock.now();
+        let (key, _) = onceq_server::auth::create_key(store.as_ref(), "alpha", None, now)
+            .await
+            .unwrap();
+        let (other, _) = onceq_server::auth::create_key(store.as_ref(), "beta", None, now)
+            .await
+            .unwrap();
+        let state = AppState::new(store, config).with_clock(clock.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let run_state = state.clone();
+        tokio::spawn(async move {
+            onceq_server::serve::run(listener, run_state, async {
+                let _ = rx.await;
+            })
+            .await
+            .unwrap();
+        });
+        Self {
+            addr,
+            state,
+            clock,
+            key: key.secret,
+            other_key: other.secret,
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(60))
+                .build()
+                .unwrap(),
+            _store: None,
+            stop: Some(tx),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// The price table given (for cost tests).
+    pub fn priced() -> ServerConfig {
+        ServerConfig {
+            prices: PriceTable::parse("queue.publish=0.00002,queue.publish_batch=0.00002").unwrap(),
+            ..ServerConfig::default()
+        }
+    }
+
+    /// POST a JSON body with the project-alpha key.
+    pub async fn post(&self, path: &str, body: Value) -> Res {
+        self.send(reqwest::Method::POST, path, Some(body), Some(&self.key))
+            .await
+    }
+
+    /// GET with the project-alpha key.
+    pub async fn get(&self, path: &str) -> Res {
+        self.send(reqwest::Method::GET, path, None, Some(&self.key))
+            .await
+    }
+
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+        key: Option<&str>,
+    ) -> Res {
+        let mut req = self.http.request(method, self.url(path));
+        if let Some(key) = key {
+            req = req.bearer_auth(key);
+        }
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        Res::from(req.send().await.unwrap()).await
+    }
+
+    /// POST raw bytes (malformed bodies).
+    pub async fn post_raw(&self, path: &str, body: impl Into<reqwest::Body>) -> Res {
+        let req = self
+            .http
+            .post(self.url(path))
+            .bearer_auth(&self.key)
+            .header("content-type", "application/json")
+            .body(body);
+        Res::from(req.send().await.unwrap()).await
+    }
+
+    /// Publishes `payload` to `queue` and returns the message id.
+    pub async fn publish(&self, queue: &str, payload: Value) -> String {
+        let r = self
+            .post("/v1/queue/publish", serde_json::json!({"queue": queue, "payload": payload}))
+            .await;
+        r.ok();
+        r.data()["message_id"].as_str().unwrap().to_owned()
+    }
+
+    /// Stats of a queue (alpha).
+    pub async fn stats(&self, queue: &str) -> Value {
+        let r = self.get(&format!("/v1/queue/stats/{queue}")).await;
+        r.ok();
+        r.data().clone()
+    }
+
+    /// Moves the clock and runs the lease reaper once.
+    pub async fn expire_leases_after(&self, secs: i64) {
+        self.clock.advance(jiff::SignedDuration::from_secs(secs));
+        maintenance::lease_reaper::pass(&self.state).await.unwrap();
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// An answer: status, headers, JSON body.
+pub struct Res {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: Value,
+}
+
+impl Res {
+    async fn from(r: reqwest::Response) -> Self {
+        let status = r.status().as_u16();
+        let headers = r.headers().clone();
+        let text = r.text().await.unwrap();
+        let body = serde_json::from_str(&text)
+            .unwrap_or_else(|_| panic!("answer is not JSON (status {status}): {text}"));
+        Self {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// Asserts success and the envelope's shape.
+    #[track_caller]
+    pub fn ok(&self) -> &Self {
+        assert_eq!(self.status, 200, "expected 200, got {}: {}", self.status, self.body);
+        assert_eq!(self.body["ok"], true);
+        assert!(self.body["error"].is_null());
+        self
+    }
+
+    pub fn data(&self) -> &Value {
+        &self.body["data"]
+    }
+
+    /// Asserts an error with this status and code; returns the message.
+    #[track_caller]
+    pub fn err(&self, status: u16, code: &str) -> String {
+        assert_eq!(self.status, status, "expected {status} {code}, got: {}", self.body);
+        assert_eq!(self.body["ok"], false, "{}", self.body);
+        assert!(self.body["data"].is_null(), "{}", self.body);
+        assert_eq!(self.body["error"]["code"], code, "{}", self.body);
+        assert!(self.body["metadata"]["request_id"].is_string());
+        self.body["error"]["message"].as_str().unwrap().to_owned()
+    }
+}

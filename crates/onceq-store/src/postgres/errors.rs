@@ -1,0 +1,145 @@
+//! Driver errors to [`StoreError`], and the retry loop for transactions that
+//! lost a race.
+//!
+//! `Unavailable` (the server answers 503 and the caller may retry) is for
+//! "the database is not there right now": no connection, pool timeouts,
+//! SQLSTATE classes 08 (connection exception) and 53 (insufficient
+//! resources), and 57P01-57P03 (the server is shutting down or starting).
+//! Everything else is `Internal`.
+
+use std::future::Future;
+use std::time::Duration;
+
+use deadpool_postgres::PoolError;
+use tokio_postgres::error::SqlState;
+
+use crate::StoreError;
+
+/// Attempts of one operation before a lost race is reported.
+const ATTEMPTS: u32 = 4;
+
+/// What an operation of this backend can fail with, before it is reported.
+#[derive(Debug)]
+pub(super) enum Error {
+    /// From the driver or the server.
+    Db(tokio_postgres::Error),
+    /// No connection could be had.
+    Pool(PoolError),
+    /// A decided answer (not found, key reused, ...).
+    Store(StoreError),
+    /// A concurrent change got in the way; the whole operation is retried.
+    Race(&'static str),
+}
+
+impl From<tokio_postgres::Error> for Error {
+    fn from(e: tokio_postgres::Error) -> Self {
+        Error::Db(e)
+    }
+}
+
+impl From<PoolError> for Error {
+    fn from(e: PoolError) -> Self {
+        Error::Pool(e)
+    }
+}
+
+impl From<StoreError> for Error {
+    fn from(e: StoreError) -> Self {
+        Error::Store(e)
+    }
+}
+
+impl Error {
+    /// Whether running the operation again from the start may succeed:
+    /// deadlocks and serialization failures (the transaction was rolled back
+    /// whole), and foreign-key violations, which here only ever mean that a
+    /// queue or project vanished under us; the retry then sees the queue
+    /// gone and answers accordingly.
+    fn is_race(&self) -> bool {
+        match self {
+            Error::Race(_) => true,
+            Error::Db(e) => matches!(
+                e.code(),
+                Some(c) if *c == SqlState::T_R_DEADLOCK_DETECTED
+                    || *c == SqlState::T_R_SERIALIZATION_FAILURE
+                    || *c == SqlState::FOREIGN_KEY_VIOLATION
+            ),
+            _ => false,
+        }
+    }
+
+    /// The reported form.
+    pub(super) fn into_store(self) -> StoreError {
+        match self {
+            Error::Store(e) => e,
+            Error::Race(what) => StoreError::internal(format!("gave up after repeated races: {what}")),
+            Error::Db(e) => db(e),
+            Error::Pool(PoolError::Backend(e)) => db(e),
+            Error::Pool(
+                e @ (PoolError::Timeout(_) | PoolError::Closed | PoolError::PostCreateHook(_)),
+            ) => StoreError::Unavailable(Box::new(e)),
+            Error::Pool(e @ PoolError::NoRuntimeSpecified) => StoreError::internal(e),
+        }
+    }
+}
+
+fn db(e: tokio_postgres::Error) -> StoreError {
+    if is_unavailable(&e) {
+        return StoreError::Unavailable(Box::new(e));
+    }
+    // tokio_postgres::Error displays as just "db error"; the server's own
+    // message is what an operator needs in the log.
+    match e.as_db_error() {
+        Some(db) => StoreError::Internal(Box::new(db.clone())),
+        None => StoreError::Internal(Box::new(e)),
+    }
+}
+
+/// Whether a driver error means the database is not reachable right now.
+pub(super) fn is_unavailable(e: &tokio_postgres::Error) -> bool {
+    if let Some(code) = e.code() {
+        let code = code.code();
+        return code.starts_with("08")
+            || code.starts_with("53")
+            || matches!(code, "57P01" | "57P02" | "57P03");
+    }
+    if e.is_closed() {
+        return true;
+    }
+    // The driver's error kinds are private; an I/O cause means the socket
+    // failed (connect refused, reset, timed out).
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        if c.is::<std::io::Error>() {
+            return true;
+        }
+        cause = c.source();
+    }
+    matches!(
+        e.to_string().as_str(),
+        "error connecting to server" | "timeout waiting for server" | "error communicating with the server"
+    )
+}
+
+/// Runs `attempt` until it does not lose a race, a few times at most. Each
+/// attempt takes its own connection and transaction, so a retry starts from
+/// scratch.
+pub(super) async fn retrying<T, F, Fut>(mut attempt: F) -> crate::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, Error>>,
+{
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match attempt().await {
+            Ok(v) => return Ok(v),
+            Err(e) if tries < ATTEMPTS && e.is_race() => {
+                tracing::debug!(error = ?e, tries, "postgres: retrying after a lost race");
+                // Let the winner finish before we go again.
+                tokio::time::sleep(Duration::from_millis(u64::from(tries) * 5)).await;
+            }
+            Err(e) => return Err(e.into_store()),
+        }
+    }
+}

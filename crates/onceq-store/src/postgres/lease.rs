@@ -1,0 +1,120 @@
+//! Ending or stretching a lease: ack, nack, extend.
+//!
+//! Each acts only on the current lease: the message must be in flight and,
+//! when the caller gives a receipt, under that receipt. A lease that has
+//! expired but was not reaped yet is still its holder's (no one else can
+//! have the message).
+
+use onceq_types::MessageStatus;
+
+use super::errors::Error;
+use super::{PgStore, sql};
+use crate::{ExtendOutcome, MessageAck, MessageExtend, MessageNack, NackOutcome, StoreError};
+
+impl PgStore {
+    pub(super) async fn ack_once(&self, p: &MessageAck) -> Result<bool, Error> {
+        let l = &p.lease;
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(sql::MESSAGE_ACK).await?;
+        let deleted = client
+            .execute(&stmt, &[&l.queue.project, &l.queue.queue, &l.message_id, &l.receipt])
+            .await?;
+        Ok(deleted > 0)
+    }
+
+    pub(super) async fn nack_once(&self, p: &MessageNack) -> Result<NackOutcome, Error> {
+        let l = &p.lease;
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let lock = tx.prepare_cached(sql::MESSAGE_LOCK).await?;
+        let Some(row) = tx
+            .query_opt(&lock, &[&l.queue.project, &l.queue.queue, &l.message_id])
+            .await?
+        else {
+            return Ok(NackOutcome {
+                nacked: false,
+                requeued: false,
+                dead_lettered: false,
+                delivery_count: 0,
+            });
+        };
+        let delivery_count: i32 = row.get("delivery_count");
+        let held = row.get::<_, &str>("state") == MessageStatus::InFlight.as_str()
+            && (l.receipt.is_none() || row.get::<_, Option<&str>>("receipt") == l.receipt.as_deref());
+        if !held {
+            tx.commit().await?;
+            return Ok(NackOutcome {
+                nacked: false,
+                requeued: false,
+                dead_lettered: false,
+                delivery_count,
+            });
+        }
+        let max_retries: i32 = row.get("max_retries");
+        let dlq: Option<i64> = row.get("dead_letter_queue_id");
+        // The last allowed hand-out failed, or the caller gives up on it.
+        let give_up = !p.requeue || delivery_count >= max_retries.saturating_add(1);
+
+        let mut outcome = NackOutcome {
+            nacked: true,
+            requeued: false,
+            dead_lettered: false,
+            delivery_count,
+        };
+        match (give_up, dlq) {
+            (true, Some(dlq)) => {
+                let stmt = tx.prepare_cached(sql::MESSAGE_DEAD_LETTER).await?;
+                tx.execute(&stmt, &[&l.message_id, &dlq, &p.now]).await?;
+                outcome.dead_lettered = true;
+            }
+            // `requeue: false` on a queue without a DLQ: there is nowhere to
+            // keep the message, and the caller said not to retry it, so it
+            // is deleted (as an ack would).
+            (true, None) if !p.requeue => {
+                let stmt = tx.prepare_cached(sql::MESSAGE_DELETE).await?;
+                tx.execute(&stmt, &[&l.message_id]).await?;
+            }
+            // Out of retries but no DLQ: a queue without one requeues.
+            _ => {
+                let delay = p.delay.max(jiff::SignedDuration::ZERO);
+                let visible_at = p
+                    .now
+                    .checked_add(delay)
+                    .map_err(|_| StoreError::Invalid("delay is out of range".into()))?;
+                let state = if delay.is_zero() {
+                    MessageStatus::Available
+                } else {
+                    MessageStatus::Delayed
+                };
+                let stmt = tx.prepare_cached(sql::MESSAGE_REQUEUE).await?;
+                tx.execute(&stmt, &[&l.message_id, &state.as_str(), &visible_at])
+                    .await?;
+                outcome.requeued = true;
+            }
+        }
+        tx.commit().await?;
+        Ok(outcome)
+    }
+
+    pub(super) async fn extend_once(&self, p: &MessageExtend) -> Result<ExtendOutcome, Error> {
+        let l = &p.lease;
+        let until = p
+            .now
+            .checked_add(p.visibility_timeout)
+            .map_err(|_| StoreError::Invalid("visibility timeout is out of range".into()))?;
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(sql::MESSAGE_EXTEND).await?;
+        let row = client
+            .query_one(
+                &stmt,
+                &[&l.queue.project, &l.queue.queue, &l.message_id, &l.receipt, &until],
+            )
+            .await?;
+        let extended: Option<jiff::Timestamp> = row.get("extended");
+        let current: Option<jiff::Timestamp> = row.get("current");
+        Ok(ExtendOutcome {
+            extended: extended.is_some(),
+            lease_expires_at: extended.or(current),
+        })
+    }
+}

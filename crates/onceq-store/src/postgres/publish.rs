@@ -1,0 +1,297 @@
+//! Publishing: all-or-nothing batches, implicit queues, idempotency keys.
+//!
+//! Without keys a batch is one `INSERT ... SELECT FROM unnest(...)`, a single
+//! round trip that is atomic by itself. With keys, one transaction takes
+//! each key first (see `sql/dedupe_key_claim.sql`): a key already held with
+//! the same payload makes that message a replay, with another payload it
+//! fails the whole batch. A queue that does not exist yet is created in the
+//! transaction, as a first publish does.
+
+use std::collections::HashMap;
+
+use deadpool_postgres::GenericClient;
+use jiff::Timestamp;
+use onceq_types::MessageStatus;
+
+use super::errors::Error;
+use super::{PgStore, queues, sql};
+use crate::{MessagePublish, PublishOutcome, StoreError, ids};
+
+/// What a publish computes once, before any attempt: retries reuse the same
+/// ids, so nothing about the outcome depends on how many attempts it took.
+pub(super) struct Batch {
+    ids: Vec<String>,
+    visible_at: Vec<Timestamp>,
+    hashes: Vec<[u8; 32]>,
+    key_expires_at: Timestamp,
+}
+
+impl Batch {
+    pub(super) fn new(p: &MessagePublish) -> crate::Result<Batch> {
+        let after = |d: jiff::SignedDuration, what: &str| {
+            p.now
+                .checked_add(d)
+                .map_err(|_| StoreError::Invalid(format!("{what} is out of range")))
+        };
+        Ok(Batch {
+            ids: p.messages.iter().map(|_| ids::message_id()).collect(),
+            visible_at: p
+                .messages
+                .iter()
+                .map(|m| after(m.delay.max(jiff::SignedDuration::ZERO), "delay"))
+                .collect::<Result<_, _>>()?,
+            hashes: p
+                .messages
+                .iter()
+                .map(|m| ids::payload_hash(&m.payload))
+                .collect(),
+            key_expires_at: after(p.dedupe_window, "dedupe window")?,
+        })
+    }
+}
+
+/// A row of ours in `onceq_messages`, as stored.
+struct Stored {
+    status: MessageStatus,
+    created_at: Timestamp,
+}
+
+fn status(state: &str) -> Result<MessageStatus, Error> {
+    MessageStatus::parse(state)
+        .ok_or_else(|| StoreError::internal(format!("unknown message state {state:?}")).into())
+}
+
+/// Inserts the messages at `which` (indexes into the batch). Empty when the
+/// queue does not exist.
+async fn insert(
+    c: &impl GenericClient,
+    p: &MessagePublish,
+    batch: &Batch,
+    which: &[usize],
+) -> Result<HashMap<String, Stored>, Error> {
+    let ids: Vec<&str> = which.iter().map(|&i| batch.ids[i].as_str()).collect();
+    let payloads: Vec<&str> = which
+        .iter()
+        .map(|&i| p.messages[i].payload.as_str())
+        .collect();
+    let priorities: Vec<i32> = which.iter().map(|&i| p.messages[i].priority).collect();
+    let groups: Vec<Option<&str>> = which
+        .iter()
+        .map(|&i| p.messages[i].group_id.as_deref())
+        .collect();
+    let keys: Vec<Option<&str>> = which
+        .iter()
+        .map(|&i| p.messages[i].idempotency_key.as_deref())
+        .collect();
+    let visible_at: Vec<Timestamp> = which.iter().map(|&i| batch.visible_at[i]).collect();
+    let stmt = c.prepare_cached(sql::MESSAGE_INSERT).await?;
+    let rows = c
+        .query(
+            &stmt,
+            &[
+                &p.queue.project,
+                &p.queue.queue,
+                &p.now,
+                &ids,
+                &payloads,
+                &priorities,
+                &groups,
+                &keys,
+                &visible_at,
+            ],
+        )
+        .await?;
+    rows.iter()
+        .map(|row| {
+            let stored = Stored {
+                status: status(row.get("state"))?,
+                created_at: row.get("created_at"),
+            };
+            Ok((row.get("id"), stored))
+        })
+        .collect()
+}
+
+/// How a keyed message of the batch resolved.
+enum Keyed {
+    /// We took the key: store the message.
+    New,
+    /// The key's first message: answer from it.
+    Replay(PublishOutcome),
+    /// An earlier message of this same batch took the key (same payload).
+    SameAs(usize),
+}
+
+impl PgStore {
+    pub(super) async fn publish_once(
+        &self,
+        p: &MessagePublish,
+        batch: &Batch,
+    ) -> Result<Vec<PublishOutcome>, Error> {
+        if p.messages.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut client = self.client().await?;
+        let all: Vec<usize> = (0..p.messages.len()).collect();
+
+        let keyed = p.messages.iter().any(|m| m.idempotency_key.is_some());
+        if !keyed {
+            // The common case: one statement. Nothing back means the queue
+            // is missing; create it below and insert in that transaction.
+            let stored = insert(&client, p, batch, &all).await?;
+            if !stored.is_empty() {
+                return new_outcomes(p, batch, &all, &stored);
+            }
+        }
+
+        let tx = client.transaction().await?;
+        let (queue_id, _) = queues::ensure(&tx, &p.queue, p.now).await?;
+
+        let mut resolved = Vec::with_capacity(p.messages.len());
+        let mut taken: HashMap<&str, usize> = HashMap::new();
+        for (i, m) in p.messages.iter().enumerate() {
+            let Some(key) = m.idempotency_key.as_deref() else {
+                resolved.push(Keyed::New);
+                continue;
+            };
+            // A key twice in one batch: the second is a replay of the first.
+            if let Some(&first) = taken.get(key) {
+                if batch.hashes[first] != batch.hashes[i] {
+                    return Err(reused(i, key));
+                }
+                resolved.push(Keyed::SameAs(first));
+                continue;
+            }
+            let outcome = take_key(&tx, p, batch, queue_id, i, key).await?;
+            if matches!(outcome, Keyed::New) {
+                taken.insert(key, i);
+            }
+            resolved.push(outcome);
+        }
+
+        let fresh: Vec<usize> = resolved
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| matches!(r, Keyed::New).then_some(i))
+            .collect();
+        let stored = if fresh.is_empty() {
+            HashMap::new()
+        } else {
+            insert(&tx, p, batch, &fresh).await?
+        };
+        let mut outcomes: Vec<PublishOutcome> = Vec::with_capacity(resolved.len());
+        for (i, r) in resolved.into_iter().enumerate() {
+            outcomes.push(match r {
+                Keyed::New => new_outcome(p, batch, i, &stored)?,
+                Keyed::Replay(outcome) => outcome,
+                Keyed::SameAs(first) => PublishOutcome {
+                    payload: p.messages[i].payload.clone(),
+                    replay: true,
+                    ..outcomes[first].clone()
+                },
+            });
+        }
+        tx.commit().await?;
+        Ok(outcomes)
+    }
+}
+
+/// Takes `key` for message `i`, or answers from whoever holds it.
+async fn take_key(
+    c: &impl GenericClient,
+    p: &MessagePublish,
+    batch: &Batch,
+    queue_id: i64,
+    i: usize,
+    key: &str,
+) -> Result<Keyed, Error> {
+    let claim = c.prepare_cached(sql::DEDUPE_KEY_CLAIM).await?;
+    let hash: &[u8] = &batch.hashes[i];
+    let ours = c
+        .query_opt(
+            &claim,
+            &[
+                &queue_id,
+                &key,
+                &batch.ids[i],
+                &hash,
+                &p.now,
+                &batch.key_expires_at,
+            ],
+        )
+        .await?;
+    if ours.is_some() {
+        return Ok(Keyed::New);
+    }
+    let get = c.prepare_cached(sql::DEDUPE_KEY_GET).await?;
+    let Some(row) = c.query_opt(&get, &[&queue_id, &key]).await? else {
+        // Purged or its queue deleted since we conflicted with it.
+        return Err(Error::Race("idempotency key vanished"));
+    };
+    let first_hash: &[u8] = row.get("payload_hash");
+    if first_hash != hash {
+        return Err(reused(i, key));
+    }
+    let state: Option<&str> = row.get("state");
+    let (status, delivery_count) = match state {
+        // Its first message is gone (acked, purged, expired).
+        None => (MessageStatus::Gone, 0),
+        Some(state) => {
+            let visible_at: Timestamp = row.get("visible_at");
+            let status = match status(state)? {
+                // Due: the next claim hands it out; report it as stats do.
+                MessageStatus::Delayed if visible_at <= p.now => MessageStatus::Available,
+                s => s,
+            };
+            (status, row.get("delivery_count"))
+        }
+    };
+    Ok(Keyed::Replay(PublishOutcome {
+        message_id: row.get("message_id"),
+        payload: p.messages[i].payload.clone(),
+        status,
+        delivery_count,
+        created_at: row.get("created_at"),
+        replay: true,
+    }))
+}
+
+fn reused(index: usize, key: &str) -> Error {
+    StoreError::IdempotencyKeyReused {
+        index,
+        key: key.to_owned(),
+    }
+    .into()
+}
+
+fn new_outcome(
+    p: &MessagePublish,
+    batch: &Batch,
+    i: usize,
+    stored: &HashMap<String, Stored>,
+) -> Result<PublishOutcome, Error> {
+    let id = &batch.ids[i];
+    let row = stored
+        .get(id)
+        .ok_or_else(|| StoreError::internal(format!("inserted message {id} not returned")))?;
+    Ok(PublishOutcome {
+        message_id: id.clone(),
+        payload: p.messages[i].payload.clone(),
+        status: row.status,
+        delivery_count: 0,
+        created_at: row.created_at,
+        replay: false,
+    })
+}
+
+fn new_outcomes(
+    p: &MessagePublish,
+    batch: &Batch,
+    which: &[usize],
+    stored: &HashMap<String, Stored>,
+) -> Result<Vec<PublishOutcome>, Error> {
+    which
+        .iter()
+        .map(|&i| new_outcome(p, batch, i, stored))
+        .collect()
+}

@@ -1,0 +1,45 @@
+//! Every statement the backend runs, one `.sql` file each under `sql/`,
+//! named after what it does. Executed with `prepare_cached`, so each is
+//! parsed and planned once per connection.
+
+macro_rules! statements {
+    ($($name:ident => $file:literal,)*) => {
+        $(
+            #[doc = concat!("`sql/", $file, "`")]
+            pub(super) const $name: &str = include_str!(concat!("sql/", $file));
+        )*
+    };
+}
+
+statements! {
+    PROJECT_ENSURE => "project_ensure.sql",
+    KEY_INSERT => "key_insert.sql",
+    KEY_LOOKUP => "key_lookup.sql",
+    KEY_LIST => "key_list.sql",
+    KEY_REVOKE => "key_revoke.sql",
+    QUEUE_GET => "queue_get.sql",
+    QUEUE_LIST => "queue_list.sql",
+    QUEUE_LOOKUP => "queue_lookup.sql",
+    QUEUE_INSERT => "queue_insert.sql",
+    QUEUE_LOCK => "queue_lock.sql",
+    QUEUE_DELETE_MESSAGES => "queue_delete_messages.sql",
+    QUEUE_DELETE => "queue_delete.sql",
+    QUEUE_PURGE => "queue_purge.sql",
+    QUEUE_STATS => "queue_stats.sql",
+    MESSAGE_INSERT => "message_insert.sql",
+    DEDUPE_KEY_CLAIM => "dedupe_key_claim.sql",
+    DEDUPE_KEY_GET => "dedupe_key_get.sql",
+    MESSAGE_PROMOTE => "message_promote.sql",
+    MESSAGE_CLAIM => "message_claim.sql",
+    MESSAGE_ACK => "message_ack.sql",
+    MESSAGE_LOCK => "message_lock.sql",
+    MESSAGE_REQUEUE => "message_requeue.sql",
+    MESSAGE_DEAD_LETTER => "message_dead_letter.sql",
+    MESSAGE_DELETE => "message_delete.sql",
+    MESSAGE_EXTEND => "message_extend.sql",
+    DLQ_REDRIVE_TARGET => "dlq_redrive_target.sql",
+    DLQ_REDRIVE => "dlq_redrive.sql",
+    LEASE_EXPIRE => "lease_expire.sql",
+    DEDUPE_PURGE => "dedupe_purge.sql",
+    MESSAGE_RETENTION_PURGE => "message_retention_purge.sql",
+}

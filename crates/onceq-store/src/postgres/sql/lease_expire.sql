@@ -1,0 +1,30 @@
+-- Across every queue, earliest expiry first, via the partial index on leased
+-- messages; bounded so one pass never holds many locks. SKIP LOCKED leaves a
+-- lease being acked or nacked right now to that call.
+-- The last allowed hand-out goes to the DLQ; a queue without one requeues.
+WITH expired AS (
+    SELECT id
+    FROM onceq_messages
+    WHERE state = 'in_flight' AND lease_expires_at <= $1
+    ORDER BY lease_expires_at
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED
+), moved AS (
+    UPDATE onceq_messages m
+    SET queue_id = CASE
+            WHEN q.dead_letter_queue_id IS NOT NULL AND m.delivery_count >= q.max_retries + 1
+            THEN q.dead_letter_queue_id
+            ELSE m.queue_id
+        END,
+        state = 'available',
+        visible_at = $1,
+        receipt = NULL,
+        lease_expires_at = NULL
+    FROM expired, onceq_queues q
+    WHERE m.id = expired.id AND q.id = m.queue_id
+    -- m is the new row here, q the queue it came from
+    RETURNING m.queue_id <> q.id AS dead_lettered
+)
+SELECT count(*) FILTER (WHERE NOT dead_lettered) AS requeued,
+       count(*) FILTER (WHERE dead_lettered) AS dead_lettered
+FROM moved

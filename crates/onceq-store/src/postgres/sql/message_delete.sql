@@ -1,0 +1,2 @@
+DELETE FROM onceq_messages
+WHERE id = $1

@@ -1,0 +1,219 @@
+//! Queues: lookup, creation (explicit, or implicit on first publish), list,
+//! delete, purge and stats.
+
+use jiff::Timestamp;
+use onceq_types::{
+    QueueRecord, QueueStats, QueueType, names::default_dlq_name, queue::QueueSettings,
+};
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use super::{keys, time};
+use crate::{QueueCreate, QueueCreated, QueueRef, Result, StoreError};
+
+/// A queue as stored: its record plus the ids the other operations need.
+#[derive(Debug, Clone)]
+pub(super) struct Queue {
+    /// Row id, what messages and dedupe keys point at.
+    pub(super) id: i64,
+    /// Row id of its dead-letter queue.
+    pub(super) dlq_id: Option<i64>,
+    /// What the API shows.
+    pub(super) record: QueueRecord,
+}
+
+/// The queue `(project, name)`, if it exists.
+pub(super) fn find(conn: &Connection, project: &str, name: &str) -> Result<Option<Queue>> {
+    Ok(conn
+        .prepare_cached(sql!("queue_find"))?
+        .query_row(params![project, name], queue)
+        .optional()?)
+}
+
+/// The queue `q`, or `QueueNotFound`.
+pub(super) fn get(conn: &Connection, q: &QueueRef) -> Result<Queue> {
+    find(conn, &q.project, &q.queue)?.ok_or(StoreError::QueueNotFound)
+}
+
+/// `Store::queue_list`.
+pub(super) fn list(conn: &Connection, project: &str) -> Result<Vec<QueueRecord>> {
+    let mut stmt = conn.prepare_cached(sql!("queue_list"))?;
+    let rows = stmt.query_map([project], queue)?;
+    rows.map(|r| Ok(r?.record)).collect()
+}
+
+/// `Store::queue_create`.
+pub(super) fn create(conn: &Connection, p: &QueueCreate) -> Result<QueueCreated> {
+    let QueueRef {
+        project,
+        queue: name,
+    } = &p.queue;
+    let dlq_name = p
+        .settings
+        .dead_letter_queue
+        .clone()
+        .unwrap_or_else(|| default_dlq_name(name));
+    if &dlq_name == name {
+        return Err(StoreError::Invalid(format!(
+            "queue {name:?} cannot be its own dead-letter queue"
+        )));
+    }
+
+    if let Some(existing) = find(conn, project, name)? {
+        let same = existing.record.queue_type == p.settings.queue_type
+            && existing.record.dead_letter_queue.as_deref() == Some(dlq_name.as_str())
+            && existing.record.max_retries == p.settings.max_retries
+            && existing.record.message_retention_days == p.settings.message_retention_days
+            && existing.record.visibility_timeout_default == p.settings.visibility_timeout_default
+            && existing.record.enable_priority == p.settings.enable_priority;
+        return if same {
+            Ok(QueueCreated {
+                record: existing.record,
+                created: false,
+            })
+        } else {
+            Err(StoreError::QueueAlreadyExists(Box::new(existing.record)))
+        };
+    }
+
+    keys::project_ensure(conn, project, p.now)?;
+    let dlq_id = match (
+        &p.settings.dead_letter_queue,
+        find(conn, project, &dlq_name)?,
+    ) {
+        (_, Some(dlq)) => dlq.id,
+        (Some(_), None) => return Err(StoreError::DeadLetterQueueNotFound(dlq_name)),
+        // The default DLQ is created with default settings and no DLQ of its
+        // own (dead letters do not cascade).
+        (None, None) => insert(
+            conn,
+            project,
+            &dlq_name,
+            &QueueSettings::default(),
+            None,
+            p.now,
+        )?,
+    };
+    insert(conn, project, name, &p.settings, Some(dlq_id), p.now)?;
+    let record = get(conn, &p.queue)?.record;
+    Ok(QueueCreated {
+        record,
+        created: true,
+    })
+}
+
+/// The queue a publish goes to, created with default settings (and its
+/// `<name>-dlq`) if missing.
+pub(super) fn get_or_create(conn: &Connection, q: &QueueRef, now: Timestamp) -> Result<Queue> {
+    if let Some(queue) = find(conn, &q.project, &q.queue)? {
+        return Ok(queue);
+    }
+    create(
+        conn,
+        &QueueCreate {
+            queue: q.clone(),
+            settings: QueueSettings::default(),
+            now,
+        },
+    )?;
+    get(conn, q)
+}
+
+fn insert(
+    conn: &Connection,
+    project: &str,
+    name: &str,
+    s: &QueueSettings,
+    dlq_id: Option<i64>,
+    now: Timestamp,
+) -> Result<i64> {
+    Ok(conn.prepare_cached(sql!("queue_insert"))?.query_row(
+        params![
+            project,
+            name,
+            s.queue_type.as_str(),
+            dlq_id,
+            s.max_retries,
+            s.message_retention_days,
+            s.visibility_timeout_default,
+            s.enable_priority,
+            time::micros(now),
+        ],
+        |r| r.get(0),
+    )?)
+}
+
+/// `Store::queue_delete`.
+pub(super) fn delete(conn: &Connection, q: &QueueRef) -> Result<i64> {
+    let queue = get(conn, q)?;
+    // Explicit deletes rather than relying on ON DELETE CASCADE: the count
+    // is the answer.
+    let messages = purge_id(conn, queue.id)?;
+    conn.prepare_cached(sql!("queue_delete_dedupe_keys"))?
+        .execute([queue.id])?;
+    conn.prepare_cached(sql!("queue_delete"))?
+        .execute([queue.id])?;
+    Ok(messages)
+}
+
+/// `Store::queue_purge`.
+pub(super) fn purge(conn: &Connection, q: &QueueRef) -> Result<i64> {
+    let queue = get(conn, q)?;
+    purge_id(conn, queue.id)
+}
+
+fn purge_id(conn: &Connection, queue_id: i64) -> Result<i64> {
+    let n = conn
+        .prepare_cached(sql!("queue_purge"))?
+        .execute([queue_id])?;
+    Ok(n as i64)
+}
+
+/// `Store::queue_stats`.
+pub(super) fn stats(conn: &Connection, q: &QueueRef, now: Timestamp) -> Result<QueueStats> {
+    let queue = get(conn, q)?;
+    let (available, delayed, in_flight, oldest): (i64, i64, i64, Option<i64>) = conn
+        .prepare_cached(sql!("queue_stats"))?
+        .query_row(params![queue.id, time::micros(now)], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })?;
+    let dead_lettered = match queue.dlq_id {
+        Some(dlq_id) => conn
+            .prepare_cached(sql!("queue_count"))?
+            .query_row([dlq_id], |r| r.get(0))?,
+        None => 0,
+    };
+    Ok(QueueStats {
+        queue: queue.record.name,
+        message_count: available + delayed + in_flight,
+        available,
+        delayed,
+        in_flight,
+        dead_lettered,
+        dead_letter_queue: queue.record.dead_letter_queue,
+        oldest_message_age_seconds: oldest.map_or(0, |t| time::whole_seconds_since(t, now)),
+    })
+}
+
+fn queue(row: &Row<'_>) -> rusqlite::Result<Queue> {
+    let queue_type: String = row.get(2)?;
+    Ok(Queue {
+        id: row.get(0)?,
+        dlq_id: row.get(3)?,
+        record: QueueRecord {
+            name: row.get(1)?,
+            queue_type: QueueType::parse(&queue_type).ok_or_else(|| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    2,
+                    rusqlite::types::Type::Text,
+                    format!("unknown queue type {queue_type:?}").into(),
+                )
+            })?,
+            dead_letter_queue: row.get(4)?,
+            max_retries: row.get(5)?,
+            message_retention_days: row.get(6)?,
+            visibility_timeout_default: row.get(7)?,
+            enable_priority: row.get(8)?,
+            created_at: time::get(row, 9)?,
+        },
+    })
+}

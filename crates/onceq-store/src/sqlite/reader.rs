@@ -1,0 +1,85 @@
+//! Reads (`key_lookup`, `key_list`, `queue_get`, `queue_list`,
+//! `queue_stats`) go through read connections on blocking tasks, not through
+//! the writer thread.
+//!
+//! Why: `key_lookup` runs on every authenticated HTTP request; queueing it
+//! behind a group of writes (and its fsync) would add the commit latency to
+//! every call. In WAL mode readers run concurrently with the writer and see
+//! the last committed state, and the writer answers only after its COMMIT, so
+//! a read that starts after a write's answer sees that write (read your
+//! writes holds). Each read runs in its own read transaction, so the several
+//! statements of `queue_stats` see one snapshot.
+
+use std::{
+    path::PathBuf,
+    sync::{Arc, Mutex},
+};
+
+use rusqlite::Connection;
+
+use super::conn;
+use crate::{Result, StoreError};
+
+/// Idle read connections kept open; more are opened on demand under load
+/// and closed when returned beyond this number.
+const MAX_IDLE: usize = 4;
+
+/// A small pool of read connections to one database file.
+#[derive(Debug, Clone)]
+pub(super) struct Readers {
+    path: Arc<PathBuf>,
+    idle: Arc<Mutex<Vec<Connection>>>,
+}
+
+impl Readers {
+    /// Reads from the database at `path` (already created and migrated).
+    pub(super) fn new(path: PathBuf) -> Self {
+        Self {
+            path: Arc::new(path),
+            idle: Arc::default(),
+        }
+    }
+
+    /// Runs `f` on a read connection, inside a read transaction.
+    pub(super) async fn run<T, F>(&self, f: F) -> Result<T>
+    where
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut conn = this.checkout()?;
+            let result = {
+                let tx = conn.transaction()?;
+                let result = f(&tx);
+                // Dropping `tx` rolls the read transaction back: nothing
+                // to keep, and it ends the snapshot.
+                drop(tx);
+                result
+            };
+            // A connection that hit an I/O or lock problem may be in a bad
+            // state; open a fresh one next time instead.
+            if !matches!(result, Err(StoreError::Unavailable(_))) {
+                this.checkin(conn);
+            }
+            result
+        })
+        .await
+        .map_err(|e| StoreError::internal(format!("a SQLite read task failed: {e}")))?
+    }
+
+    fn checkout(&self) -> Result<Connection> {
+        let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        match idle {
+            Some(conn) => Ok(conn),
+            None => conn::open_reader(&self.path),
+        }
+    }
+
+    fn checkin(&self, conn: Connection) {
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        if idle.len() < MAX_IDLE {
+            idle.push(conn);
+        }
+    }
+}

@@ -1,0 +1,7 @@
+-- Leases that ran out at or before ?1, in every project, soonest first.
+SELECT m.seq, m.delivery_count, q.max_retries, q.dead_letter_queue_id
+FROM onceq_messages m
+JOIN onceq_queues q ON q.id = m.queue_id
+WHERE m.state = 'in_flight' AND m.lease_expires_at <= ?1
+ORDER BY m.lease_expires_at, m.seq
+LIMIT ?2

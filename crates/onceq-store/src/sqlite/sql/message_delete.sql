@@ -1,0 +1,1 @@
+DELETE FROM onceq_messages WHERE seq = ?1

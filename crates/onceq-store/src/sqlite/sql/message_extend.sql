@@ -1,0 +1,6 @@
+UPDATE onceq_messages
+SET lease_expires_at = ?5
+WHERE id = ?3
+  AND state = 'in_flight'
+  AND (?4 IS NULL OR receipt = ?4)
+  AND queue_id = (SELECT id FROM onceq_queues WHERE project = ?1 AND name = ?2)

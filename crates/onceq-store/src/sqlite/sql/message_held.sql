@@ -1,0 +1,7 @@
+-- The in-flight message a lease names, with what ending its lease needs.
+SELECT m.seq, m.delivery_count, q.max_retries, q.dead_letter_queue_id
+FROM onceq_messages m
+JOIN onceq_queues q ON q.id = m.queue_id
+WHERE q.project = ?1 AND q.name = ?2 AND m.id = ?3
+  AND m.state = 'in_flight'
+  AND (?4 IS NULL OR m.receipt = ?4)

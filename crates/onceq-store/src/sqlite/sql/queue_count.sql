@@ -1,0 +1,1 @@
+SELECT count(*) FROM onceq_messages WHERE queue_id = ?1

@@ -1,0 +1,345 @@
+//! A typed client for the queue API.
+//!
+//! - [`error`]: [`Error`], one variant per failure a caller branches on.
+//! - [`retry`]: [`RetryPolicy`], exponential backoff with full jitter.
+//! - this module: [`Client`] and its call options.
+
+mod error;
+mod retry;
+
+use std::time::Duration;
+
+use onceq_types::{
+    ConsumedMessage, Envelope, PublishedMessage, QueueRecord, QueueStats,
+    capability::Discovery,
+    reply::{Acked, Deleted, Extended, Items, Nacked, Purged, Redriven},
+    request::{self, BatchItem},
+};
+use reqwest::{Method, StatusCode, header};
+use serde::{Serialize, de::DeserializeOwned};
+use serde_json::value::RawValue;
+
+pub use error::Error;
+pub use retry::RetryPolicy;
+
+/// A client of one queue server and one API key. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Client {
+    http: reqwest::Client,
+    base: String,
+    auth: header::HeaderValue,
+    retry: RetryPolicy,
+}
+
+/// Options of [`Client::publish`].
+#[derive(Debug, Clone, Default)]
+pub struct PublishOptions {
+    /// Dedupes the publish within the server's window. When `None` the
+    /// client makes one up (UUID v7) so that its own retries are still safe.
+    pub idempotency_key: Option<String>,
+    /// Hold the message back this many seconds.
+    pub delay_seconds: Option<i64>,
+    /// Higher goes out first.
+    pub priority: Option<i64>,
+}
+
+/// What a publish returned.
+#[derive(Debug, Clone)]
+pub struct Published {
+    /// The message as the server holds it (the first one, on a replay).
+    pub message: PublishedMessage,
+    /// True when the server answered from the idempotency key: no new
+    /// message was stored by this call.
+    pub replay: bool,
+    /// The key the publish was sent with (the caller's, or generated).
+    pub idempotency_key: String,
+    /// What the call cost.
+    pub cost_usd: f64,
+}
+
+/// Options of [`Client::consume`].
+#[derive(Debug, Clone, Default)]
+pub struct ConsumeOptions {
+    /// 1..=10; 0 means 1.
+    pub max_messages: u32,
+    /// Lease length; `None` = the queue's default.
+    pub visibility_timeout: Option<u32>,
+    /// Long poll up to this many seconds (0..=20).
+    pub wait_seconds: u32,
+}
+
+/// Options of [`Client::nack`].
+#[derive(Debug, Clone)]
+pub struct NackOptions {
+    /// The lease's receipt.
+    pub receipt: Option<String>,
+    /// False dead-letters at once.
+    pub requeue: bool,
+    /// Hold the message back before it is available again.
+    pub delay_seconds: Option<i64>,
+}
+
+impl Default for NackOptions {
+    fn default() -> Self {
+        Self {
+            receipt: None,
+            requeue: true,
+            delay_seconds: None,
+        }
+    }
+}
+
+/// A decoded successful answer.
+struct Answer<T> {
+    data: T,
+    replay: bool,
+    cost_usd: f64,
+}
+
+impl Client {
+    /// A client of the server at `base_url` (e.g. `http://127.0.0.1:8787`).
+    pub fn new(base_url: &str, api_key: &str) -> Result<Self, Error> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .build()
+            .map_err(Error::Transport)?;
+        Self::with_http(http, base_url, api_key)
+    }
+
+    /// A client on a caller-built `reqwest::Client` (timeouts, TLS, proxies).
+    pub fn with_http(http: reqwest::Client, base_url: &str, api_key: &str) -> Result<Self, Error> {
+        let auth = header::HeaderValue::from_str(&format!("Bearer {api_key}"))
+            .map_err(|_| Error::Config("the API key must be visible ASCII".into()))?;
+        Ok(Self {
+            http,
+            base: base_url.trim_end_matches('/').to_owned(),
+            auth,
+            retry: RetryPolicy::default(),
+        })
+    }
+
+    /// Replaces the retry policy of publishes.
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// Publishes one message. Transient failures (transport errors, 5xx,
+    /// 429) are retried with the same idempotency key per the retry policy.
+    pub async fn publish<P: Serialize + ?Sized>(
+        &self,
+        queue: &str,
+        payload: &P,
+        opts: PublishOptions,
+    ) -> Result<Published, Error> {
+        let key = opts
+            .idempotency_key
+            .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+        let body = request::Publish {
+            queue: Some(queue.to_owned()),
+            payload: Some(to_raw(payload)?),
+            delay_seconds: opts.delay_seconds,
+            priority: opts.priority,
+            idempotency_key: Some(key.clone()),
+            message_group_id: None,
+        };
+        let answer: Answer<PublishedMessage> = self
+            .retry
+            .run(|| self.call(Method::POST, "/v1/queue/publish", Some(&body)))
+            .await?;
+        Ok(Published {
+            message: answer.data,
+            replay: answer.replay,
+            idempotency_key: key,
+            cost_usd: answer.cost_usd,
+        })
+    }
+
+    /// Publishes 1..=10 messages, all or none. Retried like
+    /// [`publish`](Self::publish) only when every item carries an
+    /// idempotency key (otherwise a retry could store a second copy).
+    pub async fn publish_batch(
+        &self,
+        queue: &str,
+        messages: Vec<BatchItem>,
+    ) -> Result<Vec<PublishedMessage>, Error> {
+        let safe = messages.iter().all(|m| m.idempotency_key.is_some());
+        let body = request::PublishBatch {
+            queue: Some(queue.to_owned()),
+            messages: Some(messages),
+        };
+        let call = || self.call(Method::POST, "/v1/queue/publish_batch", Some(&body));
+        let answer: Answer<Items<PublishedMessage>> = if safe {
+            self.retry.run(call).await?
+        } else {
+            call().await?
+        };
+        Ok(answer.data.items)
+    }
+
+    /// Takes up to `max_messages` messages under a lease.
+    pub async fn consume(
+        &self,
+        queue: &str,
+        opts: ConsumeOptions,
+    ) -> Result<Vec<ConsumedMessage>, Error> {
+        let body = request::Consume {
+            queue: Some(queue.to_owned()),
+            max_messages: Some(i64::from(opts.max_messages.max(1))),
+            visibility_timeout: opts.visibility_timeout.map(i64::from),
+            wait_seconds: (opts.wait_seconds > 0).then_some(i64::from(opts.wait_seconds)),
+        };
+        let answer: Answer<Items<ConsumedMessage>> =
+            self.call(Method::POST, "/v1/queue/consume", Some(&body)).await?;
+        Ok(answer.data.items)
+    }
+
+    /// Deletes a message held under a lease; false if the lease was lost.
+    pub async fn ack(
+        &self,
+        queue: &str,
+        message_id: &str,
+        receipt: Option<&str>,
+    ) -> Result<bool, Error> {
+        let body = request::Ack {
+            queue: Some(queue.to_owned()),
+            message_id: Some(message_id.to_owned()),
+            receipt: receipt.map(str::to_owned),
+        };
+        let answer: Answer<Acked> = self.call(Method::POST, "/v1/queue/ack", Some(&body)).await?;
+        Ok(answer.data.acked)
+    }
+
+    /// Gives a message back (or dead-letters it with `requeue: false`).
+    pub async fn nack(
+        &self,
+        queue: &str,
+        message_id: &str,
+        opts: NackOptions,
+    ) -> Result<Nacked, Error> {
+        let body = request::Nack {
+            queue: Some(queue.to_owned()),
+            message_id: Some(message_id.to_owned()),
+            requeue: Some(opts.requeue),
+            delay_seconds: opts.delay_seconds,
+            receipt: opts.receipt,
+        };
+        Ok(self.call(Method::POST, "/v1/queue/nack", Some(&body)).await?.data)
+    }
+
+    /// Extends a lease to `visibility_timeout` seconds from now (heartbeat).
+    pub async fn extend(
+        &self,
+        queue: &str,
+        message_id: &str,
+        receipt: Option<&str>,
+        visibility_timeout: u32,
+    ) -> Result<Extended, Error> {
+        let body = request::Extend {
+            queue: Some(queue.to_owned()),
+            message_id: Some(message_id.to_owned()),
+            receipt: receipt.map(str::to_owned),
+            visibility_timeout: Some(i64::from(visibility_timeout)),
+        };
+        Ok(self.call(Method::POST, "/v1/queue/extend", Some(&body)).await?.data)
+    }
+
+    /// Creates a queue (identical settings return the existing one).
+    pub async fn create_queue(&self, req: &request::CreateQueue) -> Result<QueueRecord, Error> {
+        Ok(self.call(Method::POST, "/v1/queue/create", Some(req)).await?.data)
+    }
+
+    /// Every queue of the key's project.
+    pub async fn list_queues(&self) -> Result<Vec<QueueRecord>, Error> {
+        let a: Answer<Items<QueueRecord>> = self.call::<(), _>(Method::GET, "/v1/queue/list", None).await?;
+        Ok(a.data.items)
+    }
+
+    /// One queue.
+    pub async fn get_queue(&self, queue: &str) -> Result<QueueRecord, Error> {
+        let path = format!("/v1/queue/get/{}", segment(queue)?);
+        Ok(self.call::<(), _>(Method::GET, &path, None).await?.data)
+    }
+
+    /// Deletes a queue and its messages.
+    pub async fn delete_queue(&self, queue: &str) -> Result<Deleted, Error> {
+        let path = format!("/v1/queue/delete/{}", segment(queue)?);
+        Ok(self.call::<(), _>(Method::DELETE, &path, None).await?.data)
+    }
+
+    /// Counts by state.
+    pub async fn stats(&self, queue: &str) -> Result<QueueStats, Error> {
+        let path = format!("/v1/queue/stats/{}", segment(queue)?);
+        Ok(self.call::<(), _>(Method::GET, &path, None).await?.data)
+    }
+
+    /// Removes every held message.
+    pub async fn purge(&self, queue: &str) -> Result<i64, Error> {
+        let path = format!("/v1/queue/purge/{}", segment(queue)?);
+        let a: Answer<Purged> = self.call::<(), _>(Method::POST, &path, None).await?;
+        Ok(a.data.purged)
+    }
+
+    /// Moves dead-lettered messages back into `queue`.
+    pub async fn redrive(&self, queue: &str, max_messages: Option<i64>) -> Result<Redriven, Error> {
+        let path = format!("/v1/queue/dlq/redrive/{}", segment(queue)?);
+        let body = request::Redrive { max_messages };
+        Ok(self.call(Method::POST, &path, Some(&body)).await?.data)
+    }
+
+    /// The server's endpoints and prices.
+    pub async fn discovery(&self) -> Result<Discovery, Error> {
+        Ok(self.call::<(), _>(Method::GET, "/v1/discovery", None).await?.data)
+    }
+
+    async fn call<B: Serialize + ?Sized, T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&B>,
+    ) -> Result<Answer<T>, Error> {
+        let mut req = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .header(header::AUTHORIZATION, self.auth.clone());
+        if let Some(body) = body {
+            req = req.json(body);
+        }
+        let res = req.send().await.map_err(Error::Transport)?;
+        let status = res.status();
+        let retry_after = res
+            .headers()
+            .get(header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let bytes = res.bytes().await.map_err(Error::Transport)?;
+        let envelope: Envelope<T> = match serde_json::from_slice(&bytes) {
+            Ok(e) => e,
+            Err(e) if status.is_success() => return Err(Error::Decode(e.to_string())),
+            Err(_) => return Err(Error::from_status(status, None, retry_after)),
+        };
+        match (status, envelope.data) {
+            (s, Some(data)) if s == StatusCode::OK && envelope.ok => Ok(Answer {
+                data,
+                replay: envelope.metadata.idempotent_replay,
+                cost_usd: envelope.metadata.cost_usd,
+            }),
+            _ => Err(Error::from_status(status, envelope.error, retry_after)),
+        }
+    }
+}
+
+fn to_raw<P: Serialize + ?Sized>(payload: &P) -> Result<Box<RawValue>, Error> {
+    serde_json::value::to_raw_value(payload).map_err(|e| Error::Config(format!("payload: {e}")))
+}
+
+/// A queue name is put in a path; refuse anything that is not a valid
+/// name rather than percent-encoding it into a different request.
+fn segment(queue: &str) -> Result<&str, Error> {
+    if onceq_types::names::is_addressable_queue_name(queue) {
+        Ok(queue)
+    } else {
+        Err(Error::Config(format!("invalid queue name {queue:?}")))
+    }
+}
