@@ -30,7 +30,9 @@ impl PgStore {
         let queue_id: i64 = queue.get("id");
         let timeout = match p.visibility_timeout {
             Some(t) => t,
-            None => SignedDuration::from_secs(queue.get::<_, i32>("visibility_timeout_default").into()),
+            None => {
+                SignedDuration::from_secs(queue.get::<_, i32>("visibility_timeout_default").into())
+            }
         };
         let lease_expires_at = p
             .now
@@ -44,7 +46,12 @@ impl PgStore {
         tx.commit().await?;
 
         // UPDATE ... RETURNING does not keep the order of the rows it picked.
-        rows.sort_by_key(|r| (std::cmp::Reverse(r.get::<_, i32>("priority")), r.get::<_, i64>("seq")));
+        rows.sort_by_key(|r| {
+            (
+                std::cmp::Reverse(r.get::<_, i32>("priority")),
+                r.get::<_, i64>("seq"),
+            )
+        });
         Ok(rows
             .iter()
             .map(|r| ClaimedMessage {

@@ -72,7 +72,9 @@ impl Error {
     pub(super) fn into_store(self) -> StoreError {
         match self {
             Error::Store(e) => e,
-            Error::Race(what) => StoreError::internal(format!("gave up after repeated races: {what}")),
+            Error::Race(what) => {
+                StoreError::internal(format!("gave up after repeated races: {what}"))
+            }
             Error::Db(e) => db(e),
             Error::Pool(PoolError::Backend(e)) => db(e),
             Error::Pool(
@@ -117,7 +119,9 @@ pub(super) fn is_unavailable(e: &tokio_postgres::Error) -> bool {
     }
     matches!(
         e.to_string().as_str(),
-        "error connecting to server" | "timeout waiting for server" | "error communicating with the server"
+        "error connecting to server"
+            | "timeout waiting for server"
+            | "error communicating with the server"
     )
 }
 

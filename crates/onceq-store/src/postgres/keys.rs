@@ -33,7 +33,10 @@ impl PgStore {
         Ok(key_record(&row))
     }
 
-    pub(super) async fn key_lookup_once(&self, key_hash: &[u8]) -> Result<Option<KeyRecord>, Error> {
+    pub(super) async fn key_lookup_once(
+        &self,
+        key_hash: &[u8],
+    ) -> Result<Option<KeyRecord>, Error> {
         let client = self.client().await?;
         let stmt = client.prepare_cached(sql::KEY_LOOKUP).await?;
         let row = client.query_opt(&stmt, &[&key_hash]).await?;

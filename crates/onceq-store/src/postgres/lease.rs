@@ -17,7 +17,10 @@ impl PgStore {
         let client = self.client().await?;
         let stmt = client.prepare_cached(sql::MESSAGE_ACK).await?;
         let deleted = client
-            .execute(&stmt, &[&l.queue.project, &l.queue.queue, &l.message_id, &l.receipt])
+            .execute(
+                &stmt,
+                &[&l.queue.project, &l.queue.queue, &l.message_id, &l.receipt],
+            )
             .await?;
         Ok(deleted > 0)
     }
@@ -40,7 +43,8 @@ impl PgStore {
         };
         let delivery_count: i32 = row.get("delivery_count");
         let held = row.get::<_, &str>("state") == MessageStatus::InFlight.as_str()
-            && (l.receipt.is_none() || row.get::<_, Option<&str>>("receipt") == l.receipt.as_deref());
+            && (l.receipt.is_none()
+                || row.get::<_, Option<&str>>("receipt") == l.receipt.as_deref());
         if !held {
             tx.commit().await?;
             return Ok(NackOutcome {
@@ -107,7 +111,13 @@ impl PgStore {
         let row = client
             .query_one(
                 &stmt,
-                &[&l.queue.project, &l.queue.queue, &l.message_id, &l.receipt, &until],
+                &[
+                    &l.queue.project,
+                    &l.queue.queue,
+                    &l.message_id,
+                    &l.receipt,
+                    &until,
+                ],
             )
             .await?;
         let extended: Option<jiff::Timestamp> = row.get("extended");

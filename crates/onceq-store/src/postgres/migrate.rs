@@ -51,7 +51,11 @@ pub(super) async fn run(pool: &Pool) -> Result<(), Error> {
     })?;
     unlocked?;
     for m in report.applied_migrations() {
-        tracing::info!(version = m.version(), name = m.name(), "postgres: applied migration");
+        tracing::info!(
+            version = m.version(),
+            name = m.name(),
+            "postgres: applied migration"
+        );
     }
     Ok(())
 }

@@ -57,7 +57,9 @@ impl PgStore {
     /// `Unavailable` when the database cannot be reached.
     pub async fn connect(url: &str) -> Result<PgStore> {
         let pool = pool::build(url)?;
-        migrate::run(&pool).await.map_err(errors::Error::into_store)?;
+        migrate::run(&pool)
+            .await
+            .map_err(errors::Error::into_store)?;
         Ok(PgStore { pool })
     }
 
@@ -162,3 +164,6 @@ impl crate::Store for PgStore {
         errors::retrying(|| self.retention_purge_once(now)).await
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -68,15 +68,11 @@ fn take_pool_size(url: &str) -> Result<(String, usize)> {
     for param in query.split('&') {
         match param.strip_prefix("pool_size=") {
             Some(v) => {
-                size = v
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|n| *n > 0)
-                    .ok_or_else(|| {
-                        StoreError::Invalid(format!(
-                            "pool_size in the database URL must be a positive integer (got {v:?})"
-                        ))
-                    })?;
+                size = v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    StoreError::Invalid(format!(
+                        "pool_size in the database URL must be a positive integer (got {v:?})"
+                    ))
+                })?;
             }
             None => kept.push(param),
         }

@@ -236,7 +236,10 @@ impl PgStore {
     ) -> Result<QueueStats, Error> {
         let client = self.client().await?;
         let stmt = client.prepare_cached(sql::QUEUE_STATS).await?;
-        let Some(row) = client.query_opt(&stmt, &[&q.project, &q.queue, &now]).await? else {
+        let Some(row) = client
+            .query_opt(&stmt, &[&q.project, &q.queue, &now])
+            .await?
+        else {
             return Err(StoreError::QueueNotFound.into());
         };
         let available: i64 = row.get("available");

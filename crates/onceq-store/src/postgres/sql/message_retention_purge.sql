@@ -3,4 +3,4 @@
 DELETE FROM onceq_messages m
 USING onceq_queues q
 WHERE m.queue_id = q.id
-  AND m.created_at < $1 - make_interval(hours => q.message_retention_days * 24)
+  AND m.created_at < $1::timestamptz - make_interval(hours => q.message_retention_days * 24)
