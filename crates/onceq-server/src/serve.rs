@@ -111,7 +111,10 @@ async fn bootstrap_key(store: &dyn Store, api_key: Option<&str>) -> Result<(), S
     if !active {
         let (key, _) = auth::create_key(store, "default", Some("bootstrap".into()), now).await?;
         // Printed, not logged: this is the only time the secret is shown.
-        println!("Created an API key for project \"default\" (shown once, keep it):\n  {}", key.secret);
+        println!(
+            "Created an API key for project \"default\" (shown once, keep it):\n  {}",
+            key.secret
+        );
     }
     Ok(())
 }

@@ -44,7 +44,13 @@ pub fn required_queue(field: &str, name: Option<String>) -> Result<String, ApiEr
 }
 
 /// An optional integer in `min..=max`, `default` when absent.
-pub fn int_in(field: &str, value: Option<i64>, min: i64, max: i64, default: i64) -> Result<i64, ApiError> {
+pub fn int_in(
+    field: &str,
+    value: Option<i64>,
+    min: i64,
+    max: i64,
+    default: i64,
+) -> Result<i64, ApiError> {
     match value {
         None => Ok(default),
         Some(v) if (min..=max).contains(&v) => Ok(v),
@@ -90,14 +96,15 @@ pub fn required_token(field: &str, value: Option<String>) -> Result<String, ApiE
 /// (object keys sorted), whose byte length is its size. Two payloads that
 /// differ only in key order or whitespace are the same payload for dedupe.
 pub fn payload(field: &str, raw: Option<Box<RawValue>>) -> Result<String, ApiError> {
-    let raw = raw.ok_or_else(|| ApiError::invalid(format!("{field} is required and must not be null")))?;
-    let mut value: serde_json::Value = serde_json::from_str(raw.get())
-        .map_err(|e| ApiError::invalid(format!("{field}: {e}")))?;
+    let raw =
+        raw.ok_or_else(|| ApiError::invalid(format!("{field} is required and must not be null")))?;
+    let mut value: serde_json::Value =
+        serde_json::from_str(raw.get()).map_err(|e| ApiError::invalid(format!("{field}: {e}")))?;
     // Explicit, so canonical form survives a dependency turning on
     // serde_json's `preserve_order`.
     value.sort_all_objects();
-    let canonical = serde_json::to_string(&value)
-        .map_err(|e| ApiError::invalid(format!("{field}: {e}")))?;
+    let canonical =
+        serde_json::to_string(&value).map_err(|e| ApiError::invalid(format!("{field}: {e}")))?;
     if canonical.len() > MAX_PAYLOAD_BYTES {
         return Err(ApiError::new(
             ErrorCode::QueueMessageTooLarge,

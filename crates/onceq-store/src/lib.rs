@@ -44,6 +44,8 @@ pub async fn open(
             "database URL must start with postgres:// or postgresql:// (got {:?})",
             url.split(':').next().unwrap_or_default()
         ))),
-        None => Ok(std::sync::Arc::new(sqlite::SqliteStore::open(data_dir).await?)),
+        None => Ok(std::sync::Arc::new(
+            sqlite::SqliteStore::open(data_dir).await?,
+        )),
     }
 }

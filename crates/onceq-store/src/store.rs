@@ -94,10 +94,7 @@ pub trait Store: Send + Sync + 'static {
     /// Ends a lease early: requeue (maybe delayed), or dead-letter.
     async fn message_nack(&self, p: crate::MessageNack) -> crate::Result<crate::NackOutcome>;
     /// Moves a lease's end to `now + visibility_timeout`.
-    async fn message_extend(
-        &self,
-        p: crate::MessageExtend,
-    ) -> crate::Result<crate::ExtendOutcome>;
+    async fn message_extend(&self, p: crate::MessageExtend) -> crate::Result<crate::ExtendOutcome>;
     /// Moves dead-lettered messages back, `delivery_count` reset to 0.
     /// `QueueNotFound` for an unknown queue, `Invalid` if it has no DLQ.
     async fn dlq_redrive(&self, p: crate::DlqRedrive) -> crate::Result<crate::RedriveOutcome>;

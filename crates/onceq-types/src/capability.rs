@@ -19,7 +19,12 @@ pub struct CapabilityDef {
 /// Every capability, in the order discovery lists them.
 pub const CAPABILITIES: &[CapabilityDef] = &[
     cap("queue.publish", "POST", "/v1/queue/publish", "message"),
-    cap("queue.publish_batch", "POST", "/v1/queue/publish_batch", "message"),
+    cap(
+        "queue.publish_batch",
+        "POST",
+        "/v1/queue/publish_batch",
+        "message",
+    ),
     cap("queue.consume", "POST", "/v1/queue/consume", "call"),
     cap("queue.ack", "POST", "/v1/queue/ack", "call"),
     cap("queue.nack", "POST", "/v1/queue/nack", "call"),
@@ -30,7 +35,12 @@ pub const CAPABILITIES: &[CapabilityDef] = &[
     cap("queue.delete", "DELETE", "/v1/queue/delete/{queue}", "call"),
     cap("queue.stats", "GET", "/v1/queue/stats/{queue}", "call"),
     cap("queue.purge", "POST", "/v1/queue/purge/{queue}", "call"),
-    cap("queue.dlq.redrive", "POST", "/v1/queue/dlq/redrive/{queue}", "call"),
+    cap(
+        "queue.dlq.redrive",
+        "POST",
+        "/v1/queue/dlq/redrive/{queue}",
+        "call",
+    ),
     cap("discovery", "GET", "/v1/discovery", "call"),
 ];
 

@@ -142,7 +142,10 @@ pub async fn consume(a: ConsumeArgs) -> anyhow::Result<()> {
             ("payload", m.payload.get().to_owned()),
             (
                 "acked",
-                acked.get(i).map(|b| b.to_string()).unwrap_or_else(|| "no (use --ack)".into()),
+                acked
+                    .get(i)
+                    .map(|b| b.to_string())
+                    .unwrap_or_else(|| "no (use --ack)".into()),
             ),
         ]);
         println!();
@@ -162,8 +165,14 @@ pub async fn stats(a: StatsArgs) -> anyhow::Result<()> {
         ("delayed", s.delayed.to_string()),
         ("in_flight", s.in_flight.to_string()),
         ("dead_lettered", s.dead_lettered.to_string()),
-        ("dead_letter_queue", s.dead_letter_queue.clone().unwrap_or_else(|| "-".into())),
-        ("oldest_message_age_seconds", s.oldest_message_age_seconds.to_string()),
+        (
+            "dead_letter_queue",
+            s.dead_letter_queue.clone().unwrap_or_else(|| "-".into()),
+        ),
+        (
+            "oldest_message_age_seconds",
+            s.oldest_message_age_seconds.to_string(),
+        ),
     ]);
     Ok(())
 }
@@ -186,7 +195,17 @@ pub async fn queues(a: QueuesArgs) -> anyhow::Result<()> {
             ]
         })
         .collect();
-    output::table(&["NAME", "TYPE", "DLQ", "MAX RETRIES", "VISIBILITY S", "RETENTION D"], rows);
+    output::table(
+        &[
+            "NAME",
+            "TYPE",
+            "DLQ",
+            "MAX RETRIES",
+            "VISIBILITY S",
+            "RETENTION D",
+        ],
+        rows,
+    );
     Ok(())
 }
 
@@ -197,7 +216,10 @@ pub async fn dlq(cmd: DlqCmd) -> anyhow::Result<()> {
             if server.json {
                 return output::json(&r);
             }
-            println!("moved {} message(s) from {} back to {}", r.redriven, r.dead_letter_queue, r.queue);
+            println!(
+                "moved {} message(s) from {} back to {}",
+                r.redriven, r.dead_letter_queue, r.queue
+            );
             Ok(())
         }
     }

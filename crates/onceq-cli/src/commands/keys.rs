@@ -47,12 +47,17 @@ pub async fn run(cmd: KeysCmd) -> anyhow::Result<()> {
             store,
         } => {
             anyhow::ensure!(
-                !project.is_empty() && project.len() <= 80 && !project.chars().any(char::is_control),
+                !project.is_empty()
+                    && project.len() <= 80
+                    && !project.chars().any(char::is_control),
                 "--project must be 1 to 80 printable characters"
             );
             let store = open(&store).await?;
             let (key, record) = auth::create_key(store.as_ref(), &project, label, now).await?;
-            eprintln!("created key {} for project {:?}", record.key_id, record.project);
+            eprintln!(
+                "created key {} for project {:?}",
+                record.key_id, record.project
+            );
             println!("{}", key.secret);
         }
         KeysCmd::List { store, json } => {
@@ -78,7 +83,9 @@ pub async fn run(cmd: KeysCmd) -> anyhow::Result<()> {
                             k.project.clone(),
                             k.label.clone().unwrap_or_default(),
                             k.created_at.to_string(),
-                            k.revoked_at.map(|t| t.to_string()).unwrap_or_else(|| "-".into()),
+                            k.revoked_at
+                                .map(|t| t.to_string())
+                                .unwrap_or_else(|| "-".into()),
                         ]
                     })
                     .collect();

@@ -35,7 +35,10 @@ pub struct ServeArgs {
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let prices = PriceTable::parse(&args.prices).map_err(anyhow::Error::msg)?;
-    anyhow::ensure!(args.dedupe_window_secs > 0, "--dedupe-window-secs must be positive");
+    anyhow::ensure!(
+        args.dedupe_window_secs > 0,
+        "--dedupe-window-secs must be positive"
+    );
     anyhow::ensure!(args.lease_reap_ms > 0, "--lease-reap-ms must be positive");
     anyhow::ensure!(args.purge_secs > 0, "--purge-secs must be positive");
     let config = ServerConfig {

@@ -1,1 +1,7 @@
-//! soon
+//! End-to-end tests of the `onceq` binary: the real process, real stores,
+//! real HTTP. `process` starts servers; `cli` drives the subcommands;
+//! `compat` runs the seed's Node.js route and worker unchanged against it.
+
+mod cli;
+mod compat;
+mod process;

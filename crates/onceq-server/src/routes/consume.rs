@@ -32,7 +32,13 @@ pub async fn consume(
     let visibility = req
         .visibility_timeout
         .map(|v| {
-            validate::int_in("visibility_timeout", Some(v), 0, MAX_VISIBILITY_TIMEOUT_SECONDS, 0)
+            validate::int_in(
+                "visibility_timeout",
+                Some(v),
+                0,
+                MAX_VISIBILITY_TIMEOUT_SECONDS,
+                0,
+            )
         })
         .transpose()?;
     let wait = validate::int_in("wait_seconds", req.wait_seconds, 0, MAX_WAIT_SECONDS, 0)?;
@@ -143,7 +149,10 @@ pub async fn extend(
     let lease = lease(&caller, req.queue, req.message_id, req.receipt)?;
     let timeout = validate::int_in(
         "visibility_timeout",
-        Some(validate::required("visibility_timeout", req.visibility_timeout)?),
+        Some(validate::required(
+            "visibility_timeout",
+            req.visibility_timeout,
+        )?),
         0,
         MAX_VISIBILITY_TIMEOUT_SECONDS,
         0,

@@ -10,9 +10,7 @@ use onceq_types::{
 };
 use serde_json::value::RawValue;
 
-use crate::{
-    ApiError, AppState, auth::Caller, envelope::Reply, extract::Body, validate,
-};
+use crate::{ApiError, AppState, auth::Caller, envelope::Reply, extract::Body, validate};
 
 /// `POST /v1/queue/publish`.
 pub async fn publish(
@@ -37,7 +35,9 @@ pub async fn publish(
         },
     )?;
     let mut outcomes = store_messages(&state, &caller, &queue, vec![message]).await?;
-    let outcome = outcomes.pop().ok_or_else(|| ApiError::invalid("nothing published"))?;
+    let outcome = outcomes
+        .pop()
+        .ok_or_else(|| ApiError::invalid("nothing published"))?;
     let cost = if outcome.replay {
         0.0
     } else {
@@ -144,11 +144,7 @@ fn header_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
         .transpose()
 }
 
-fn published(
-    queue: &str,
-    o: PublishOutcome,
-    in_batch: bool,
-) -> Result<PublishedMessage, ApiError> {
+fn published(queue: &str, o: PublishOutcome, in_batch: bool) -> Result<PublishedMessage, ApiError> {
     Ok(PublishedMessage {
         message_id: o.message_id,
         queue: queue.to_owned(),
@@ -162,7 +158,6 @@ fn published(
 
 /// Wraps a stored (already valid) JSON text for output without re-encoding.
 pub(crate) fn raw(json: String) -> Result<Box<RawValue>, ApiError> {
-    RawValue::from_string(json).map_err(|e| {
-        ApiError::from_store(onceq_store::StoreError::internal(e), "")
-    })
+    RawValue::from_string(json)
+        .map_err(|e| ApiError::from_store(onceq_store::StoreError::internal(e), ""))
 }

@@ -10,10 +10,22 @@ use crate::{
 async fn missing_or_unknown_key_is_401(b: Backend) {
     let s = TestServer::start(b).await;
     let body = json!({"queue": "q", "payload": 1});
-    let r = s.send(reqwest::Method::POST, "/v1/queue/publish", Some(body.clone()), None).await;
+    let r = s
+        .send(
+            reqwest::Method::POST,
+            "/v1/queue/publish",
+            Some(body.clone()),
+            None,
+        )
+        .await;
     r.err(401, "UNAUTHORIZED");
     let r = s
-        .send(reqwest::Method::POST, "/v1/queue/publish", Some(body), Some("oq_nope_nope"))
+        .send(
+            reqwest::Method::POST,
+            "/v1/queue/publish",
+            Some(body),
+            Some("oq_nope_nope"),
+        )
         .await;
     r.err(401, "UNAUTHORIZED");
     let r = s
@@ -36,7 +48,14 @@ async fn revoked_key_stops_working_at_once(b: Backend) {
     let (key, rec) = onceq_server::auth::create_key(s.state.store.as_ref(), "alpha", None, now)
         .await
         .unwrap();
-    let list = || s.send(reqwest::Method::GET, "/v1/queue/list", None, Some(&key.secret));
+    let list = || {
+        s.send(
+            reqwest::Method::GET,
+            "/v1/queue/list",
+            None,
+            Some(&key.secret),
+        )
+    };
     list().await.ok();
     assert!(s.state.store.key_revoke(&rec.key_id, now).await.unwrap());
     list().await.err(401, "UNAUTHORIZED");
@@ -50,21 +69,46 @@ async fn projects_never_see_each_other(b: Backend) {
     use reqwest::Method;
 
     // beta has no queue "orders" until it publishes its own
-    beta(Method::GET, "/v1/queue/stats/orders", None).await.err(404, "QUEUE_NOT_FOUND");
-    beta(Method::GET, "/v1/queue/get/orders", None).await.err(404, "QUEUE_NOT_FOUND");
-    let r = beta(Method::POST, "/v1/queue/consume", Some(json!({"queue": "orders"}))).await;
-    r.err(404, "QUEUE_NOT_FOUND");
-    beta(Method::POST, "/v1/queue/publish", Some(json!({"queue": "orders", "payload": {"n": 2}})))
+    beta(Method::GET, "/v1/queue/stats/orders", None)
         .await
-        .ok();
-    let r = beta(Method::POST, "/v1/queue/consume", Some(json!({"queue": "orders", "max_messages": 10}))).await;
+        .err(404, "QUEUE_NOT_FOUND");
+    beta(Method::GET, "/v1/queue/get/orders", None)
+        .await
+        .err(404, "QUEUE_NOT_FOUND");
+    let r = beta(
+        Method::POST,
+        "/v1/queue/consume",
+        Some(json!({"queue": "orders"})),
+    )
+    .await;
+    r.err(404, "QUEUE_NOT_FOUND");
+    beta(
+        Method::POST,
+        "/v1/queue/publish",
+        Some(json!({"queue": "orders", "payload": {"n": 2}})),
+    )
+    .await
+    .ok();
+    let r = beta(
+        Method::POST,
+        "/v1/queue/consume",
+        Some(json!({"queue": "orders", "max_messages": 10})),
+    )
+    .await;
     let items = r.data()["items"].as_array().unwrap().clone();
     assert_eq!(items.len(), 1);
     assert_eq!(items[0]["payload"], json!({"n": 2}));
     // beta cannot ack, nack or purge alpha's message
-    let r = beta(Method::POST, "/v1/queue/ack", Some(json!({"queue": "orders", "message_id": id}))).await;
+    let r = beta(
+        Method::POST,
+        "/v1/queue/ack",
+        Some(json!({"queue": "orders", "message_id": id})),
+    )
+    .await;
     assert_eq!(r.data()["acked"], false);
-    beta(Method::POST, "/v1/queue/purge/orders", None).await.ok();
+    beta(Method::POST, "/v1/queue/purge/orders", None)
+        .await
+        .ok();
     let stats = s.stats("orders").await;
     assert_eq!(stats["message_count"], 1);
     assert_eq!(stats["available"], 1);

@@ -9,7 +9,12 @@ use crate::{
 
 async fn success_envelope_has_metadata(b: Backend) {
     let s = TestServer::start(b).await;
-    let r = s.post("/v1/queue/publish", json!({"queue": "q", "payload": {"a": 1}})).await;
+    let r = s
+        .post(
+            "/v1/queue/publish",
+            json!({"queue": "q", "payload": {"a": 1}}),
+        )
+        .await;
     r.ok();
     let meta = &r.body["metadata"];
     let id = meta["request_id"].as_str().unwrap();
@@ -25,21 +30,35 @@ both!(success_envelope_has_metadata);
 async fn unknown_route_and_method_are_enveloped(b: Backend) {
     let s = TestServer::start(b).await;
     s.get("/v1/queue/nope").await.err(404, "NOT_FOUND");
-    s.get("/v1/queue/publish").await.err(405, "METHOD_NOT_ALLOWED");
+    s.get("/v1/queue/publish")
+        .await
+        .err(405, "METHOD_NOT_ALLOWED");
 }
 both!(unknown_route_and_method_are_enveloped);
 
 async fn discovery_lists_every_endpoint_with_prices(b: Backend) {
     let s = TestServer::start_with(b, TestServer::priced()).await;
     // no key needed
-    let r = s.send(reqwest::Method::GET, "/v1/discovery", None, None).await;
+    let r = s
+        .send(reqwest::Method::GET, "/v1/discovery", None, None)
+        .await;
     r.ok();
     let caps = r.data()["capabilities"].as_array().unwrap();
     let ids: Vec<&str> = caps.iter().map(|c| c["id"].as_str().unwrap()).collect();
     for id in [
-        "queue.publish", "queue.publish_batch", "queue.consume", "queue.ack", "queue.nack",
-        "queue.extend", "queue.create", "queue.list", "queue.get", "queue.delete",
-        "queue.stats", "queue.purge", "queue.dlq.redrive",
+        "queue.publish",
+        "queue.publish_batch",
+        "queue.consume",
+        "queue.ack",
+        "queue.nack",
+        "queue.extend",
+        "queue.create",
+        "queue.list",
+        "queue.get",
+        "queue.delete",
+        "queue.stats",
+        "queue.purge",
+        "queue.dlq.redrive",
     ] {
         assert!(ids.contains(&id), "discovery lacks {id}");
     }

@@ -184,7 +184,10 @@ impl TestServer {
     /// Publishes `payload` to `queue` and returns the message id.
     pub async fn publish(&self, queue: &str, payload: Value) -> String {
         let r = self
-            .post("/v1/queue/publish", serde_json::json!({"queue": queue, "payload": payload}))
+            .post(
+                "/v1/queue/publish",
+                serde_json::json!({"queue": queue, "payload": payload}),
+            )
             .await;
         r.ok();
         r.data()["message_id"].as_str().unwrap().to_owned()
@@ -236,7 +239,11 @@ impl Res {
     /// Asserts success and the envelope's shape.
     #[track_caller]
     pub fn ok(&self) -> &Self {
-        assert_eq!(self.status, 200, "expected 200, got {}: {}", self.status, self.body);
+        assert_eq!(
+            self.status, 200,
+            "expected 200, got {}: {}",
+            self.status, self.body
+        );
         assert_eq!(self.body["ok"], true);
         assert!(self.body["error"].is_null());
         self
@@ -249,7 +256,11 @@ impl Res {
     /// Asserts an error with this status and code; returns the message.
     #[track_caller]
     pub fn err(&self, status: u16, code: &str) -> String {
-        assert_eq!(self.status, status, "expected {status} {code}, got: {}", self.body);
+        assert_eq!(
+            self.status, status,
+            "expected {status} {code}, got: {}",
+            self.body
+        );
         assert_eq!(self.body["ok"], false, "{}", self.body);
         assert!(self.body["data"].is_null(), "{}", self.body);
         assert_eq!(self.body["error"]["code"], code, "{}", self.body);

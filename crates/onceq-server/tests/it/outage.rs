@@ -17,7 +17,12 @@ async fn postgres_outage_is_503_then_recovers() {
     s.publish("q", json!("before")).await;
 
     cluster.stop(StopMode::Immediate).await;
-    let r = s.post("/v1/queue/publish", json!({"queue": "q", "payload": "during"})).await;
+    let r = s
+        .post(
+            "/v1/queue/publish",
+            json!({"queue": "q", "payload": "during"}),
+        )
+        .await;
     r.err(503, "UNAVAILABLE");
     assert_eq!(r.body["error"]["retryable"], true);
     assert_eq!(r.headers["retry-after"], "1");
@@ -27,7 +32,12 @@ async fn postgres_outage_is_503_then_recovers() {
     cluster.restart_server().await;
     let mut recovered = false;
     for _ in 0..50 {
-        let r = s.post("/v1/queue/publish", json!({"queue": "q", "payload": "after"})).await;
+        let r = s
+            .post(
+                "/v1/queue/publish",
+                json!({"queue": "q", "payload": "after"}),
+            )
+            .await;
         if r.status == 200 {
             recovered = true;
             break;
@@ -35,7 +45,13 @@ async fn postgres_outage_is_503_then_recovers() {
         r.err(503, "UNAVAILABLE");
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
-    assert!(recovered, "the server did not recover after the database came back");
+    assert!(
+        recovered,
+        "the server did not recover after the database came back"
+    );
     let st = s.stats("q").await;
-    assert_eq!(st["message_count"], 2, "before + after, nothing from the outage");
+    assert_eq!(
+        st["message_count"], 2,
+        "before + after, nothing from the outage"
+    );
 }

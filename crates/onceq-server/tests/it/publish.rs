@@ -10,7 +10,10 @@ use crate::{
 async fn publish_answers_the_message(b: Backend) {
     let s = TestServer::start(b).await;
     let r = s
-        .post("/v1/queue/publish", json!({"queue": "api-enqueue-jobs", "payload": {"job": "export", "tenant": "acme"}}))
+        .post(
+            "/v1/queue/publish",
+            json!({"queue": "api-enqueue-jobs", "payload": {"job": "export", "tenant": "acme"}}),
+        )
         .await;
     r.ok();
     let d = r.data();
@@ -26,7 +29,12 @@ async fn publish_answers_the_message(b: Backend) {
     assert_eq!(q.data()["dead_letter_queue"], "api-enqueue-jobs-dlq");
     s.get("/v1/queue/get/api-enqueue-jobs-dlq").await.ok();
 
-    let r = s.post("/v1/queue/publish", json!({"queue": "q", "payload": "x", "delay_seconds": 60})).await;
+    let r = s
+        .post(
+            "/v1/queue/publish",
+            json!({"queue": "q", "payload": "x", "delay_seconds": 60}),
+        )
+        .await;
     assert_eq!(r.data()["status"], "delayed");
 }
 both!(publish_answers_the_message);
@@ -52,7 +60,10 @@ async fn same_key_is_one_message_replayed_free(b: Backend) {
     let c = s.post("/v1/queue/consume", json!({"queue": "q"})).await;
     let m = &c.data()["items"][0];
     let ack = s
-        .post("/v1/queue/ack", json!({"queue": "q", "message_id": m["message_id"], "receipt": m["receipt"]}))
+        .post(
+            "/v1/queue/ack",
+            json!({"queue": "q", "message_id": m["message_id"], "receipt": m["receipt"]}),
+        )
         .await;
     assert_eq!(ack.data()["acked"], true);
     let after = s.post("/v1/queue/publish", body).await;
@@ -65,11 +76,17 @@ both!(same_key_is_one_message_replayed_free);
 
 async fn reused_key_with_other_payload_is_422(b: Backend) {
     let s = TestServer::start(b).await;
-    s.post("/v1/queue/publish", json!({"queue": "q", "payload": {"a": 1}, "idempotency_key": "k"}))
-        .await
-        .ok();
+    s.post(
+        "/v1/queue/publish",
+        json!({"queue": "q", "payload": {"a": 1}, "idempotency_key": "k"}),
+    )
+    .await
+    .ok();
     let r = s
-        .post("/v1/queue/publish", json!({"queue": "q", "payload": {"a": 2}, "idempotency_key": "k"}))
+        .post(
+            "/v1/queue/publish",
+            json!({"queue": "q", "payload": {"a": 2}, "idempotency_key": "k"}),
+        )
         .await;
     let msg = r.err(422, "IDEMPOTENCY_KEY_REUSED");
     assert!(msg.contains("\"k\""), "{msg}");
@@ -81,18 +98,33 @@ both!(reused_key_with_other_payload_is_422);
 async fn header_key_is_used_and_body_field_wins(b: Backend) {
     let s = TestServer::start(b).await;
     let send = |header: Option<&'static str>, body: serde_json::Value| {
-        let mut req = s.http.post(s.url("/v1/queue/publish")).bearer_auth(&s.key).json(&body);
+        let mut req = s
+            .http
+            .post(s.url("/v1/queue/publish"))
+            .bearer_auth(&s.key)
+            .json(&body);
         if let Some(h) = header {
             req = req.header("Idempotency-Key", h);
         }
-        async move { req.send().await.unwrap().json::<serde_json::Value>().await.unwrap() }
+        async move {
+            req.send()
+                .await
+                .unwrap()
+                .json::<serde_json::Value>()
+                .await
+                .unwrap()
+        }
     };
     let a = send(Some("hk"), json!({"queue": "q", "payload": 1})).await;
     let b2 = send(Some("hk"), json!({"queue": "q", "payload": 1})).await;
     assert_eq!(a["data"]["message_id"], b2["data"]["message_id"]);
     assert_eq!(b2["metadata"]["idempotent_replay"], true);
     // body key "bk" wins over header "hk": a new message
-    let c = send(Some("hk"), json!({"queue": "q", "payload": 1, "idempotency_key": "bk"})).await;
+    let c = send(
+        Some("hk"),
+        json!({"queue": "q", "payload": 1, "idempotency_key": "bk"}),
+    )
+    .await;
     assert_ne!(c["data"]["message_id"], a["data"]["message_id"]);
     assert_eq!(c["metadata"]["idempotent_replay"], false);
     assert_eq!(s.stats("q").await["message_count"], 2);
@@ -116,7 +148,10 @@ async fn concurrent_same_key_publishes_store_one(b: Backend) {
                 .unwrap();
             assert_eq!(r.status(), 200);
             let v: serde_json::Value = r.json().await.unwrap();
-            (v["data"]["message_id"].as_str().unwrap().to_owned(), v["metadata"]["idempotent_replay"].as_bool().unwrap())
+            (
+                v["data"]["message_id"].as_str().unwrap().to_owned(),
+                v["metadata"]["idempotent_replay"].as_bool().unwrap(),
+            )
         }));
     }
     let mut ids = Vec::new();
@@ -137,19 +172,41 @@ async fn oversized_payload_is_413_and_stores_nothing(b: Backend) {
     let s = TestServer::start(b).await;
     // exactly at the limit: {"s":"..."} is 8 bytes of overhead
     let at_limit = "x".repeat(262_144 - 8);
-    s.post("/v1/queue/publish", json!({"queue": "q", "payload": {"s": at_limit}})).await.ok();
+    s.post(
+        "/v1/queue/publish",
+        json!({"queue": "q", "payload": {"s": at_limit}}),
+    )
+    .await
+    .ok();
     let over = "x".repeat(262_144 - 7);
-    let r = s.post("/v1/queue/publish", json!({"queue": "q", "payload": {"s": over}})).await;
+    let r = s
+        .post(
+            "/v1/queue/publish",
+            json!({"queue": "q", "payload": {"s": over}}),
+        )
+        .await;
     let msg = r.err(413, "QUEUE_MESSAGE_TOO_LARGE");
     assert!(msg.contains("262144"), "{msg}");
     assert_eq!(s.stats("q").await["message_count"], 1);
     // and on a queue that did not exist: not even the queue is created
-    let r = s.post("/v1/queue/publish", json!({"queue": "fresh", "payload": {"s": "y".repeat(300_000)}})).await;
+    let r = s
+        .post(
+            "/v1/queue/publish",
+            json!({"queue": "fresh", "payload": {"s": "y".repeat(300_000)}}),
+        )
+        .await;
     r.err(413, "QUEUE_MESSAGE_TOO_LARGE");
-    s.get("/v1/queue/get/fresh").await.err(404, "QUEUE_NOT_FOUND");
+    s.get("/v1/queue/get/fresh")
+        .await
+        .err(404, "QUEUE_NOT_FOUND");
     // a body over the request limit (4 MiB) is refused as well
-    let huge = format!("{{\"queue\":\"q\",\"payload\":\"{}\"}}", "z".repeat(5 * 1024 * 1024));
-    s.post_raw("/v1/queue/publish", huge).await.err(413, "QUEUE_MESSAGE_TOO_LARGE");
+    let huge = format!(
+        "{{\"queue\":\"q\",\"payload\":\"{}\"}}",
+        "z".repeat(5 * 1024 * 1024)
+    );
+    s.post_raw("/v1/queue/publish", huge)
+        .await
+        .err(413, "QUEUE_MESSAGE_TOO_LARGE");
 }
 both!(oversized_payload_is_413_and_stores_nothing);
 
@@ -163,29 +220,80 @@ async fn bad_input_names_the_field(b: Backend) {
         (json!({"queue": "-x", "payload": 1}), "queue"),
         (json!({"queue": "x".repeat(81), "payload": 1}), "queue"),
         (json!({"queue": 5, "payload": 1}), "queue"),
-        (json!({"queue": "q", "payload": 1, "delay_seconds": -1}), "delay_seconds"),
-        (json!({"queue": "q", "payload": 1, "delay_seconds": 604_801}), "delay_seconds"),
-        (json!({"queue": "q", "payload": 1, "delay_seconds": "5"}), "delay_seconds"),
-        (json!({"queue": "q", "payload": 1, "priority": 1.5}), "priority"),
-        (json!({"queue": "q", "payload": 1, "priority": 3_000_000_000i64}), "priority"),
-        (json!({"queue": "q", "payload": 1, "idempotency_key": ""}), "idempotency_key"),
-        (json!({"queue": "q", "payload": 1, "idempotency_key": "k".repeat(10_000)}), "idempotency_key"),
-        (json!({"queue": "q", "payload": 1, "idempotency_key": "a\u{0}b"}), "idempotency_key"),
-        (json!({"queue": "q", "payload": 1, "idempotency_key": 7}), "idempotency_key"),
+        (
+            json!({"queue": "q", "payload": 1, "delay_seconds": -1}),
+            "delay_seconds",
+        ),
+        (
+            json!({"queue": "q", "payload": 1, "delay_seconds": 604_801}),
+            "delay_seconds",
+        ),
+        (
+            json!({"queue": "q", "payload": 1, "delay_seconds": "5"}),
+            "delay_seconds",
+        ),
+        (
+            json!({"queue": "q", "payload": 1, "priority": 1.5}),
+            "priority",
+        ),
+        (
+            json!({"queue": "q", "payload": 1, "priority": 3_000_000_000i64}),
+            "priority",
+        ),
+        (
+            json!({"queue": "q", "payload": 1, "idempotency_key": ""}),
+            "idempotency_key",
+        ),
+        (
+            json!({"queue": "q", "payload": 1, "idempotency_key": "k".repeat(10_000)}),
+            "idempotency_key",
+        ),
+        (
+            json!({"queue": "q", "payload": 1, "idempotency_key": "a\u{0}b"}),
+            "idempotency_key",
+        ),
+        (
+            json!({"queue": "q", "payload": 1, "idempotency_key": 7}),
+            "idempotency_key",
+        ),
     ];
     for (body, field) in cases {
         let r = s.post("/v1/queue/publish", body.clone()).await;
         let msg = r.err(400, "INVALID_PARAMS");
-        assert!(msg.contains(field), "message for {body} should name {field}: {msg}");
+        assert!(
+            msg.contains(field),
+            "message for {body} should name {field}: {msg}"
+        );
     }
-    for raw in ["{", "not json", "[1,2]", "{\"queue\": \"q\", \"payload\": 1,}", "\u{0}"] {
-        s.post_raw("/v1/queue/publish", raw.to_owned()).await.err(400, "INVALID_PARAMS");
+    for raw in [
+        "{",
+        "not json",
+        "[1,2]",
+        "{\"queue\": \"q\", \"payload\": 1,}",
+        "\u{0}",
+    ] {
+        s.post_raw("/v1/queue/publish", raw.to_owned())
+            .await
+            .err(400, "INVALID_PARAMS");
     }
-    s.post_raw("/v1/queue/publish", vec![0xff, 0xfe, b'{']).await.err(400, "INVALID_PARAMS");
-    let deep = format!("{{\"queue\":\"q\",\"payload\":{}1{}}}", "[".repeat(10_000), "]".repeat(10_000));
-    s.post_raw("/v1/queue/publish", deep).await.err(400, "INVALID_PARAMS");
+    s.post_raw("/v1/queue/publish", vec![0xff, 0xfe, b'{'])
+        .await
+        .err(400, "INVALID_PARAMS");
+    let deep = format!(
+        "{{\"queue\":\"q\",\"payload\":{}1{}}}",
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
+    s.post_raw("/v1/queue/publish", deep)
+        .await
+        .err(400, "INVALID_PARAMS");
     // unknown fields are ignored
-    s.post("/v1/queue/publish", json!({"queue": "q", "payload": 1, "colour": "blue"})).await.ok();
+    s.post(
+        "/v1/queue/publish",
+        json!({"queue": "q", "payload": 1, "colour": "blue"}),
+    )
+    .await
+    .ok();
     // nothing but that last one was stored
     assert_eq!(s.stats("q").await["message_count"], 1);
 }
@@ -193,9 +301,12 @@ both!(bad_input_names_the_field);
 
 async fn batch_is_all_or_nothing(b: Backend) {
     let s = TestServer::start_with(b, TestServer::priced()).await;
-    s.post("/v1/queue/publish", json!({"queue": "q", "payload": "first", "idempotency_key": "k1"}))
-        .await
-        .ok();
+    s.post(
+        "/v1/queue/publish",
+        json!({"queue": "q", "payload": "first", "idempotency_key": "k1"}),
+    )
+    .await
+    .ok();
     let r = s
         .post(
             "/v1/queue/publish_batch",
@@ -237,11 +348,17 @@ async fn batch_is_all_or_nothing(b: Backend) {
         json!({"queue": "q", "messages": [{"payload": 1}, {"payload": 2, "delay_seconds": -3}]}),
     ];
     for body in bad {
-        let msg = s.post("/v1/queue/publish_batch", body).await.err(400, "INVALID_PARAMS");
+        let msg = s
+            .post("/v1/queue/publish_batch", body)
+            .await
+            .err(400, "INVALID_PARAMS");
         assert!(msg.contains("messages"), "{msg}");
     }
     let r = s
-        .post("/v1/queue/publish_batch", json!({"queue": "q", "messages": [{"payload": 1}, {"payload": "y".repeat(262_145)}]}))
+        .post(
+            "/v1/queue/publish_batch",
+            json!({"queue": "q", "messages": [{"payload": 1}, {"payload": "y".repeat(262_145)}]}),
+        )
         .await;
     r.err(413, "QUEUE_MESSAGE_TOO_LARGE");
     assert_eq!(s.stats("q").await["message_count"], 3);

@@ -12,7 +12,9 @@ async fn two_servers_share_one_database_without_double_delivery() {
     let handle = fresh_store(Backend::Postgres).await;
     let url = handle.database_url.clone().unwrap();
     let a = TestServer::on_store(handle.store.clone(), Default::default()).await;
-    let second = onceq_store::open(Some(&url), std::path::Path::new("unused")).await.unwrap();
+    let second = onceq_store::open(Some(&url), std::path::Path::new("unused"))
+        .await
+        .unwrap();
     let b = TestServer::on_store(second, Default::default()).await;
 
     const N: usize = 400;

@@ -189,8 +189,9 @@ impl Client {
             visibility_timeout: opts.visibility_timeout.map(i64::from),
             wait_seconds: (opts.wait_seconds > 0).then_some(i64::from(opts.wait_seconds)),
         };
-        let answer: Answer<Items<ConsumedMessage>> =
-            self.call(Method::POST, "/v1/queue/consume", Some(&body)).await?;
+        let answer: Answer<Items<ConsumedMessage>> = self
+            .call(Method::POST, "/v1/queue/consume", Some(&body))
+            .await?;
         Ok(answer.data.items)
     }
 
@@ -206,7 +207,9 @@ impl Client {
             message_id: Some(message_id.to_owned()),
             receipt: receipt.map(str::to_owned),
         };
-        let answer: Answer<Acked> = self.call(Method::POST, "/v1/queue/ack", Some(&body)).await?;
+        let answer: Answer<Acked> = self
+            .call(Method::POST, "/v1/queue/ack", Some(&body))
+            .await?;
         Ok(answer.data.acked)
     }
 
@@ -224,7 +227,10 @@ impl Client {
             delay_seconds: opts.delay_seconds,
             receipt: opts.receipt,
         };
-        Ok(self.call(Method::POST, "/v1/queue/nack", Some(&body)).await?.data)
+        Ok(self
+            .call(Method::POST, "/v1/queue/nack", Some(&body))
+            .await?
+            .data)
     }
 
     /// Extends a lease to `visibility_timeout` seconds from now (heartbeat).
@@ -241,17 +247,25 @@ impl Client {
             receipt: receipt.map(str::to_owned),
             visibility_timeout: Some(i64::from(visibility_timeout)),
         };
-        Ok(self.call(Method::POST, "/v1/queue/extend", Some(&body)).await?.data)
+        Ok(self
+            .call(Method::POST, "/v1/queue/extend", Some(&body))
+            .await?
+            .data)
     }
 
     /// Creates a queue (identical settings return the existing one).
     pub async fn create_queue(&self, req: &request::CreateQueue) -> Result<QueueRecord, Error> {
-        Ok(self.call(Method::POST, "/v1/queue/create", Some(req)).await?.data)
+        Ok(self
+            .call(Method::POST, "/v1/queue/create", Some(req))
+            .await?
+            .data)
     }
 
     /// Every queue of the key's project.
     pub async fn list_queues(&self) -> Result<Vec<QueueRecord>, Error> {
-        let a: Answer<Items<QueueRecord>> = self.call::<(), _>(Method::GET, "/v1/queue/list", None).await?;
+        let a: Answer<Items<QueueRecord>> = self
+            .call::<(), _>(Method::GET, "/v1/queue/list", None)
+            .await?;
         Ok(a.data.items)
     }
 
@@ -289,7 +303,10 @@ impl Client {
 
     /// The server's endpoints and prices.
     pub async fn discovery(&self) -> Result<Discovery, Error> {
-        Ok(self.call::<(), _>(Method::GET, "/v1/discovery", None).await?.data)
+        Ok(self
+            .call::<(), _>(Method::GET, "/v1/discovery", None)
+            .await?
+            .data)
     }
 
     async fn call<B: Serialize + ?Sized, T: DeserializeOwned>(

@@ -1,0 +1,117 @@
+//! Runs `onceq` as a child process.
+
+use std::{
+    io::{BufRead, BufReader},
+    process::{Child, Command, Output, Stdio},
+    sync::mpsc,
+    time::Duration,
+};
+
+/// A running `onceq serve`.
+pub struct ServerProcess {
+    child: Child,
+    pub url: String,
+    /// What the server printed on stdout (the bootstrap key, if any).
+    pub stdout_lines: mpsc::Receiver<String>,
+    stderr_lines: mpsc::Receiver<String>,
+}
+
+/// The `onceq` binary under test.
+pub fn onceq() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_onceq"))
+}
+
+impl ServerProcess {
+    /// Starts `onceq serve --listen 127.0.0.1:0 <args>` with `envs` and waits
+    /// for its "listening" log line.
+    pub fn start(args: &[&str], envs: &[(&str, &str)]) -> Self {
+        let mut cmd = onceq();
+        cmd.args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .env_remove("ONCEQ_API_KEY")
+            .env_remove("DATABASE_URL")
+            .env("ONCEQ_LOG", "info")
+            .env("NO_COLOR", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn onceq serve");
+        let stdout_lines = lines(child.stdout.take().unwrap());
+        let stderr_lines = lines(child.stderr.take().unwrap());
+        let mut seen = Vec::new();
+        let url = loop {
+            match stderr_lines.recv_timeout(Duration::from_secs(60)) {
+                Ok(line) => {
+                    if let Some(rest) = line.split("listening on ").nth(1) {
+                        break rest.split_whitespace().next().unwrap().to_owned();
+                    }
+                    seen.push(line);
+                }
+                Err(_) => panic!("onceq serve did not start; it said:\n{}", seen.join("\n")),
+            }
+        };
+        Self {
+            child,
+            url,
+            stdout_lines,
+            stderr_lines,
+        }
+    }
+
+    /// Sends SIGTERM and waits; returns whether it exited successfully and
+    /// what it logged meanwhile.
+    pub fn terminate(mut self) -> (bool, Vec<String>) {
+        let pid = self.child.id().to_string();
+        let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        assert!(status.success());
+        let exit = self.child.wait().unwrap();
+        let logs = self.stderr_lines.try_iter().collect();
+        (exit.success(), logs)
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn lines(stream: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Runs `onceq <args>` against a server and returns its output.
+pub fn run(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut cmd = onceq();
+    cmd.args(args)
+        .env_remove("ONCEQ_API_KEY")
+        .env_remove("DATABASE_URL");
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+/// Runs and asserts success; returns stdout.
+#[track_caller]
+pub fn run_ok(args: &[&str], envs: &[(&str, &str)]) -> String {
+    let out = run(args, envs);
+    assert!(
+        out.status.success(),
+        "onceq {args:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
