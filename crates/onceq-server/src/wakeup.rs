@@ -6,7 +6,7 @@
 //! Wake-ups are local to this process; consumers also re-check the store
 //! every `long_poll_recheck` to see publishes made on other servers.
 
-use std::hash::{BuildHasher, Hash, Hasher, RandomState};
+use std::hash::{BuildHasher, RandomState};
 
 use tokio::sync::Notify;
 
@@ -30,9 +30,8 @@ impl Default for Wakeups {
 impl Wakeups {
     /// The channel of a queue.
     pub fn channel(&self, project: &str, queue: &str) -> &Notify {
-        let mut h = self.hasher.build_hasher();
-        (project, queue).hash(&mut h);
-        &self.shards[(h.finish() as usize) % SHARDS]
+        let h = self.hasher.hash_one((project, queue));
+        &self.shards[(h as usize) % SHARDS]
     }
 
     /// Wakes every consumer waiting on the queue's shard.

@@ -276,8 +276,10 @@ async fn fourth_failure_dead_letters(b: Backend) {
 both!(fourth_failure_dead_letters);
 
 async fn expired_leases_return_without_anyone_calling(b: Backend) {
-    let mut config = onceq_server::ServerConfig::default();
-    config.lease_reap_interval = Duration::from_millis(50);
+    let config = onceq_server::ServerConfig {
+        lease_reap_interval: Duration::from_millis(50),
+        ..Default::default()
+    };
     let s = TestServer::start_with(b, config).await;
     s.publish("q", json!(1)).await;
     consume(&s, json!({"queue": "q", "visibility_timeout": 1}))
