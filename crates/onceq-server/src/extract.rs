@@ -46,7 +46,7 @@ impl<T: DeserializeOwned> FromRequest<AppState> for Body<T> {
 /// Decodes JSON, naming the failing field in the error.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         if path.is_empty() || path == "." {
@@ -58,7 +58,12 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         } else {
             ApiError::invalid(format!("{path}: {inner}"))
         }
-    })
+    })?;
+    // Trailing bytes after the object mean the client sent something else
+    // than it thinks; refuse rather than silently use a prefix.
+    de.end()
+        .map_err(|e| ApiError::invalid(format!("malformed JSON body: {e}")))?;
+    Ok(value)
 }
 
 fn is_length_limit(e: &axum::Error) -> bool {

@@ -1,8 +1,16 @@
-//! The onceq Rust toolkit.
+//! The onceq Rust toolkit: the three idempotency keys of a web route that
+//! hands work to a worker, each where it belongs.
 //!
-//! - [`client`]: a typed async client for the whole queue API. Publishing
-//!   retries transient failures with the *same* idempotency key, so a
-//!   publish that timed out after the server stored it is not stored twice.
+//! - [`client`]: a typed async client for the queue API. Publishing retries
+//!   transient failures with the *same* idempotency key (key 2: the publish).
+//! - [`idempotency`]: an axum/tower `Idempotency-Key` layer backed by a
+//!   request ledger in the application's database (key 1: the request).
+//! - [`worker`]: a worker runtime that claims a *job fact* per message in the
+//!   application's database and commits the handler's effects together with
+//!   the fact (key 3: the work).
+//! - [`clock`]: the injectable clock the ledger and the worker use, so tests
+//!   move time instead of sleeping.
+//! - [`failpoint`]: named points where tests make the pipeline "crash".
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), onceq::Error> {
@@ -20,6 +28,10 @@
 #![warn(missing_docs)]
 
 pub mod client;
+pub mod clock;
+pub mod failpoint;
+pub mod idempotency;
+pub mod worker;
 
 pub use client::{
     Client, ConsumeOptions, Error, NackOptions, PublishOptions, Published, RetryPolicy,

@@ -1,6 +1,10 @@
 //! `/healthz` (the process answers) and `/readyz` (the store answers too).
 
-use axum::{extract::State, http::StatusCode};
+use axum::{
+    extract::State,
+    http::{StatusCode, header},
+    response::{IntoResponse, Response},
+};
 
 use crate::AppState;
 
@@ -10,12 +14,17 @@ pub async fn healthz() -> &'static str {
 }
 
 /// Readiness: 200 when the store answers a query, 503 otherwise.
-pub async fn readyz(State(state): State<AppState>) -> (StatusCode, &'static str) {
+pub async fn readyz(State(state): State<AppState>) -> Response {
     match state.store.ping().await {
-        Ok(()) => (StatusCode::OK, "ready"),
+        Ok(()) => (StatusCode::OK, "ready").into_response(),
         Err(e) => {
             tracing::warn!(error = %e, "readiness check failed");
-            (StatusCode::SERVICE_UNAVAILABLE, "store unavailable")
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::RETRY_AFTER, "1")],
+                "store unavailable",
+            )
+                .into_response()
         }
     }
 }

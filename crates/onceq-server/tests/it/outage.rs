@@ -28,6 +28,7 @@ async fn postgres_outage_is_503_then_recovers() {
     assert_eq!(r.headers["retry-after"], "1");
     let r = s.http.get(s.url("/readyz")).send().await.unwrap();
     assert_eq!(r.status(), 503);
+    assert_eq!(r.headers()["retry-after"], "1");
 
     cluster.restart_server().await;
     let mut recovered = false;

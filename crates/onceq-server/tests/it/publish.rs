@@ -271,6 +271,8 @@ async fn bad_input_names_the_field(b: Backend) {
         "[1,2]",
         "{\"queue\": \"q\", \"payload\": 1,}",
         "\u{0}",
+        "{\"queue\":\"q\",\"payload\":1} junk",
+        "{\"queue\":\"q\",\"payload\":1}{}",
     ] {
         s.post_raw("/v1/queue/publish", raw.to_owned())
             .await

@@ -4,4 +4,4 @@ SELECT q.name, q.queue_type, d.name AS dead_letter_queue, q.max_retries,
 FROM onceq_queues q
 LEFT JOIN onceq_queues d ON d.id = q.dead_letter_queue_id
 WHERE q.project = $1
-ORDER BY q.name
+ORDER BY q.name COLLATE "C"

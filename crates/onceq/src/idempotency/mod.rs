@@ -1,0 +1,1 @@
+//! The Idempotency-Key layer (being written).

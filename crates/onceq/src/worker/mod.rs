@@ -1,0 +1,1 @@
+//! The worker runtime (being written).

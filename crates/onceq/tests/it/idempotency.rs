@@ -1,0 +1,1 @@
+//! Idempotency-Key layer tests (being written).
