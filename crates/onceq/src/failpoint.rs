@@ -29,7 +29,10 @@ impl FailPoints {
 
     /// Arms `name` to fire the next `times` times it is reached.
     pub fn arm(&self, name: &'static str, times: u32) {
-        self.armed.lock().expect("failpoints poisoned").insert(name, times);
+        self.armed
+            .lock()
+            .expect("failpoints poisoned")
+            .insert(name, times);
     }
 
     /// Disarms every point.

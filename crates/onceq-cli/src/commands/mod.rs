@@ -2,6 +2,7 @@
 //! `--database-url` / `--data-dir` as the server); the rest talk to a
 //! running server over HTTP with the `onceq` client.
 
+mod bench;
 mod client_cmds;
 mod keys;
 mod serve;
@@ -36,6 +37,8 @@ enum Command {
     /// Dead-letter queue operations.
     #[command(subcommand)]
     Dlq(client_cmds::DlqCmd),
+    /// Run the peers' benchmark workload against a running server.
+    Bench(bench::BenchArgs),
 }
 
 /// Where the store is: shared by `serve` and `keys`.
@@ -73,5 +76,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Stats(args) => client_cmds::stats(args).await,
         Command::Queues(args) => client_cmds::queues(args).await,
         Command::Dlq(cmd) => client_cmds::dlq(cmd).await,
+        Command::Bench(args) => bench::run(args).await,
     }
 }

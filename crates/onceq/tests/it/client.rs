@@ -11,17 +11,34 @@ async fn publish_reports_replays_and_keeps_generated_keys() {
     let env = Env::start().await;
     let c = env.client();
     let first = c
-        .publish("q", &json!({"a": 1}), PublishOptions { idempotency_key: Some("k".into()), ..Default::default() })
+        .publish(
+            "q",
+            &json!({"a": 1}),
+            PublishOptions {
+                idempotency_key: Some("k".into()),
+                ..Default::default()
+            },
+        )
         .await
         .unwrap();
     assert!(!first.replay);
     let again = c
-        .publish("q", &json!({"a": 1}), PublishOptions { idempotency_key: Some("k".into()), ..Default::default() })
+        .publish(
+            "q",
+            &json!({"a": 1}),
+            PublishOptions {
+                idempotency_key: Some("k".into()),
+                ..Default::default()
+            },
+        )
         .await
         .unwrap();
     assert!(again.replay);
     assert_eq!(again.message.message_id, first.message.message_id);
-    let generated = c.publish("q", &json!(2), PublishOptions::default()).await.unwrap();
+    let generated = c
+        .publish("q", &json!(2), PublishOptions::default())
+        .await
+        .unwrap();
     assert!(!generated.idempotency_key.is_empty());
     assert_eq!(c.stats("q").await.unwrap().message_count, 2);
 }
@@ -30,22 +47,52 @@ async fn publish_reports_replays_and_keeps_generated_keys() {
 async fn errors_are_variants() {
     let env = Env::start().await;
     let c = env.client();
-    let key = |k: &str| PublishOptions { idempotency_key: Some(k.into()), ..Default::default() };
+    let key = |k: &str| PublishOptions {
+        idempotency_key: Some(k.into()),
+        ..Default::default()
+    };
     c.publish("q", &json!(1), key("k")).await.unwrap();
-    assert!(matches!(c.publish("q", &json!(2), key("k")).await, Err(Error::KeyReused(_))));
-    let big = "x".repeat(300_000);
-    assert!(matches!(c.publish("q", &big, key("big")).await, Err(Error::MessageTooLarge(_))));
-    assert!(matches!(c.stats("missing").await, Err(Error::QueueNotFound(_))));
-    let bad = onceq::Client::new(&env.queue_url, "wrong").unwrap();
-    assert!(matches!(bad.list_queues().await, Err(Error::Unauthorized(_))));
     assert!(matches!(
-        c.consume("q", onceq::ConsumeOptions { max_messages: 11, ..Default::default() }).await,
+        c.publish("q", &json!(2), key("k")).await,
+        Err(Error::KeyReused(_))
+    ));
+    let big = "x".repeat(300_000);
+    assert!(matches!(
+        c.publish("q", &big, key("big")).await,
+        Err(Error::MessageTooLarge(_))
+    ));
+    assert!(matches!(
+        c.stats("missing").await,
+        Err(Error::QueueNotFound(_))
+    ));
+    let bad = onceq::Client::new(&env.queue_url, "wrong").unwrap();
+    assert!(matches!(
+        bad.list_queues().await,
+        Err(Error::Unauthorized(_))
+    ));
+    assert!(matches!(
+        c.consume(
+            "q",
+            onceq::ConsumeOptions {
+                max_messages: 11,
+                ..Default::default()
+            }
+        )
+        .await,
         Err(Error::InvalidParams(_))
     ));
     // a server that is not there: a transport error, transient
-    let gone = onceq::Client::new("http://127.0.0.1:9", "k").unwrap().with_retry(onceq::RetryPolicy::none());
-    let err = gone.publish("q", &json!(1), PublishOptions::default()).await.unwrap_err();
-    assert!(matches!(err, Error::Transport(_)) && err.is_transient(), "{err:?}");
+    let gone = onceq::Client::new("http://127.0.0.1:9", "k")
+        .unwrap()
+        .with_retry(onceq::RetryPolicy::none());
+    let err = gone
+        .publish("q", &json!(1), PublishOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Transport(_)) && err.is_transient(),
+        "{err:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -53,26 +100,59 @@ async fn whole_api_round_trip() {
     let env = Env::start().await;
     let c = env.client();
     let q = c
-        .create_queue(&onceq::types::request::CreateQueue { name: Some("jobs".into()), max_retries: Some(0), ..Default::default() })
+        .create_queue(&onceq::types::request::CreateQueue {
+            name: Some("jobs".into()),
+            max_retries: Some(0),
+            ..Default::default()
+        })
         .await
         .unwrap();
     assert_eq!(q.dead_letter_queue.as_deref(), Some("jobs-dlq"));
     assert_eq!(c.get_queue("jobs").await.unwrap().max_retries, 0);
     assert_eq!(c.list_queues().await.unwrap().len(), 2);
     let items = (0..3)
-        .map(|i| onceq::types::request::BatchItem { payload: Some(serde_json::value::to_raw_value(&i).unwrap()), ..Default::default() })
+        .map(|i| onceq::types::request::BatchItem {
+            payload: Some(serde_json::value::to_raw_value(&i).unwrap()),
+            ..Default::default()
+        })
         .collect();
     assert_eq!(c.publish_batch("jobs", items).await.unwrap().len(), 3);
-    let got = c.consume("jobs", onceq::ConsumeOptions { max_messages: 3, ..Default::default() }).await.unwrap();
-    assert_eq!(got.len(), 3);
-    assert!(c.ack("jobs", &got[0].message_id, Some(&got[0].receipt)).await.unwrap());
-    let ext = c.extend("jobs", &got[1].message_id, Some(&got[1].receipt), 60).await.unwrap();
-    assert!(ext.extended);
-    let n = c
-        .nack("jobs", &got[1].message_id, onceq::NackOptions { receipt: Some(got[1].receipt.clone()), ..Default::default() })
+    let got = c
+        .consume(
+            "jobs",
+            onceq::ConsumeOptions {
+                max_messages: 3,
+                ..Default::default()
+            },
+        )
         .await
         .unwrap();
-    assert!(n.dead_lettered, "max_retries 0: the first failure dead-letters");
+    assert_eq!(got.len(), 3);
+    assert!(
+        c.ack("jobs", &got[0].message_id, Some(&got[0].receipt))
+            .await
+            .unwrap()
+    );
+    let ext = c
+        .extend("jobs", &got[1].message_id, Some(&got[1].receipt), 60)
+        .await
+        .unwrap();
+    assert!(ext.extended);
+    let n = c
+        .nack(
+            "jobs",
+            &got[1].message_id,
+            onceq::NackOptions {
+                receipt: Some(got[1].receipt.clone()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(
+        n.dead_lettered,
+        "max_retries 0: the first failure dead-letters"
+    );
     assert_eq!(c.redrive("jobs", None).await.unwrap().redriven, 1);
     assert_eq!(c.purge("jobs").await.unwrap(), 2);
     assert!(c.delete_queue("jobs").await.unwrap().deleted);

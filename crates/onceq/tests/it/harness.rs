@@ -108,5 +108,8 @@ impl Drop for Env {
 pub fn pool(url: &str) -> deadpool_postgres::Pool {
     let config = tokio_postgres::Config::from_str(url).unwrap();
     let manager = deadpool_postgres::Manager::new(config, tokio_postgres::NoTls);
-    deadpool_postgres::Pool::builder(manager).max_size(8).build().unwrap()
+    deadpool_postgres::Pool::builder(manager)
+        .max_size(8)
+        .build()
+        .unwrap()
 }

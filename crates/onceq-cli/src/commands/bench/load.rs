@@ -1,0 +1,134 @@
+//! The bench's HTTP calls, made directly with reqwest so that each phase
+//! measures the server and nothing else (no client retries).
+
+use anyhow::Context;
+use serde_json::{Value, json};
+
+/// A keep-alive HTTP client bound to one server and key.
+#[derive(Clone)]
+pub struct Load {
+    http: reqwest::Client,
+    base: String,
+    auth: String,
+}
+
+/// A consumed message, reduced to what the bench needs.
+pub struct Taken {
+    pub message_id: String,
+    pub receipt: String,
+    pub payload: Value,
+}
+
+impl Load {
+    pub fn new(base: &str, key: &str, connections: usize) -> anyhow::Result<Self> {
+        let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(connections)
+            .tcp_nodelay(true)
+            .build()?;
+        Ok(Self {
+            http,
+            base: base.trim_end_matches('/').to_owned(),
+            auth: format!("Bearer {key}"),
+        })
+    }
+
+    async fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+        let res = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .header("authorization", &self.auth)
+            .json(body)
+            .send()
+            .await
+            .with_context(|| format!("POST {path}"))?;
+        let status = res.status();
+        let v: Value = res
+            .json()
+            .await
+            .with_context(|| format!("POST {path}: answer"))?;
+        anyhow::ensure!(status.is_success(), "POST {path}: {status}: {}", v["error"]);
+        Ok(v)
+    }
+
+    /// One publish; `key` dedupes it.
+    pub async fn publish(
+        &self,
+        queue: &str,
+        payload: Value,
+        key: Option<String>,
+    ) -> anyhow::Result<()> {
+        let mut body = json!({"queue": queue, "payload": payload});
+        if let Some(k) = key {
+            body["idempotency_key"] = Value::String(k);
+        }
+        self.post("/v1/queue/publish", &body).await.map(|_| ())
+    }
+
+    /// One publish_batch.
+    pub async fn publish_batch(
+        &self,
+        queue: &str,
+        items: Vec<(Value, Option<String>)>,
+    ) -> anyhow::Result<()> {
+        let messages: Vec<Value> = items
+            .into_iter()
+            .map(|(payload, key)| match key {
+                Some(k) => json!({"payload": payload, "idempotency_key": k}),
+                None => json!({"payload": payload}),
+            })
+            .collect();
+        self.post(
+            "/v1/queue/publish_batch",
+            &json!({"queue": queue, "messages": messages}),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// One consume of up to 10, long-polling up to `wait` seconds.
+    pub async fn consume(&self, queue: &str, wait: u32) -> anyhow::Result<Vec<Taken>> {
+        let v = self
+            .post(
+                "/v1/queue/consume",
+                &json!({"queue": queue, "max_messages": 10, "wait_seconds": wait}),
+            )
+            .await?;
+        let items = v["data"]["items"].as_array().cloned().unwrap_or_default();
+        Ok(items
+            .into_iter()
+            .map(|mut m| Taken {
+                message_id: m["message_id"].as_str().unwrap_or_default().to_owned(),
+                receipt: m["receipt"].as_str().unwrap_or_default().to_owned(),
+                payload: m["payload"].take(),
+            })
+            .collect())
+    }
+
+    /// One ack with the receipt.
+    pub async fn ack(&self, queue: &str, m: &Taken) -> anyhow::Result<bool> {
+        let v = self
+            .post(
+                "/v1/queue/ack",
+                &json!({"queue": queue, "message_id": m.message_id, "receipt": m.receipt}),
+            )
+            .await?;
+        Ok(v["data"]["acked"].as_bool().unwrap_or(false))
+    }
+
+    /// Makes sure a queue exists (so consumers can start before producers).
+    pub async fn create_queue(&self, queue: &str) -> anyhow::Result<()> {
+        self.post("/v1/queue/create", &json!({"name": queue}))
+            .await
+            .map(|_| ())
+    }
+
+    /// Best-effort cleanup.
+    pub async fn delete_queue(&self, queue: &str) {
+        let _ = self
+            .http
+            .delete(format!("{}/v1/queue/delete/{queue}", self.base))
+            .header("authorization", &self.auth)
+            .send()
+            .await;
+    }
+}

@@ -1,0 +1,164 @@
+//! `onceq bench`: the peers' workload (`../shared/bench-peers`) against a
+//! running onceq server, over its HTTP API.
+//!
+//! Phases, as the peers define them: enqueue with one publish per call;
+//! work through that backlog (consume up to 10, ack each, no-op handler);
+//! enqueue with `publish_batch`; work through that backlog again; then mixed
+//! load at fixed offered rates, latency measured from a job's scheduled send
+//! time to its handler start. `--json` prints one object whose fields match
+//! the peers' result files.
+
+mod load;
+mod phases;
+mod report;
+
+use std::time::Duration;
+
+use clap::Args;
+use serde::Serialize;
+
+use load::Load;
+
+/// Flags of `onceq bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Base URL of the server.
+    #[arg(long, env = "ONCEQ_URL", default_value = "http://127.0.0.1:8787")]
+    url: String,
+    /// API key.
+    #[arg(long, env = "ONCEQ_API_KEY", hide_env_values = true)]
+    api_key: String,
+    /// Jobs per enqueue/work phase.
+    #[arg(long, default_value_t = 20_000)]
+    jobs: usize,
+    /// Concurrent producers.
+    #[arg(long, default_value_t = 8)]
+    producers: usize,
+    /// Concurrent workers (consumers).
+    #[arg(long, default_value_t = 8)]
+    workers: usize,
+    /// Offered rates of the mixed phase, jobs/s.
+    #[arg(long, value_delimiter = ',', default_value = "200,1000,5000")]
+    rates: Vec<u32>,
+    /// Seconds each mixed rate is offered.
+    #[arg(long, default_value_t = 15)]
+    mixed_secs: u64,
+    /// Publish with an idempotency key per job (onceq's normal use). With
+    /// `--no-keys` the publishes carry none, like the peers' enqueues.
+    #[arg(long)]
+    no_keys: bool,
+    /// A phase gives up after this many seconds.
+    #[arg(long, default_value_t = 180)]
+    phase_timeout: u64,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Shared settings of every phase.
+pub struct Plan {
+    pub jobs: usize,
+    pub producers: usize,
+    pub workers: usize,
+    pub keys: bool,
+    pub timeout: Duration,
+    pub progress: bool,
+}
+
+/// The whole result, shaped like the peers' `raw/*.json`.
+#[derive(Debug, Serialize)]
+pub struct BenchResult {
+    system: &'static str,
+    version: &'static str,
+    config: String,
+    n: usize,
+    producers: usize,
+    workers: usize,
+    date: String,
+    runtime: &'static str,
+    enqueue_single: phases::Throughput,
+    work: phases::Throughput,
+    enqueue_batch: phases::Throughput,
+    work2: phases::Throughput,
+    mixed: std::collections::BTreeMap<String, phases::Mixed>,
+}
+
+pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.jobs > 0 && args.producers > 0 && args.workers > 0,
+        "--jobs, --producers and --workers must be positive"
+    );
+    anyhow::ensure!(
+        args.rates.iter().all(|r| *r > 0),
+        "--rates must be positive"
+    );
+    let load = Load::new(&args.url, &args.api_key, args.producers + args.workers + 64)?;
+    let plan = Plan {
+        jobs: args.jobs,
+        producers: args.producers,
+        workers: args.workers,
+        keys: !args.no_keys,
+        timeout: Duration::from_secs(args.phase_timeout),
+        progress: !args.json && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+    };
+    let run_id = uuid::Uuid::now_v7().simple().to_string();
+    let queue = |phase: &str| format!("bench-{phase}-{}", &run_id[20..]);
+
+    let enqueue_single = phases::enqueue(&load, &plan, &queue("a"), 1).await?;
+    let work = phases::work(&load, &plan, &queue("a")).await?;
+    let enqueue_batch = phases::enqueue(&load, &plan, &queue("b"), onceq_types::MAX_BATCH).await?;
+    let work2 = phases::work(&load, &plan, &queue("b")).await?;
+    let mut mixed = std::collections::BTreeMap::new();
+    for rate in &args.rates {
+        let name = queue(&format!("m{rate}"));
+        let result = phases::mixed(
+            &load,
+            &plan,
+            &name,
+            *rate,
+            Duration::from_secs(args.mixed_secs),
+        )
+        .await?;
+        mixed.insert(rate.to_string(), result);
+    }
+    for q in ["a", "b"]
+        .map(queue)
+        .into_iter()
+        .chain(args.rates.iter().map(|r| queue(&format!("m{r}"))))
+    {
+        load.delete_queue(&q).await;
+        load.delete_queue(&format!("{q}-dlq")).await;
+    }
+
+    let result = BenchResult {
+        system: "onceq",
+        version: env!("CARGO_PKG_VERSION"),
+        config: format!(
+            "HTTP API at {}; publish {}; consume max_messages=10 wait_seconds=1, ack per message; {} producers, {} workers",
+            args.url,
+            if plan.keys {
+                "with an idempotency key per job"
+            } else {
+                "without idempotency keys"
+            },
+            plan.producers,
+            plan.workers
+        ),
+        n: plan.jobs,
+        producers: plan.producers,
+        workers: plan.workers,
+        date: jiff::Timestamp::now().to_string(),
+        runtime: "rust release build, tokio multi-thread (client)",
+        enqueue_single,
+        work,
+        enqueue_batch,
+        work2,
+        mixed,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        report::table(&result);
+    }
+    Ok(())
+}

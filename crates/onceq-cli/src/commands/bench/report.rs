@@ -1,0 +1,40 @@
+//! The readable table of `onceq bench`.
+
+use super::BenchResult;
+
+pub fn table(r: &BenchResult) {
+    println!(
+        "onceq bench: {} jobs, {} producers, {} workers",
+        r.n, r.producers, r.workers
+    );
+    println!("{}", r.config);
+    println!();
+    println!("{:<26} {:>10} {:>8}", "phase", "jobs/s", "secs");
+    for (name, t) in [
+        ("enqueue single", &r.enqueue_single),
+        ("work", &r.work),
+        ("enqueue batch (10/call)", &r.enqueue_batch),
+        ("work after batch", &r.work2),
+    ] {
+        let flag = if t.timed_out { " (timed out)" } else { "" };
+        println!("{name:<26} {:>10} {:>8.2}{flag}", t.jobs_per_s, t.secs);
+    }
+    println!();
+    println!(
+        "{:<12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "mixed", "sent/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "missing"
+    );
+    let ms = |v: Option<f64>| v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "-".into());
+    for (rate, m) in &r.mixed {
+        println!(
+            "{:<12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+            format!("@{rate}/s"),
+            m.achieved_send_rate,
+            ms(m.p50_ms),
+            ms(m.p90_ms),
+            ms(m.p99_ms),
+            ms(m.max_ms),
+            m.missing
+        );
+    }
+}
