@@ -1,0 +1,31 @@
+//! The app's database: a pool, and the `exports` table the worker writes.
+
+use std::str::FromStr;
+
+/// A pool on `url`.
+pub fn pool(url: &str) -> anyhow::Result<deadpool_postgres::Pool> {
+    let config = tokio_postgres::Config::from_str(url)?;
+    let manager = deadpool_postgres::Manager::new(config, tokio_postgres::NoTls);
+    Ok(deadpool_postgres::Pool::builder(manager).max_size(16).build()?)
+}
+
+/// Creates `exports` if missing. Deliberately no unique constraint on
+/// `job_fact`: a duplicated export must show up as a second row, not be
+/// hidden by the database. The advisory lock makes concurrent starts safe.
+pub async fn ensure_exports_table(pool: &deadpool_postgres::Pool) -> anyhow::Result<()> {
+    let mut db = pool.get().await?;
+    let tx = db.transaction().await?;
+    tx.execute("SELECT pg_advisory_xact_lock(7_061_006_501)", &[]).await?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS exports (
+            id bigserial PRIMARY KEY,
+            job_fact text NOT NULL,
+            tenant text,
+            format text,
+            built_at timestamptz NOT NULL DEFAULT now()
+        )",
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
