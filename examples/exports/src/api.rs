@@ -69,7 +69,12 @@ pub async fn run(
         route.with_state(state)
     } else {
         let ledger: Arc<dyn Ledger> = Arc::new(PgLedger::new(pool).await?);
-        spawn_purger(ledger.clone(), Duration::from_secs(300), Default::default(), shutdown.clone());
+        spawn_purger(
+            ledger.clone(),
+            Duration::from_secs(300),
+            Default::default(),
+            shutdown.clone(),
+        );
         route
             .route_layer(IdempotencyLayer::new(ledger).lease(Duration::from_secs(args.lease_secs)))
             .with_state(state)
@@ -93,7 +98,9 @@ async fn create_export(
         Err(e) => {
             return (
                 StatusCode::BAD_REQUEST,
-                Json(json!({"error": format!("body must be {{\"tenant\": string, \"format\": string}}: {e}")})),
+                Json(
+                    json!({"error": format!("body must be {{\"tenant\": string, \"format\": string}}: {e}")}),
+                ),
             );
         }
     };
@@ -102,7 +109,8 @@ async fn create_export(
     let key = key
         .map(|k| k.0)
         .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
-    let payload = json!({"tenant": body.tenant, "format": body.format, "job_fact": format!("export:{key}")});
+    let payload =
+        json!({"tenant": body.tenant, "format": body.format, "job_fact": format!("export:{key}")});
     let opts = PublishOptions {
         idempotency_key: Some(key),
         ..Default::default()
@@ -116,7 +124,10 @@ async fn create_export(
         // the caller's retry publishes again (deduped by the same key).
         Err(e) => {
             tracing::warn!(error = %e, "publish failed");
-            (StatusCode::SERVICE_UNAVAILABLE, Json(json!({"error": e.to_string()})))
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({"error": e.to_string()})),
+            )
         }
     }
 }

@@ -6,7 +6,9 @@ use std::str::FromStr;
 pub fn pool(url: &str) -> anyhow::Result<deadpool_postgres::Pool> {
     let config = tokio_postgres::Config::from_str(url)?;
     let manager = deadpool_postgres::Manager::new(config, tokio_postgres::NoTls);
-    Ok(deadpool_postgres::Pool::builder(manager).max_size(16).build()?)
+    Ok(deadpool_postgres::Pool::builder(manager)
+        .max_size(16)
+        .build()?)
 }
 
 /// Creates `exports` if missing. Deliberately no unique constraint on
@@ -15,7 +17,8 @@ pub fn pool(url: &str) -> anyhow::Result<deadpool_postgres::Pool> {
 pub async fn ensure_exports_table(pool: &deadpool_postgres::Pool) -> anyhow::Result<()> {
     let mut db = pool.get().await?;
     let tx = db.transaction().await?;
-    tx.execute("SELECT pg_advisory_xact_lock(7_061_006_501)", &[]).await?;
+    tx.execute("SELECT pg_advisory_xact_lock(7_061_006_501)", &[])
+        .await?;
     tx.batch_execute(
         "CREATE TABLE IF NOT EXISTS exports (
             id bigserial PRIMARY KEY,

@@ -28,16 +28,37 @@ struct Cli {
     #[command(subcommand)]
     command: Command,
     /// The app's PostgreSQL database (ledger, job facts, exports).
-    #[arg(long, env = "DATABASE_URL", global = true, default_value = "postgres://localhost/exports")]
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        global = true,
+        default_value = "postgres://localhost/exports"
+    )]
     database_url: String,
     /// The onceq server.
-    #[arg(long, env = "ONCEQ_URL", global = true, default_value = "http://127.0.0.1:8787")]
+    #[arg(
+        long,
+        env = "ONCEQ_URL",
+        global = true,
+        default_value = "http://127.0.0.1:8787"
+    )]
     onceq_url: String,
     /// Its API key.
-    #[arg(long, env = "ONCEQ_API_KEY", global = true, hide_env_values = true, default_value = "")]
+    #[arg(
+        long,
+        env = "ONCEQ_API_KEY",
+        global = true,
+        hide_env_values = true,
+        default_value = ""
+    )]
     onceq_api_key: String,
     /// The queue jobs go through.
-    #[arg(long, env = "EXPORTS_QUEUE", global = true, default_value = "api-enqueue-jobs")]
+    #[arg(
+        long,
+        env = "EXPORTS_QUEUE",
+        global = true,
+        default_value = "api-enqueue-jobs"
+    )]
     queue: String,
 }
 

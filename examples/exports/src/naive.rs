@@ -32,12 +32,19 @@ pub async fn run(
         };
         for m in messages {
             let payload: serde_json::Value = serde_json::from_str(m.payload.get())?;
-            let fact = payload["job_fact"].as_str().unwrap_or(&m.message_id).to_owned();
+            let fact = payload["job_fact"]
+                .as_str()
+                .unwrap_or(&m.message_id)
+                .to_owned();
             tokio::time::sleep(work).await;
             let db = pool.get().await?;
             db.execute(
                 "INSERT INTO exports (job_fact, tenant, format) VALUES ($1, $2, $3)",
-                &[&fact, &payload["tenant"].as_str(), &payload["format"].as_str()],
+                &[
+                    &fact,
+                    &payload["tenant"].as_str(),
+                    &payload["format"].as_str(),
+                ],
             )
             .await?;
             let _ = client.ack(&queue, &m.message_id, None).await;

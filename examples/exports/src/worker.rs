@@ -50,7 +50,12 @@ impl Handler for BuildExport {
         if !self.work.is_zero() {
             tokio::time::sleep(self.work).await;
         }
-        let field = |name: &str| job.payload.get(name).and_then(|v| v.as_str()).map(str::to_owned);
+        let field = |name: &str| {
+            job.payload
+                .get(name)
+                .and_then(|v| v.as_str())
+                .map(str::to_owned)
+        };
         tx.execute(
             "INSERT INTO exports (job_fact, tenant, format) VALUES ($1, $2, $3)",
             &[&job.fact, &field("tenant"), &field("format")],

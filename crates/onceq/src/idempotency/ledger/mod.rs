@@ -1,0 +1,227 @@
+//! The request ledger: where the layer remembers which keys it has seen and
+//! what it answered.
+//!
+//! - this module: the [`Ledger`] seam and the values crossing it.
+//! - [`stored`]: [`StoredResponse`], a recorded answer and its header codec.
+//! - [`postgres`]: [`PgLedger`](postgres::PgLedger), on the application's
+//!   PostgreSQL (feature `postgres`).
+//! - [`sqlite`]: [`SqliteLedger`](sqlite::SqliteLedger), in a SQLite file
+//!   (feature `sqlite`).
+//!
+//! Both backends run the same statements (in their own dialect, under
+//! `sql/`) and decide with the same `Entry::judge`, so they cannot drift.
+
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+pub mod stored;
+
+use jiff::Timestamp;
+
+use super::fingerprint::Fingerprint;
+pub use stored::StoredResponse;
+
+/// Why a ledger call failed. Callers only report it (the layer answers 503
+/// and logs the cause), so it is opaque.
+#[derive(Debug, thiserror::Error)]
+#[error("request ledger: {0}")]
+pub struct LedgerError(#[source] Box<dyn std::error::Error + Send + Sync>);
+
+impl LedgerError {
+    /// Wraps any error a backend hits.
+    pub fn new(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self(e.into())
+    }
+}
+
+/// One attempt to claim a key.
+#[derive(Debug, Clone)]
+pub struct Claim {
+    /// Who asked, and where: principal + method + route. Keys are unique
+    /// only within a scope.
+    pub scope: String,
+    /// The `Idempotency-Key`.
+    pub key: String,
+    /// What was asked (method, route, canonical body).
+    pub fingerprint: Fingerprint,
+    /// Names this claim; `complete` and `release` only touch the entry while
+    /// it still carries it, so a request whose lease was taken over cannot
+    /// overwrite or delete the newer holder's entry.
+    pub token: String,
+    /// The lease: until then a retry is told the request is in flight.
+    pub locked_until: Timestamp,
+    /// After this the entry counts as absent and may be purged.
+    pub expires_at: Timestamp,
+}
+
+/// What a claim found.
+#[derive(Debug, Clone)]
+pub enum ClaimOutcome {
+    /// The caller holds the key (new entry, expired entry, or a lease taken
+    /// over): run the handler.
+    Claimed,
+    /// The same key with another fingerprint.
+    Mismatch,
+    /// Another request holds the key and its lease runs until then.
+    InFlight {
+        /// End of the holder's lease.
+        locked_until: Timestamp,
+    },
+    /// The request was answered before: replay this.
+    Completed(StoredResponse),
+}
+
+/// The request ledger. Every method takes `now` (from the layer's clock),
+/// never the database's clock, so tests move time instead of sleeping.
+///
+/// Implementations must make [`claim`](Ledger::claim) race-safe: of two
+/// concurrent claims of one free key exactly one gets
+/// [`ClaimOutcome::Claimed`]. Any failure is an error (the layer answers 503),
+/// never a made-up outcome.
+#[async_trait::async_trait]
+pub trait Ledger: Send + Sync + 'static {
+    /// Claims `claim.key` in `claim.scope`, or says why not.
+    async fn claim(&self, claim: &Claim, now: Timestamp) -> Result<ClaimOutcome, LedgerError>;
+
+    /// Records the answer of the claim named `token`. False when the entry
+    /// no longer carries that token (taken over, expired and purged).
+    async fn complete(
+        &self,
+        scope: &str,
+        key: &str,
+        token: &str,
+        response: &StoredResponse,
+        now: Timestamp,
+    ) -> Result<bool, LedgerError>;
+
+    /// Forgets the claim named `token` so that a retry runs at once. False
+    /// when the entry no longer carries that token.
+    async fn release(
+        &self,
+        scope: &str,
+        key: &str,
+        token: &str,
+        now: Timestamp,
+    ) -> Result<bool, LedgerError>;
+
+    /// Deletes entries past their retention; returns how many.
+    async fn purge_expired(&self, now: Timestamp) -> Result<u64, LedgerError>;
+}
+
+/// An entry as a backend read it after its claim statement did not claim.
+#[derive(Debug)]
+#[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(dead_code))]
+pub(crate) struct Entry {
+    pub fingerprint: Vec<u8>,
+    pub response: Option<StoredResponse>,
+    pub locked_until: Option<Timestamp>,
+    pub expires_at: Timestamp,
+}
+
+// Unused only when no backend is compiled in.
+#[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(dead_code))]
+impl Entry {
+    /// What the entry means for a claim with `fingerprint` at `now`; `None`
+    /// when the entry changed between the claim statement and the read
+    /// (expired, lease ended) and the claim should be tried again.
+    pub fn judge(self, fingerprint: &Fingerprint, now: Timestamp) -> Option<ClaimOutcome> {
+        if self.expires_at <= now {
+            return None;
+        }
+        if self.fingerprint != fingerprint.as_bytes() {
+            return Some(ClaimOutcome::Mismatch);
+        }
+        match (self.response, self.locked_until) {
+            (Some(r), _) => Some(ClaimOutcome::Completed(r)),
+            (None, Some(until)) if until > now => Some(ClaimOutcome::InFlight {
+                locked_until: until,
+            }),
+            (None, _) => None,
+        }
+    }
+}
+
+/// How often a backend retries claim + read when the entry keeps changing
+/// under it. Each retry means another request won a race, so a few are
+/// plenty; running out is reported as an error (503, retryable).
+#[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(dead_code))]
+pub(crate) const CLAIM_ATTEMPTS: usize = 4;
+
+/// A shared ledger is a ledger, so one `Arc<dyn Ledger>` can serve the
+/// layer and [`spawn_purger`](crate::idempotency::spawn_purger) alike.
+#[async_trait::async_trait]
+impl<L: Ledger + ?Sized> Ledger for std::sync::Arc<L> {
+    async fn claim(&self, claim: &Claim, now: Timestamp) -> Result<ClaimOutcome, LedgerError> {
+        (**self).claim(claim, now).await
+    }
+
+    async fn complete(
+        &self,
+        scope: &str,
+        key: &str,
+        token: &str,
+        response: &StoredResponse,
+        now: Timestamp,
+    ) -> Result<bool, LedgerError> {
+        (**self).complete(scope, key, token, response, now).await
+    }
+
+    async fn release(
+        &self,
+        scope: &str,
+        key: &str,
+        token: &str,
+        now: Timestamp,
+    ) -> Result<bool, LedgerError> {
+        (**self).release(scope, key, token, now).await
+    }
+
+    async fn purge_expired(&self, now: Timestamp) -> Result<u64, LedgerError> {
+        (**self).purge_expired(now).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(fp: &Fingerprint, done: bool, locked: i64, expires: i64) -> Entry {
+        let t = |s| Timestamp::from_second(s).unwrap();
+        Entry {
+            fingerprint: fp.as_bytes().to_vec(),
+            response: done.then(|| {
+                StoredResponse::new(http::StatusCode::OK, Default::default(), Default::default())
+            }),
+            locked_until: (!done).then(|| t(locked)),
+            expires_at: t(expires),
+        }
+    }
+
+    #[test]
+    fn judges_like_the_state_machine() {
+        let fp = Fingerprint::of_parts(b"a");
+        let other = Fingerprint::of_parts(b"b");
+        let now = Timestamp::from_second(100).unwrap();
+        assert!(matches!(
+            entry(&fp, false, 130, 999).judge(&fp, now),
+            Some(ClaimOutcome::InFlight { .. })
+        ));
+        assert!(
+            entry(&fp, false, 100, 999).judge(&fp, now).is_none(),
+            "lease over: retry the takeover"
+        );
+        assert!(matches!(
+            entry(&fp, true, 0, 999).judge(&fp, now),
+            Some(ClaimOutcome::Completed(_))
+        ));
+        assert!(matches!(
+            entry(&other, true, 0, 999).judge(&fp, now),
+            Some(ClaimOutcome::Mismatch)
+        ));
+        assert!(
+            entry(&other, true, 0, 100).judge(&fp, now).is_none(),
+            "expired counts as absent"
+        );
+    }
+}

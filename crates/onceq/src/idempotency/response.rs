@@ -1,0 +1,122 @@
+//! What the layer answers by itself: refusals (each a JSON error body with
+//! a stable code), replays of recorded answers, and which of a handler's
+//! headers are worth recording.
+
+use axum::body::Body;
+use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
+use jiff::Timestamp;
+use serde_json::json;
+
+use super::{IDEMPOTENT_REPLAYED, ledger::StoredResponse};
+
+/// A refusal: `{"error":{"code":…,"message":…}}`, the queue API's shape.
+pub(crate) fn refusal(status: StatusCode, code: &str, message: &str) -> Response<Body> {
+    let body = json!({"error": {"code": code, "message": message}}).to_string();
+    let mut res = Response::new(Body::from(body));
+    *res.status_mut() = status;
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    res
+}
+
+/// A refusal the client should retry after `secs`.
+pub(crate) fn retry_later(
+    status: StatusCode,
+    code: &str,
+    message: &str,
+    secs: u64,
+) -> Response<Body> {
+    let mut res = refusal(status, code, message);
+    res.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    res
+}
+
+/// 409 while another request holds the key (hole 1: the seed answered
+/// `res.status(null)` and crashed). `Retry-After` is when its lease ends.
+pub(crate) fn in_flight(locked_until: Timestamp, now: Timestamp) -> Response<Body> {
+    retry_later(
+        StatusCode::CONFLICT,
+        "REQUEST_IN_FLIGHT",
+        "a request with this Idempotency-Key is still being processed; retry later",
+        seconds_until(locked_until, now),
+    )
+}
+
+/// Whole seconds from `now` to `until`, rounded up, at least 1 (a
+/// `Retry-After: 0` invites a busy loop).
+pub(crate) fn seconds_until(until: Timestamp, now: Timestamp) -> u64 {
+    let micros = until
+        .as_microsecond()
+        .saturating_sub(now.as_microsecond())
+        .max(0) as u64;
+    micros.div_ceil(1_000_000).max(1)
+}
+
+/// Headers never recorded: hop-by-hop ones (RFC 9110 §7.6.1) belong to one
+/// connection, `Content-Length` and `Date` are recomputed on replay, and
+/// the replay marker is the layer's own.
+fn recordable(name: &header::HeaderName) -> bool {
+    !matches!(
+        name.as_str(),
+        "connection"
+            | "keep-alive"
+            | "proxy-authenticate"
+            | "proxy-authorization"
+            | "proxy-connection"
+            | "te"
+            | "trailer"
+            | "transfer-encoding"
+            | "upgrade"
+            | "content-length"
+            | "date"
+            | "idempotent-replayed"
+    )
+}
+
+/// The headers of a handler's answer worth replaying.
+pub(crate) fn recordable_headers(headers: &HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::new();
+    for (name, value) in headers.iter().filter(|(n, _)| recordable(n)) {
+        out.append(name.clone(), value.clone());
+    }
+    out
+}
+
+/// A recorded answer, sent again, marked `Idempotent-Replayed: true`.
+pub(crate) fn replay(stored: StoredResponse) -> Response<Body> {
+    let mut res = Response::new(Body::from(stored.body));
+    *res.status_mut() = stored.status;
+    *res.headers_mut() = stored.headers;
+    res.headers_mut()
+        .insert(IDEMPOTENT_REPLAYED, HeaderValue::from_static("true"));
+    res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_rounds_up_and_is_at_least_one() {
+        let t = |us| Timestamp::from_microsecond(us).unwrap();
+        assert_eq!(seconds_until(t(30_000_000), t(0)), 30);
+        assert_eq!(seconds_until(t(30_000_001), t(0)), 31);
+        assert_eq!(seconds_until(t(5), t(5)), 1);
+        assert_eq!(seconds_until(t(0), t(9)), 1);
+    }
+
+    #[test]
+    fn hop_by_hop_headers_are_not_recorded() {
+        let mut h = HeaderMap::new();
+        h.insert("content-type", HeaderValue::from_static("application/json"));
+        h.insert("location", HeaderValue::from_static("/x/1"));
+        h.insert("connection", HeaderValue::from_static("close"));
+        h.insert("content-length", HeaderValue::from_static("2"));
+        let kept = recordable_headers(&h);
+        assert_eq!(kept.len(), 2);
+        assert!(kept.contains_key("location") && kept.contains_key("content-type"));
+    }
+}

@@ -1,0 +1,142 @@
+//! Job facts: what a message's work is called, and the `onceq_job_facts`
+//! rows that say who is doing it and whether it is done.
+
+use jiff::Timestamp;
+use onceq_types::ConsumedMessage;
+use tokio_postgres::GenericClient;
+
+const SCHEMA: &str = include_str!("sql/schema.sql");
+const CLAIM: &str = include_str!("sql/claim.sql");
+const HEARTBEAT: &str = include_str!("sql/heartbeat.sql");
+const MARK_DONE: &str = include_str!("sql/mark_done.sql");
+const RELEASE: &str = include_str!("sql/release.sql");
+const PURGE: &str = include_str!("sql/purge.sql");
+
+/// The fact a message's work is known by: `payload.job_fact` when it is a
+/// non-empty string, else the publish idempotency key, else the message id.
+///
+/// The first two survive a re-publish of the same work (a retried request
+/// makes a new message with the same key or `job_fact`); the message id
+/// only covers redeliveries of one message.
+pub fn job_fact(payload: &serde_json::Value, message: &ConsumedMessage) -> String {
+    let from_payload = payload
+        .get("job_fact")
+        .and_then(serde_json::Value::as_str)
+        .filter(|s| !s.is_empty());
+    let from_key = message.idempotency_key.as_deref().filter(|s| !s.is_empty());
+    from_payload
+        .or(from_key)
+        .unwrap_or(&message.message_id)
+        .to_owned()
+}
+
+/// What a claim found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Claim {
+    /// The fact is ours for this attempt (new, or taken over).
+    Mine,
+    /// The work was done already.
+    Done,
+    /// Another attempt holds it and its lease has not run out.
+    HeldUntil(Timestamp),
+}
+
+/// Creates the table if it is missing; safe when many workers start at once.
+pub(crate) async fn ensure_schema(
+    db: &mut tokio_postgres::Client,
+) -> Result<(), tokio_postgres::Error> {
+    let tx = db.transaction().await?;
+    tx.batch_execute(SCHEMA).await?;
+    tx.commit().await
+}
+
+/// One attempt's hold on a fact.
+#[derive(Debug, Clone)]
+pub(crate) struct Hold<'a> {
+    pub fact: &'a str,
+    pub claim: &'a str,
+}
+
+impl Hold<'_> {
+    /// Claims the fact (see `sql/claim.sql`).
+    pub async fn claim(
+        &self,
+        db: &impl GenericClient,
+        owner: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<Claim, tokio_postgres::Error> {
+        let row = db
+            .query_one(CLAIM, &[&self.fact, &owner, &self.claim, &now, &until])
+            .await?;
+        let state: &str = row.get("state");
+        Ok(match (state, row.get::<_, bool>("mine")) {
+            ("done", _) => Claim::Done,
+            (_, true) => Claim::Mine,
+            _ => Claim::HeldUntil(row.get("locked_until")),
+        })
+    }
+
+    /// Pushes the lease; false when the fact is no longer ours.
+    pub async fn heartbeat(
+        &self,
+        db: &impl GenericClient,
+        until: Timestamp,
+    ) -> Result<bool, tokio_postgres::Error> {
+        Ok(db
+            .execute(HEARTBEAT, &[&self.fact, &self.claim, &until])
+            .await?
+            == 1)
+    }
+
+    /// Marks the fact done inside `tx`; false when it is no longer ours.
+    pub async fn mark_done(
+        &self,
+        tx: &impl GenericClient,
+        now: Timestamp,
+    ) -> Result<bool, tokio_postgres::Error> {
+        Ok(tx
+            .execute(MARK_DONE, &[&self.fact, &self.claim, &now])
+            .await?
+            == 1)
+    }
+
+    /// Gives the fact up (only while it is ours and running).
+    pub async fn release(&self, db: &impl GenericClient) -> Result<bool, tokio_postgres::Error> {
+        Ok(db.execute(RELEASE, &[&self.fact, &self.claim]).await? == 1)
+    }
+}
+
+/// Deletes done facts finished before `before`.
+pub(crate) async fn purge(
+    db: &impl GenericClient,
+    before: Timestamp,
+) -> Result<u64, tokio_postgres::Error> {
+    db.execute(PURGE, &[&before]).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn message(key: Option<&str>) -> ConsumedMessage {
+        let text = json!({
+            "message_id": "qmsg_1", "queue": "q", "payload": {}, "status": "in_flight",
+            "delivery_count": 1, "receipt": "r", "created_at": "2026-07-26T12:00:00Z",
+            "lease_expires_at": "2026-07-26T12:00:30Z", "idempotency_key": key,
+        });
+        // RawValue payloads deserialise from text only.
+        serde_json::from_str(&text.to_string()).unwrap()
+    }
+
+    #[test]
+    fn payload_then_key_then_message_id() {
+        let m = message(Some("k"));
+        assert_eq!(job_fact(&json!({"job_fact": "export:a"}), &m), "export:a");
+        assert_eq!(job_fact(&json!({"job_fact": ""}), &m), "k");
+        assert_eq!(job_fact(&json!({"job_fact": 7}), &m), "k");
+        assert_eq!(job_fact(&json!([1]), &m), "k");
+        assert_eq!(job_fact(&json!({}), &message(None)), "qmsg_1");
+    }
+}

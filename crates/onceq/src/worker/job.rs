@@ -1,0 +1,205 @@
+//! One message, start to end: claim its fact, do the work with a heartbeat,
+//! commit the effects with the `done` mark, ack — or release and nack.
+//! Every step's order is the point; see the state machine in `mod.rs`.
+
+use std::convert::Infallible;
+
+use onceq_types::ConsumedMessage;
+use tokio::time::{Instant, MissedTickBehavior};
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    AFTER_ACK, AFTER_DONE, AFTER_FACT_CLAIM, AFTER_WORK, Job, MID_WORK,
+    fact::{self, Claim, Hold},
+    metrics::Outcome,
+    runner::Inner,
+};
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// How the transactional part of a job ended.
+enum Work {
+    Committed,
+    Failed(BoxError),
+    Superseded,
+    Crashed,
+    Abandoned,
+}
+
+impl Job {
+    fn new(message: ConsumedMessage) -> Self {
+        // The server only hands out valid JSON; `null` if that ever breaks,
+        // so the fact falls back to the key or the message id.
+        let payload = serde_json::from_str(message.payload.get()).unwrap_or_default();
+        Self {
+            fact: fact::job_fact(&payload, &message),
+            queue: message.queue.clone(),
+            payload,
+            message,
+        }
+    }
+}
+
+impl Inner {
+    /// Processes one message and counts how it ended.
+    pub(crate) async fn process(
+        &self,
+        message: ConsumedMessage,
+        abandon: &CancellationToken,
+    ) -> Outcome {
+        let job = Job::new(message);
+        let outcome = self.attempt(&job, abandon).await;
+        tracing::debug!(message_id = %job.message.message_id, fact = %job.fact, ?outcome, "job settled");
+        self.counters.record(outcome);
+        outcome
+    }
+
+    async fn attempt(&self, job: &Job, abandon: &CancellationToken) -> Outcome {
+        let token = uuid::Uuid::new_v4().to_string();
+        let hold = Hold {
+            fact: &job.fact,
+            claim: &token,
+        };
+        let mut db = match self.pool.get().await {
+            Ok(db) => db,
+            Err(e) => return self.fail(job, None, &e).await,
+        };
+        let now = self.config.clock.now();
+        match hold
+            .claim(&**db, &self.config.worker_id, now, now + self.fact_lease)
+            .await
+        {
+            Err(e) => return self.fail(job, None, &e).await,
+            Ok(Claim::Done) => return self.duplicate(job).await,
+            Ok(Claim::HeldUntil(until)) => return self.defer(job, until.duration_since(now)).await,
+            Ok(Claim::Mine) => {}
+        }
+        if self.crash(AFTER_FACT_CLAIM, job) {
+            return Outcome::Crashed;
+        }
+        match self.work(&mut db, job, &hold, abandon).await {
+            Work::Committed => {}
+            Work::Crashed => return Outcome::Crashed,
+            Work::Superseded => {
+                tracing::info!(message_id = %job.message.message_id, fact = %job.fact,
+                    "fact taken over by another worker while we worked; rolled back");
+                return Outcome::Superseded;
+            }
+            Work::Abandoned => {
+                tracing::warn!(message_id = %job.message.message_id, fact = %job.fact,
+                    "shutdown grace over: job released");
+                self.release(&db, &hold).await;
+                self.nack(job, 0).await;
+                return Outcome::Abandoned;
+            }
+            Work::Failed(e) => return self.fail(job, Some((&db, &hold)), &e).await,
+        }
+        if self.crash(AFTER_DONE, job) {
+            return Outcome::Crashed;
+        }
+        let ack_lost = !self.ack(job).await;
+        if self.crash(AFTER_ACK, job) {
+            return Outcome::Crashed;
+        }
+        Outcome::Done { ack_lost }
+    }
+
+    /// The handler and the `done` mark in one transaction, with a heartbeat
+    /// while the handler runs. Returning early drops the transaction, which
+    /// rolls it back.
+    async fn work(
+        &self,
+        db: &mut tokio_postgres::Client,
+        job: &Job,
+        hold: &Hold<'_>,
+        abandon: &CancellationToken,
+    ) -> Work {
+        let tx = match db.transaction().await {
+            Ok(tx) => tx,
+            Err(e) => return Work::Failed(e.into()),
+        };
+        let handled = tokio::select! {
+            r = self.handler.handle(job, &tx) => r,
+            never = self.heartbeat(job, hold) => match never {},
+            () = abandon.cancelled() => return Work::Abandoned,
+        };
+        if let Err(e) = handled {
+            let _ = tx.rollback().await;
+            return Work::Failed(e);
+        }
+        if self.crash(MID_WORK, job) {
+            return Work::Crashed;
+        }
+        match hold.mark_done(&tx, self.config.clock.now()).await {
+            Err(e) => return Work::Failed(e.into()),
+            Ok(false) => {
+                let _ = tx.rollback().await;
+                return Work::Superseded;
+            }
+            Ok(true) => {}
+        }
+        if self.crash(AFTER_WORK, job) {
+            return Work::Crashed;
+        }
+        // A failed COMMIT may or may not have landed; releasing then is
+        // safe either way (release only deletes a fact still `running`).
+        match tx.commit().await {
+            Ok(()) => Work::Committed,
+            Err(e) => Work::Failed(e.into()),
+        }
+    }
+
+    /// Every `heartbeat`: extend the message lease (with its receipt) and
+    /// push the fact's lease. Runs until the handler ends.
+    async fn heartbeat(&self, job: &Job, hold: &Hold<'_>) -> Infallible {
+        let every = self.config.heartbeat;
+        let mut ticks = tokio::time::interval_at(Instant::now() + every, every);
+        ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            self.beat(job, hold).await;
+        }
+    }
+
+    async fn beat(&self, job: &Job, hold: &Hold<'_>) {
+        let id = &job.message.message_id;
+        let receipt = Some(job.message.receipt.as_str());
+        match self
+            .client
+            .extend(&job.queue, id, receipt, self.config.visibility_timeout)
+            .await
+        {
+            Ok(e) if !e.extended => tracing::info!(message_id = %id, fact = %job.fact,
+                "message lease lost; the fact still guards the work"),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(message_id = %id, error = %e, "heartbeat: extend failed"),
+        }
+        let until = self.config.clock.now() + self.fact_lease;
+        let pushed = match self.pool.get().await {
+            Ok(db) => hold
+                .heartbeat(&**db, until)
+                .await
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        match pushed {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!(message_id = %id, fact = %job.fact,
+                "fact taken over by another worker; this attempt will roll back"),
+            Err(e) => {
+                tracing::warn!(fact = %job.fact, error = %e, "heartbeat: fact lease not pushed")
+            }
+        }
+        self.counters
+            .heartbeats
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Checks a fail point; when it fires the job stops right here.
+    fn crash(&self, point: &'static str, job: &Job) -> bool {
+        let fired = self.config.fail_points.check(point).is_err();
+        if fired {
+            tracing::warn!(point, message_id = %job.message.message_id, fact = %job.fact, "fail point fired: job abandoned");
+        }
+        fired
+    }
+}

@@ -1,0 +1,104 @@
+//! How a job ends towards the queue and the facts table: ack a duplicate,
+//! defer to a live holder, release and nack a failure.
+
+use std::{fmt::Display, time::Duration};
+
+use jiff::SignedDuration;
+use onceq_types::MAX_DELAY_SECONDS;
+
+use super::{Job, fact::Hold, metrics::Outcome, runner::Inner};
+use crate::NackOptions;
+
+impl Inner {
+    /// The work is done already: ack without doing it again.
+    pub(super) async fn duplicate(&self, job: &Job) -> Outcome {
+        tracing::debug!(message_id = %job.message.message_id, fact = %job.fact, "duplicate of done work");
+        Outcome::Duplicate {
+            ack_lost: !self.ack(job).await,
+        }
+    }
+
+    /// A live attempt holds the fact: not ours to ack. Hand the message back
+    /// until about when that attempt's lease would run out.
+    pub(super) async fn defer(&self, job: &Job, left: SignedDuration) -> Outcome {
+        let secs = left.as_secs() + i64::from(left.subsec_nanos() > 0);
+        tracing::debug!(message_id = %job.message.message_id, fact = %job.fact, secs, "fact held by a live worker; deferred");
+        let dead_lettered = self.nack(job, secs.clamp(1, MAX_DELAY_SECONDS)).await;
+        Outcome::Deferred { dead_lettered }
+    }
+
+    /// Rolls back (done by the caller), releases the fact, nacks with backoff.
+    pub(super) async fn fail(
+        &self,
+        job: &Job,
+        held: Option<(&tokio_postgres::Client, &Hold<'_>)>,
+        err: &(dyn Display + Sync),
+    ) -> Outcome {
+        tracing::warn!(message_id = %job.message.message_id, fact = %job.fact,
+            delivery_count = job.message.delivery_count, error = %err, "job failed");
+        if let Some((db, hold)) = held {
+            self.release(db, hold).await;
+        }
+        let attempt = u32::try_from(job.message.delivery_count).unwrap_or(1);
+        let delay = ceil_secs(self.config.retry.delay(attempt));
+        Outcome::Failed {
+            dead_lettered: self.nack(job, delay).await,
+        }
+    }
+
+    pub(super) async fn release(&self, db: &tokio_postgres::Client, hold: &Hold<'_>) {
+        if let Err(e) = hold.release(db).await {
+            tracing::warn!(fact = %hold.fact, error = %e, "fact not released; it is taken over when its lease ends");
+        }
+    }
+
+    /// Acks with the receipt; false when the lease was lost or the call failed.
+    pub(super) async fn ack(&self, job: &Job) -> bool {
+        let m = &job.message;
+        match self
+            .client
+            .ack(&job.queue, &m.message_id, Some(&m.receipt))
+            .await
+        {
+            Ok(true) => true,
+            Ok(false) => {
+                tracing::info!(message_id = %m.message_id, fact = %job.fact,
+                    "ack refused (lease lost); the next holder finds the fact done");
+                false
+            }
+            Err(e) => {
+                tracing::warn!(message_id = %m.message_id, error = %e, "ack failed; the message comes back as a duplicate");
+                false
+            }
+        }
+    }
+
+    /// Nacks with the receipt; true when the server dead-lettered it.
+    pub(super) async fn nack(&self, job: &Job, delay_seconds: i64) -> bool {
+        let m = &job.message;
+        let opts = NackOptions {
+            receipt: Some(m.receipt.clone()),
+            requeue: true,
+            delay_seconds: Some(delay_seconds),
+        };
+        match self.client.nack(&job.queue, &m.message_id, opts).await {
+            Ok(n) if n.dead_lettered => {
+                tracing::warn!(message_id = %m.message_id, fact = %job.fact,
+                    delivery_count = n.delivery_count, "message dead-lettered");
+                true
+            }
+            Ok(_) => false,
+            Err(e) => {
+                tracing::warn!(message_id = %m.message_id, error = %e, "nack failed; the lease will expire instead");
+                false
+            }
+        }
+    }
+}
+
+fn ceil_secs(d: Duration) -> i64 {
+    let secs = d.as_secs() + u64::from(d.subsec_nanos() > 0);
+    i64::try_from(secs)
+        .unwrap_or(MAX_DELAY_SECONDS)
+        .min(MAX_DELAY_SECONDS)
+}

@@ -1,0 +1,99 @@
+//! Leases while a job runs: heartbeats keep both; a takeover of a stalled
+//! holder's fact rolls the holder back; the facts table is made once.
+
+use std::time::Duration;
+
+use super::support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heartbeat_keeps_message_and_fact_leases() {
+    let (env, ctl) = env().await;
+    publish(&env, Some("export:long"), "req-long").await;
+    let w = worker(&env, &ctl, |c| c.heartbeat = Duration::from_millis(20)).await;
+    let gate = ctl.gate("export:long");
+    let busy = tokio::spawn({
+        let w = w.clone();
+        async move { w.run_once().await }
+    });
+    entered(&gate).await;
+
+    // Move past the first lease in two steps, each followed by two whole
+    // heartbeats (the first may have started before the clock moved).
+    for _ in 0..2 {
+        env.advance(25).await;
+        let seen = w.metrics().heartbeats;
+        until("two heartbeats", || w.metrics().heartbeats >= seen + 2).await;
+    }
+    // 50 s in: past the 30 s visibility and near the 60 s fact lease, yet
+    // nobody else can have the message, and the fact's lease moved on.
+    let other = worker(&env, &ctl, |_| {}).await;
+    assert_eq!(other.run_once().await.unwrap().received, 0);
+    let db = env.pool.get().await.unwrap();
+    let until_: jiff::Timestamp = db
+        .query_one(
+            "SELECT locked_until FROM onceq_job_facts WHERE fact = 'export:long'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(
+        until_ >= env.clock.now() + jiff::SignedDuration::from_secs(59),
+        "{until_}"
+    );
+
+    gate.release.notify_one();
+    let t = busy.await.unwrap().unwrap();
+    assert_eq!((t.done, t.ack_lost), (1, 0));
+    assert_each_job_done_once(&env, &["export:long"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn takeover_of_a_stalled_holder_rolls_the_holder_back() {
+    let (env, ctl) = env().await;
+    publish(&env, Some("export:stalled"), "req-stalled").await;
+    let stalled = worker(&env, &ctl, |_| {}).await;
+    let gate = ctl.gate("export:stalled");
+    let busy = tokio::spawn({
+        let stalled = stalled.clone();
+        async move { stalled.run_once().await }
+    });
+    entered(&gate).await;
+
+    // No heartbeat for longer than both leases: the holder counts as dead.
+    env.advance(61).await;
+    let t = worker(&env, &ctl, |_| {}).await.drain().await.unwrap();
+    assert_eq!((t.received, t.done), (1, 1));
+    assert_eq!(
+        fact_row(&env, "export:stalled").await,
+        Some(("done".into(), 2))
+    );
+
+    // It was alive after all: its `done` mark finds the fact taken over,
+    // so its export (written in its transaction) is rolled back.
+    gate.release.notify_one();
+    let t = busy.await.unwrap().unwrap();
+    assert_eq!((t.done, t.superseded), (0, 1));
+    assert_each_job_done_once(&env, &["export:stalled"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_starting_together_create_the_facts_table_once() {
+    let (env, ctl) = env().await;
+    let starts = (0..6).map(|_| {
+        let (client, pool, config) = (env.client(), env.pool.clone(), config(&env));
+        let handler = Exports(ctl.clone());
+        tokio::spawn(async move {
+            onceq::worker::Worker::new(client, pool, config, handler)
+                .await
+                .map(drop)
+        })
+    });
+    for start in starts.collect::<Vec<_>>() {
+        start.await.unwrap().unwrap();
+    }
+    publish(&env, Some("export:one"), "req-one").await;
+    let t = worker(&env, &ctl, |_| {}).await.drain().await.unwrap();
+    assert_eq!(t.done, 1);
+    assert_each_job_done_once(&env, &["export:one"]).await;
+}
