@@ -17,7 +17,7 @@ pub fn pool(url: &str) -> anyhow::Result<deadpool_postgres::Pool> {
 pub async fn ensure_exports_table(pool: &deadpool_postgres::Pool) -> anyhow::Result<()> {
     let mut db = pool.get().await?;
     let tx = db.transaction().await?;
-    tx.execute("SELECT pg_advisory_xact_lock(7_061_006_501)", &[])
+    tx.execute("SELECT pg_advisory_xact_lock(7061006501)", &[])
         .await?;
     tx.batch_execute(
         "CREATE TABLE IF NOT EXISTS exports (
