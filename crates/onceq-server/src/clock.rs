@@ -1,40 +1,5 @@
 //! The server's notion of "now". Production reads the system clock; tests
 //! hold a manual clock and advance it, so lease expiry, delays and dedupe
-//! windows are tested without sleeping.
+//! windows are tested without sleeping. The same type as the toolkit's.
 
-use std::sync::{Arc, Mutex};
-
-use jiff::{SignedDuration, Timestamp};
-
-/// A clock handed to every store call.
-#[derive(Clone, Debug, Default)]
-pub enum Clock {
-    /// The system clock.
-    #[default]
-    System,
-    /// A clock that moves only when told to.
-    Manual(Arc<Mutex<Timestamp>>),
-}
-
-impl Clock {
-    /// A manual clock starting at `start`.
-    pub fn manual(start: Timestamp) -> Self {
-        Self::Manual(Arc::new(Mutex::new(start)))
-    }
-
-    /// The current time.
-    pub fn now(&self) -> Timestamp {
-        match self {
-            Self::System => Timestamp::now(),
-            Self::Manual(t) => *t.lock().expect("clock lock poisoned"),
-        }
-    }
-
-    /// Moves a manual clock forward; a system clock ignores this.
-    pub fn advance(&self, by: SignedDuration) {
-        if let Self::Manual(t) = self {
-            let mut t = t.lock().expect("clock lock poisoned");
-            *t = t.checked_add(by).expect("clock overflow");
-        }
-    }
-}
+pub use onceq_types::clock::Clock;

@@ -11,9 +11,12 @@
 //! - [`reply`]: the `data` bodies of the smaller answers (ack, nack, ...).
 //! - [`capability`]: the endpoint catalogue served by `GET /v1/discovery`.
 //! - [`names`]: validation of queue names.
+//! - [`clock`]: the injectable clock (the one thing here that reads state:
+//!   the system time).
 #![warn(missing_docs)]
 
 pub mod capability;
+pub mod clock;
 pub mod envelope;
 pub mod error;
 pub mod message;

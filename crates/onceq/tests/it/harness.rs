@@ -1,8 +1,8 @@
 //! A real queue server and a real application database for one test.
 //!
-//! Time is manual on both sides: [`Env::advance`] moves the server's clock
-//! and the toolkit's clock together and runs the server's lease reaper, so
-//! lease expiry and takeovers are tested without sleeping.
+//! Time is manual and shared: the server and the toolkit read one clock;
+//! [`Env::advance`] moves it and runs the server's lease reaper, so lease
+//! expiry and takeovers are tested without sleeping.
 
 #![allow(dead_code)]
 
@@ -22,7 +22,7 @@ pub struct Env {
     pub api_key: String,
     /// The server's state (its store, its clock).
     pub server: AppState,
-    /// The toolkit's clock (moved together with the server's).
+    /// The clock the server and the toolkit share.
     pub clock: onceq::clock::Clock,
     /// The application's PostgreSQL database.
     pub app_db_url: String,
@@ -42,8 +42,8 @@ impl Env {
         let (key, _) = onceq_server::auth::create_key(store.as_ref(), "app", None, start)
             .await
             .unwrap();
-        let server_clock = onceq_server::clock::Clock::manual(start);
-        let state = AppState::new(store, ServerConfig::default()).with_clock(server_clock);
+        let clock = onceq::clock::Clock::manual(start);
+        let state = AppState::new(store, ServerConfig::default()).with_clock(clock.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -61,7 +61,7 @@ impl Env {
             queue_url: format!("http://{addr}"),
             api_key: key.secret,
             server: state,
-            clock: onceq::clock::Clock::manual(start),
+            clock,
             app_db_url: app_db.url.clone(),
             pool,
             _queue_dir: dir,
@@ -81,11 +81,9 @@ impl Env {
             })
     }
 
-    /// Moves both clocks forward and lets the server return expired leases.
+    /// Moves the clock forward and lets the server return expired leases.
     pub async fn advance(&self, secs: i64) {
-        let by = SignedDuration::from_secs(secs);
-        self.clock.advance(by);
-        self.server.clock.advance(by);
+        self.clock.advance(SignedDuration::from_secs(secs));
         maintenance::lease_reaper::pass(&self.server).await.unwrap();
     }
 
