@@ -82,6 +82,9 @@ pub struct QueueCreated {
 
 // ---------------------------------------------------------------- messages
 
+/// The group of a message published to a FIFO queue without one.
+pub const DEFAULT_GROUP: &str = "default";
+
 /// One message to publish.
 #[derive(Debug, Clone)]
 pub struct NewMessage {
@@ -94,7 +97,9 @@ pub struct NewMessage {
     pub priority: i32,
     /// Dedupes publishes within the window.
     pub idempotency_key: Option<String>,
-    /// FIFO message group (stored; FIFO ordering is not implemented yet).
+    /// The message group. On a FIFO queue it decides the order (see the
+    /// `store` module docs); `None` there means [`DEFAULT_GROUP`]. On a
+    /// standard queue it is stored as given and has no effect.
     pub group_id: Option<String>,
 }
 
@@ -130,7 +135,8 @@ pub struct PublishOutcome {
     pub replay: bool,
 }
 
-/// `message_claim`: hand out up to `max` available messages under a lease.
+/// `message_claim`: hand out up to `max` available messages under a lease
+/// (on a FIFO queue, only groups' heads: see the `store` module docs).
 #[derive(Debug, Clone)]
 pub struct MessageClaim {
     /// From where.

@@ -8,7 +8,7 @@
 //! same id, payload and `delivery_count`).
 //!
 //! - **Order**: available messages go out by `priority` descending, then in
-//!   publish order (oldest first).
+//!   publish order (oldest first); FIFO queues: see below.
 //! - **Delay**: a `delayed` message whose time has come counts as available
 //!   and is handed out by the next claim on its queue.
 //! - **Leases**: a claim sets `in_flight`, increments `delivery_count`, sets a
@@ -25,6 +25,37 @@
 //!   window, however concurrent the publishes; the key outlives the message.
 //!   A key whose window passed is treated as absent (and replaced).
 //! - **Tenancy**: every queue lookup is by `(project, name)`.
+//!
+//! # FIFO queues (`queue_type: fifo`)
+//!
+//! - **Groups**: a message published to a FIFO queue belongs to its
+//!   `group_id`, or to [`DEFAULT_GROUP`](crate::DEFAULT_GROUP) when it has
+//!   none. Priority is stored as 0 and ignored. On a standard queue the group
+//!   is stored and has no effect.
+//! - **Head**: a group's head is its lowest-`seq` message the queue still
+//!   holds, whatever its state. A claim hands out only heads, and a head
+//!   only while it is `available` (not in flight, not delayed into the
+//!   future). So within a group messages go out strictly in publish order
+//!   and at most one is in flight: an in-flight head, or one nacked with a
+//!   delay, or published with a delay, blocks its group until it is acked,
+//!   dead-lettered or purged (or, for a delay, until it is due). A nack with
+//!   requeue and a lease expiry keep the `seq`: the same message stays the
+//!   head and comes back first.
+//! - **Groups in parallel**: one claim returns the heads of up to `max`
+//!   groups, oldest first by `seq`.
+//! - **Publish order** is `seq` order, and within a group `seq` order is
+//!   commit order: publishes to one group are serialised (on PostgreSQL by a
+//!   per-group advisory lock; SQLite has a single writer). A publish that
+//!   returned before another began is ahead of it; of two concurrent
+//!   publishes to one group, one is ahead, in the order they committed.
+//! - **Redrive** into a FIFO queue appends each dead letter at its group's
+//!   tail (a fresh `seq`, oldest dead letter first), as a new publish would,
+//!   with `delivery_count` 0; a dead letter without a group joins the default
+//!   group.
+//! - **Dead-letter queues are standard**: the default `<name>-dlq` of a FIFO
+//!   queue is created standard, and naming a FIFO queue as a dead-letter
+//!   queue (explicitly, or an existing `<name>-dlq`) is `Invalid`.
+//! - **Dedupe** works as on standard queues.
 /// The storage seam: every operation the server needs, each with one
 /// params struct (see the module docs for the semantics).
 #[async_trait::async_trait]

@@ -3,7 +3,7 @@
 use axum::extract::State;
 use onceq_store::{DlqRedrive, QueueCreate, QueueRef};
 use onceq_types::{
-    MAX_RETENTION_DAYS, MAX_VISIBILITY_TIMEOUT_SECONDS, QueueRecord, QueueStats, QueueType,
+    MAX_RETENTION_DAYS, MAX_VISIBILITY_TIMEOUT_SECONDS, QueueRecord, QueueStats,
     queue::QueueSettings,
     reply::{Deleted, Items, Purged, Redriven},
     request::{CreateQueue, DeleteQueue, Redrive},
@@ -28,14 +28,9 @@ pub async fn create(
 ) -> Result<Reply<QueueRecord>, ApiError> {
     let name = validate::required("name", req.name)?;
     validate::new_queue_name("name", &name)?;
+    // `fifo`: strict order within a message group (docs/api.md, "FIFO
+    // queues"); its default `<name>-dlq` is created standard.
     let queue_type = req.queue_type.unwrap_or_default();
-    if queue_type == QueueType::Fifo {
-        // Stated plainly rather than accepting a FIFO queue that would not
-        // keep its ordering promise.
-        return Err(ApiError::invalid(
-            "type \"fifo\" is not supported by this server yet; use \"standard\"",
-        ));
-    }
     let dead_letter_queue = match req.dead_letter_queue {
         Some(dlq) => {
             validate::queue_name("dead_letter_queue", &dlq)?;

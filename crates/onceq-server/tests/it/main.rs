@@ -8,6 +8,7 @@ mod harness;
 mod auth;
 mod consume;
 mod envelope;
+mod fifo;
 mod outage;
 mod publish;
 mod queues;

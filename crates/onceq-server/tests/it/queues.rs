@@ -54,7 +54,6 @@ async fn create_get_list_delete(b: Backend) {
         (json!({}), "name"),
         (json!({"name": "a b"}), "name"),
         (json!({"name": "x", "type": "lifo"}), "type"),
-        (json!({"name": "x", "type": "fifo"}), "type"),
         (json!({"name": "x", "max_retries": -1}), "max_retries"),
         (
             json!({"name": "x", "message_retention_days": 31}),

@@ -39,7 +39,13 @@ impl PgStore {
             .checked_add(timeout)
             .map_err(|_| StoreError::Invalid("visibility timeout is out of range".into()))?;
 
-        let claim = tx.prepare_cached(sql::MESSAGE_CLAIM).await?;
+        // A FIFO queue hands out only its groups' heads (see the statement
+        // for why that holds under concurrent claimers).
+        let statement = match queue.get::<_, &str>("queue_type") {
+            "fifo" => sql::MESSAGE_CLAIM_FIFO,
+            _ => sql::MESSAGE_CLAIM,
+        };
+        let claim = tx.prepare_cached(statement).await?;
         let mut rows = tx
             .query(&claim, &[&queue_id, &i64::from(p.max), &lease_expires_at])
             .await?;

@@ -2,12 +2,14 @@
 
 use super::errors::Error;
 use super::queues::count;
-use super::{PgStore, sql};
+use super::{PgStore, publish, sql};
 use crate::{DlqRedrive, RedriveOutcome, StoreError};
+use deadpool_postgres::GenericClient;
+use onceq_types::QueueType;
 
 impl PgStore {
     pub(super) async fn redrive_once(&self, p: &DlqRedrive) -> Result<RedriveOutcome, Error> {
-        let client = self.client().await?;
+        let mut client = self.client().await?;
         let target = client.prepare_cached(sql::DLQ_REDRIVE_TARGET).await?;
         let Some(row) = client
             .query_opt(&target, &[&p.queue.project, &p.queue.queue])
@@ -26,10 +28,19 @@ impl PgStore {
             ))
             .into());
         };
+        let max = p.max.map(|m| m.max(0));
+        if row.get::<_, &str>("queue_type") == QueueType::Fifo.as_str() {
+            let tx = client.transaction().await?;
+            let moved = redrive_into_fifo(&tx, dlq_id, queue_id, max, p.now).await?;
+            tx.commit().await?;
+            return Ok(RedriveOutcome {
+                dead_letter_queue: dlq_name,
+                redriven: moved,
+            });
+        }
         // One statement: no transaction needed. If the queue is deleted in
         // between, the foreign key fails and the retry answers not found.
         let redrive = client.prepare_cached(sql::DLQ_REDRIVE).await?;
-        let max = p.max.map(|m| m.max(0));
         let moved = client
             .execute(&redrive, &[&dlq_id, &queue_id, &max, &p.now])
             .await?;
@@ -38,4 +49,30 @@ impl PgStore {
             redriven: count(moved),
         })
     }
+}
+
+/// Redrive into a FIFO queue: the dead letters are appended at their groups'
+/// tails, oldest first, each with a fresh `seq` taken under its group's lock
+/// (as a publish does), so a claim never sees a lower seq appear in a group
+/// behind a head it may be handing out.
+async fn redrive_into_fifo(
+    tx: &impl GenericClient,
+    dlq_id: i64,
+    queue_id: i64,
+    max: Option<i64>,
+    now: jiff::Timestamp,
+) -> Result<i64, Error> {
+    let pick = tx.prepare_cached(sql::DLQ_REDRIVE_PICK).await?;
+    let rows = tx.query(&pick, &[&dlq_id, &max]).await?;
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let ids: Vec<&str> = rows.iter().map(|r| r.get("id")).collect();
+    let groups: Vec<&str> = rows.iter().map(|r| r.get("group_id")).collect();
+    publish::lock_groups(tx, queue_id, groups.iter().map(|g| Some(*g))).await?;
+    let redrive = tx.prepare_cached(sql::DLQ_REDRIVE_FIFO).await?;
+    let moved = tx
+        .execute(&redrive, &[&ids, &groups, &queue_id, &now])
+        .await?;
+    Ok(count(moved))
 }

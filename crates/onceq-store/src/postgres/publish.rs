@@ -11,11 +11,11 @@ use std::collections::HashMap;
 
 use deadpool_postgres::GenericClient;
 use jiff::Timestamp;
-use onceq_types::MessageStatus;
+use onceq_types::{MessageStatus, QueueType};
 
 use super::errors::Error;
 use super::{PgStore, queues, sql};
-use crate::{MessagePublish, PublishOutcome, StoreError, ids};
+use crate::{DEFAULT_GROUP, MessagePublish, PublishOutcome, StoreError, ids};
 
 /// What a publish computes once, before any attempt: retries reuse the same
 /// ids, so nothing about the outcome depends on how many attempts it took.
@@ -62,12 +62,13 @@ fn status(state: &str) -> Result<MessageStatus, Error> {
 }
 
 /// Inserts the messages at `which` (indexes into the batch). Empty when the
-/// queue does not exist.
+/// queue does not exist, or when `standard_only` and it is a FIFO queue.
 async fn insert(
     c: &impl GenericClient,
     p: &MessagePublish,
     batch: &Batch,
     which: &[usize],
+    standard_only: bool,
 ) -> Result<HashMap<String, Stored>, Error> {
     let ids: Vec<&str> = which.iter().map(|&i| batch.ids[i].as_str()).collect();
     let payloads: Vec<&str> = which
@@ -98,6 +99,7 @@ async fn insert(
                 &groups,
                 &keys,
                 &visible_at,
+                &standard_only,
             ],
         )
         .await?;
@@ -137,15 +139,16 @@ impl PgStore {
         let keyed = p.messages.iter().any(|m| m.idempotency_key.is_some());
         if !keyed {
             // The common case: one statement. Nothing back means the queue
-            // is missing; create it below and insert in that transaction.
-            let stored = insert(&client, p, batch, &all).await?;
+            // is missing (create it below and insert in that transaction),
+            // or is a FIFO queue (take its groups' locks first, below).
+            let stored = insert(&client, p, batch, &all, true).await?;
             if !stored.is_empty() {
                 return new_outcomes(p, batch, &all, &stored);
             }
         }
 
         let tx = client.transaction().await?;
-        let (queue_id, _) = queues::ensure(&tx, &p.queue, p.now).await?;
+        let (queue_id, queue_type) = queues::ensure(&tx, &p.queue, p.now).await?;
 
         let mut resolved = Vec::with_capacity(p.messages.len());
         let mut taken: HashMap<&str, usize> = HashMap::new();
@@ -177,7 +180,11 @@ impl PgStore {
         let stored = if fresh.is_empty() {
             HashMap::new()
         } else {
-            insert(&tx, p, batch, &fresh).await?
+            if queue_type == QueueType::Fifo {
+                let groups = fresh.iter().map(|&i| p.messages[i].group_id.as_deref());
+                lock_groups(&tx, queue_id, groups).await?;
+            }
+            insert(&tx, p, batch, &fresh, false).await?
         };
         let mut outcomes: Vec<PublishOutcome> = Vec::with_capacity(resolved.len());
         for (i, r) in resolved.into_iter().enumerate() {
@@ -194,6 +201,28 @@ impl PgStore {
         tx.commit().await?;
         Ok(outcomes)
     }
+}
+
+/// Takes the advisory locks of these groups of a FIFO queue (`None` is the
+/// `default` group) until the transaction ends, in one order for everyone so
+/// that two batches never deadlock. Everything that gives a message a place
+/// in a group (publish, redrive) holds its group's lock from before the
+/// message takes its `seq` until COMMIT: within a group, seq order is then
+/// commit order (see `sql/message_claim_fifo.sql` for why claims need that).
+pub(super) async fn lock_groups<'a>(
+    c: &impl GenericClient,
+    queue_id: i64,
+    groups: impl IntoIterator<Item = Option<&'a str>>,
+) -> Result<(), Error> {
+    let groups: std::collections::BTreeSet<&str> = groups
+        .into_iter()
+        .map(|g| g.unwrap_or(DEFAULT_GROUP))
+        .collect();
+    let stmt = c.prepare_cached(sql::FIFO_GROUP_LOCK).await?;
+    for group in groups {
+        c.execute(&stmt, &[&queue_id, &group]).await?;
+    }
+    Ok(())
 }
 
 /// Takes `key` for message `i`, or answers from whoever holds it.

@@ -45,15 +45,35 @@ async fn get_record(c: &impl GenericClient, q: &QueueRef) -> Result<Option<Queue
     }
 }
 
-/// The queue's id and whether it honours priorities.
+/// The queue's id and type.
 pub(super) async fn lookup(
     c: &impl GenericClient,
     project: &str,
     name: &str,
-) -> Result<Option<(i64, bool)>, Error> {
+) -> Result<Option<(i64, QueueType)>, Error> {
     let stmt = c.prepare_cached(sql::QUEUE_LOOKUP).await?;
-    let row = c.query_opt(&stmt, &[&project, &name]).await?;
-    Ok(row.map(|r| (r.get(0), r.get(1))))
+    let Some(row) = c.query_opt(&stmt, &[&project, &name]).await? else {
+        return Ok(None);
+    };
+    let queue_type: &str = row.get(1);
+    let queue_type = QueueType::parse(queue_type).ok_or_else(|| {
+        StoreError::internal(format!("unknown queue_type {queue_type:?} in the database"))
+    })?;
+    Ok(Some((row.get(0), queue_type)))
+}
+
+/// The id of `dlq`, which is to become a dead-letter queue: it must be a
+/// standard queue. Dead letters arrive out of any group's order, and a FIFO
+/// queue only takes new messages at its groups' tails under their locks
+/// (see `sql/message_claim_fifo.sql`).
+fn dead_letter_target(dlq: &str, found: (i64, QueueType)) -> Result<i64, Error> {
+    match found {
+        (id, QueueType::Standard) => Ok(id),
+        (_, QueueType::Fifo) => Err(StoreError::Invalid(format!(
+            "dead-letter queue {dlq:?} is a FIFO queue; a dead-letter queue must be a standard queue"
+        ))
+        .into()),
+    }
 }
 
 async fn ensure_project(
@@ -111,20 +131,19 @@ async fn ensure_default_dlq(
         return Ok(id);
     }
     match lookup(c, project, dlq).await? {
-        Some((id, _)) => Ok(id),
+        Some(found) => dead_letter_target(dlq, found),
         // Deleted between our insert and our read: go again.
         None => Err(Error::Race("default dead-letter queue vanished")),
     }
 }
 
 /// Makes sure the queue exists, creating it (and its `<name>-dlq`) with
-/// default settings as a first publish does. Returns its id and whether it
-/// honours priorities.
+/// default settings as a first publish does. Returns its id and type.
 pub(super) async fn ensure(
     c: &impl GenericClient,
     q: &QueueRef,
     now: jiff::Timestamp,
-) -> Result<(i64, bool), Error> {
+) -> Result<(i64, QueueType), Error> {
     if let Some(found) = lookup(c, &q.project, &q.queue).await? {
         return Ok(found);
     }
@@ -132,7 +151,7 @@ pub(super) async fn ensure(
     let dlq_id = ensure_default_dlq(c, &q.project, &names::default_dlq_name(&q.queue), now).await?;
     let settings = QueueSettings::default();
     if let Some(id) = insert(c, &q.project, &q.queue, &settings, Some(dlq_id), now).await? {
-        return Ok((id, settings.enable_priority));
+        return Ok((id, settings.queue_type));
     }
     // A concurrent publish or create won; use its queue.
     lookup(c, &q.project, &q.queue)
@@ -175,10 +194,10 @@ impl PgStore {
         ensure_project(&tx, &q.project, p.now).await?;
         let dlq_id = match &p.settings.dead_letter_queue {
             Some(dlq) => {
-                lookup(&tx, &q.project, dlq)
+                let found = lookup(&tx, &q.project, dlq)
                     .await?
-                    .ok_or_else(|| StoreError::DeadLetterQueueNotFound(dlq.clone()))?
-                    .0
+                    .ok_or_else(|| StoreError::DeadLetterQueueNotFound(dlq.clone()))?;
+                dead_letter_target(dlq, found)?
             }
             None => {
                 let dlq = names::default_dlq_name(&q.queue);

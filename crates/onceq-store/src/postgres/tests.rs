@@ -35,12 +35,13 @@ async fn concurrent_connects_migrate_once() {
         .await
         .unwrap();
     tokio::spawn(conn);
+    // One row per migration (V1, V2): each applied exactly once.
     let applied: i64 = client
         .query_one("SELECT count(*) FROM refinery_schema_history", &[])
         .await
         .unwrap()
         .get(0);
-    assert_eq!(applied, 1);
+    assert_eq!(applied, 2);
 }
 
 #[tokio::test]
@@ -87,4 +88,93 @@ async fn recovers_when_the_database_comes_back() {
         .await
         .unwrap();
     assert_eq!(stats.available, 2);
+}
+
+/// The FIFO publish protocol: a publish to a group waits for an earlier,
+/// uncommitted publish to that group (which holds the group's lock from
+/// before its `seq` until COMMIT), so a claim never hands out a later
+/// message while an earlier one can still appear. Stands in for the
+/// uncommitted first publisher with a raw transaction doing what a publish
+/// does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifo_publishes_to_one_group_commit_in_seq_order() {
+    let db = onceq_testdb::fresh_database().await;
+    let store = std::sync::Arc::new(PgStore::connect(&db.url).await.unwrap());
+    let now = Timestamp::from_second(1_900_000_000).unwrap();
+    store
+        .key_insert(crate::KeyInsert {
+            project: "p".into(),
+            key_id: "k".into(),
+            key_hash: vec![7; 32],
+            label: None,
+            now,
+        })
+        .await
+        .unwrap();
+    store
+        .queue_create(crate::QueueCreate {
+            queue: QueueRef::new("p", "orders"),
+            settings: onceq_types::queue::QueueSettings {
+                queue_type: onceq_types::QueueType::Fifo,
+                ..Default::default()
+            },
+            now,
+        })
+        .await
+        .unwrap();
+
+    let (mut raw, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let first = raw.transaction().await.unwrap();
+    let queue_id: i64 = first
+        .query_one("SELECT id FROM onceq_queues WHERE name = 'orders'", &[])
+        .await
+        .unwrap()
+        .get(0);
+    first
+        .execute(super::sql::FIFO_GROUP_LOCK, &[&queue_id, &"default"])
+        .await
+        .unwrap();
+    first
+        .execute(
+            "INSERT INTO onceq_messages (id, queue_id, state, payload, group_id, visible_at, created_at)
+             VALUES ('qmsg_first', $1, 'available', '{}', 'default', $2, $2)",
+            &[&queue_id, &now],
+        )
+        .await
+        .unwrap();
+
+    // The second publish waits for the first's COMMIT.
+    let second = tokio::spawn({
+        let store = store.clone();
+        async move { store.message_publish(publish("orders")).await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!second.is_finished(), "a publish to the group waits");
+    let claim = |store: std::sync::Arc<PgStore>| async move {
+        store
+            .message_claim(crate::MessageClaim {
+                queue: QueueRef::new("p", "orders"),
+                max: 10,
+                visibility_timeout: None,
+                now,
+            })
+            .await
+            .unwrap()
+    };
+    assert!(
+        claim(store.clone()).await.is_empty(),
+        "nothing committed yet"
+    );
+
+    first.commit().await.unwrap();
+    second.await.unwrap().unwrap();
+    let got = claim(store.clone()).await;
+    assert_eq!(got.len(), 1);
+    assert_eq!(
+        got[0].message_id, "qmsg_first",
+        "the first publish goes first"
+    );
 }

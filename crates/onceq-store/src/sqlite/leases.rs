@@ -2,7 +2,7 @@
 //! extend, and the requeue-or-dead-letter rule they share with lease expiry.
 
 use jiff::Timestamp;
-use onceq_types::MessageStatus;
+use onceq_types::{MessageStatus, QueueType};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{queues, time};
@@ -23,8 +23,13 @@ pub(super) fn claim(conn: &Connection, p: &MessageClaim) -> Result<Vec<ClaimedMe
         Some(t) => time::after(p.now, t, "visibility timeout")?,
         None => time::after_secs(p.now, queue.record.visibility_timeout_default.into()),
     };
+    let next = match queue.record.queue_type {
+        QueueType::Standard => sql!("message_next_available"),
+        // Only the heads of its groups (see the statement).
+        QueueType::Fifo => sql!("message_next_available_fifo"),
+    };
     let seqs = {
-        let mut stmt = conn.prepare_cached(sql!("message_next_available"))?;
+        let mut stmt = conn.prepare_cached(next)?;
         let rows = stmt.query_map(params![queue.id, i64::from(p.max)], |r| r.get::<_, i64>(0))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()?
     };

@@ -5,14 +5,14 @@
 //! "one message per key within the window, however concurrent" holds by
 //! construction.
 
-use onceq_types::MessageStatus;
+use onceq_types::{MessageStatus, QueueType};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{
     queues::{self, Queue},
     time,
 };
-use crate::{MessagePublish, NewMessage, PublishOutcome, Result, StoreError, ids};
+use crate::{DEFAULT_GROUP, MessagePublish, NewMessage, PublishOutcome, Result, StoreError, ids};
 
 /// `Store::message_publish`.
 pub(super) fn publish(conn: &Connection, p: &MessagePublish) -> Result<Vec<PublishOutcome>> {
@@ -68,10 +68,12 @@ fn publish_one(
     } else {
         (MessageStatus::Available, now)
     };
-    let priority = if queue.record.enable_priority {
-        m.priority
-    } else {
-        0
+    // On a FIFO queue the group decides the order and priority is ignored;
+    // on a standard queue the group is stored as given, without effect.
+    let (priority, group_id) = match queue.record.queue_type {
+        QueueType::Fifo => (0, Some(m.group_id.as_deref().unwrap_or(DEFAULT_GROUP))),
+        QueueType::Standard if queue.record.enable_priority => (m.priority, m.group_id.as_deref()),
+        QueueType::Standard => (0, m.group_id.as_deref()),
     };
     conn.prepare_cached(sql!("message_insert"))?
         .execute(params![
@@ -80,7 +82,7 @@ fn publish_one(
             status.as_str(),
             m.payload,
             priority,
-            m.group_id,
+            group_id,
             m.idempotency_key,
             visible_at,
             now,

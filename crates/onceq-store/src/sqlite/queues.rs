@@ -80,6 +80,13 @@ pub(super) fn create(conn: &Connection, p: &QueueCreate) -> Result<QueueCreated>
         &p.settings.dead_letter_queue,
         find(conn, project, &dlq_name)?,
     ) {
+        // Dead letters arrive out of any group's order: a FIFO queue takes
+        // new messages only at its groups' tails (see `store` docs).
+        (_, Some(dlq)) if dlq.record.queue_type == QueueType::Fifo => {
+            return Err(StoreError::Invalid(format!(
+                "dead-letter queue {dlq_name:?} is a FIFO queue; a dead-letter queue must be a standard queue"
+            )));
+        }
         (_, Some(dlq)) => dlq.id,
         (Some(_), None) => return Err(StoreError::DeadLetterQueueNotFound(dlq_name)),
         // The default DLQ is created with default settings and no DLQ of its

@@ -22,6 +22,8 @@
 //! - [`keys`]: API key storage.
 //! - [`tenancy`]: two projects owning the same queue name.
 //! - [`concurrency`]: racing publishers and claimers, two Postgres "servers".
+//! - [`fifo`]: FIFO queues: order and one in flight per group, alone and
+//!   under concurrent claimers (and two Postgres "servers").
 
 use std::sync::Arc;
 
@@ -66,6 +68,7 @@ mod claim;
 mod concurrency;
 mod dedupe;
 mod dlq;
+mod fifo;
 mod keys;
 mod lease;
 mod maintenance;
@@ -361,6 +364,7 @@ pub trait MsgExt {
     fn key(self, key: &str) -> Self;
     fn delay(self, secs: i64) -> Self;
     fn priority(self, priority: i32) -> Self;
+    fn group(self, group: &str) -> Self;
 }
 
 impl MsgExt for NewMessage {
@@ -376,6 +380,10 @@ impl MsgExt for NewMessage {
         self.priority = priority;
         self
     }
+    fn group(mut self, group: &str) -> Self {
+        self.group_id = Some(group.to_owned());
+        self
+    }
 }
 
 /// The settings of a queue created by its first publish.
@@ -387,6 +395,14 @@ pub fn defaults() -> QueueSettings {
 pub fn with_dlq(dlq: &str) -> QueueSettings {
     QueueSettings {
         dead_letter_queue: Some(dlq.to_owned()),
+        ..QueueSettings::default()
+    }
+}
+
+/// The default settings of a FIFO queue.
+pub fn fifo() -> QueueSettings {
+    QueueSettings {
+        queue_type: onceq_types::QueueType::Fifo,
         ..QueueSettings::default()
     }
 }

@@ -3,7 +3,7 @@
 -- them and delays end exactly on time. Bounded, and SKIP LOCKED: messages
 -- another claim is promoting are that claim's. No row back: no such queue.
 WITH q AS (
-    SELECT id, visibility_timeout_default
+    SELECT id, visibility_timeout_default, queue_type
     FROM onceq_queues
     WHERE project = $1 AND name = $2
 ), due AS (
@@ -20,5 +20,5 @@ WITH q AS (
     WHERE m.id = due.id
     RETURNING 1
 )
-SELECT q.id, q.visibility_timeout_default, (SELECT count(*) FROM promoted) AS promoted
+SELECT q.id, q.visibility_timeout_default, q.queue_type, (SELECT count(*) FROM promoted) AS promoted
 FROM q

@@ -1,0 +1,61 @@
+-- Claim on a FIFO queue: only a group's head may go out, the group's lowest
+-- seq still in the queue whatever its state, and only while it is
+-- available. Heads of different groups go out together, oldest first
+-- (priority is always 0 on a FIFO queue, so the ORDER BY is the partial
+-- index on available messages and means seq order).
+--
+-- Why this never hands out two messages of a group at once, nor one out of
+-- order, with many claimers and servers at READ COMMITTED:
+--
+-- 1. The statement reads one snapshot S. A candidate is available in S and
+--    has no lower-seq message of its group in S (NOT EXISTS). The NOT EXISTS
+--    reads S like any plain read: row locks do not hide rows from it. So in
+--    one statement at most one message per group qualifies, the head in S.
+-- 2. Nothing with a lower seq appears in a group after S: messages enter a
+--    group only by publish or redrive, which take the group's advisory lock
+--    (fifo_group_lock.sql) before they take their seq and hold it until
+--    COMMIT, so within a group seq order is commit order; every message
+--    committed after S has a higher seq than every message of the group
+--    in S. (A FIFO queue is never a dead-letter queue, so nothing else
+--    moves rows in.) Rows only leave a group (ack, dead-letter, purge,
+--    retention) or change state in place (claim, nack, lease expiry keep
+--    the seq). Hence the head in S is, if still in the queue, the head now.
+-- 3. FOR UPDATE SKIP LOCKED on the head:
+--    - locked by another transaction (a claimer taking it, or an ack, nack,
+--      extend or the reaper working on it): skipped. The rest of its group
+--      is not a candidate (1: the head is in S, locked or not), so the whole
+--      group is skipped; no one can take the second message while the
+--      first is being taken. This is why the head test is NOT EXISTS over
+--      all states, not "the lowest available seq": a claimer that skipped a
+--      locked head must not find the next message to be the lowest.
+--    - changed and committed since S (claimed, acked, dead-lettered,
+--      requeued): FOR UPDATE re-checks the WHERE on the newest version, so
+--      a head now in flight or gone is dropped (and its group waits for the
+--      next claim: conservative, never wrong). A requeued head is available
+--      and still the head (2), so taking it is right.
+-- 4. Under this, a message is handed out only as its group's head, only
+--    while no lease on it exists; a later message of the group qualifies
+--    only once every earlier one left the queue. So at most one message of
+--    a group is in flight, and the group goes out in seq (publish) order.
+WITH picked AS (
+    SELECT m.id
+    FROM onceq_messages m
+    WHERE m.queue_id = $1 AND m.state = 'available'
+      AND NOT EXISTS (
+          SELECT 1
+          FROM onceq_messages e
+          WHERE e.queue_id = m.queue_id AND e.group_id = m.group_id AND e.seq < m.seq
+      )
+    ORDER BY m.priority DESC, m.seq
+    LIMIT $2
+    FOR UPDATE OF m SKIP LOCKED
+)
+UPDATE onceq_messages m
+SET state = 'in_flight',
+    delivery_count = m.delivery_count + 1,
+    receipt = 'rcpt_' || replace(gen_random_uuid()::text, '-', ''),
+    lease_expires_at = $3
+FROM picked
+WHERE m.id = picked.id
+RETURNING m.id, m.payload, m.delivery_count, m.receipt, m.created_at, m.lease_expires_at,
+          m.idempotency_key, m.priority, m.seq
