@@ -1,0 +1,386 @@
+//! What a run does: sizes, client behaviour, the fault schedule, the
+//! pipeline's timings, and the `--break` switches.
+//!
+//! [`Config::small`] is what the test suite runs (a few faults of every kind
+//! in well under a minute); [`Config::large`] is the documented long run.
+//! [`Args`] is the command line: a preset plus optional overrides.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+
+/// A preset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Size {
+    /// A few hundred requests, a few faults of every kind: the CI run.
+    Small,
+    /// Tens of thousands of requests, a fault every few seconds.
+    Large,
+}
+
+/// A protection switched off, to show that the checker notices (teeth).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Break {
+    /// The API without its request ledger (`EXPORTS_UNSAFE_SKIP_LEDGER=1`):
+    /// every send publishes a new job.
+    Ledger,
+    /// Workers without job facts (`EXPORTS_UNSAFE_NAIVE_WORKER=1`): every
+    /// redelivery builds the export again.
+    Facts,
+}
+
+/// How often each kind of fault fires; `None` = never. Each kind has its own
+/// timer, jittered by ±50 %.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Schedule {
+    /// SIGKILL a random `onceq serve`, restart it after the pause.
+    pub kill_server: Option<Duration>,
+    /// SIGKILL a random `exports api`.
+    pub kill_api: Option<Duration>,
+    /// SIGKILL a random `exports worker`.
+    pub kill_worker: Option<Duration>,
+    /// Stop PostgreSQL with `-m fast`, start it after the pause.
+    pub pg_fast: Option<Duration>,
+    /// Stop PostgreSQL with `-m immediate` (a crash; recovery on start).
+    pub pg_immediate: Option<Duration>,
+    /// Cut every live connection of a random proxy.
+    pub cut: Option<Duration>,
+}
+
+/// Everything a run needs. Build one with [`Config::small`] or
+/// [`Config::large`] and adjust fields.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Distinct export requests (distinct `Idempotency-Key`s).
+    pub requests: u64,
+    /// Requests the client has open at once.
+    pub concurrency: usize,
+    /// Requests started per second (0 = as fast as `concurrency` allows).
+    /// Pacing spreads the load over the fault schedule.
+    pub rate: f64,
+    /// `onceq serve` processes on the one queue database (1 or 2).
+    pub servers: usize,
+    /// `exports api` processes.
+    pub apis: usize,
+    /// `exports worker` processes.
+    pub workers: usize,
+    /// Share of requests sent twice at once (double tap).
+    pub double_tap: f64,
+    /// Share of requests whose first sends time out on the client
+    /// (a timeout of `short_timeout`), then are retried.
+    pub impatient: f64,
+    /// Share of requests sent once more after their 202 (expect a replay).
+    pub replay: f64,
+    /// The client's normal per-send timeout.
+    pub timeout: Duration,
+    /// The impatient sends' timeout is drawn from this range, in ms.
+    pub short_timeout_ms: (u64, u64),
+    /// The fault schedule.
+    pub schedule: Schedule,
+    /// How long a killed process (or PostgreSQL) stays down.
+    pub pause: Duration,
+    /// Work per export on normal workers (`EXPORTS_WORK_MS`).
+    pub work_ms: u64,
+    /// Normal workers' message lease (`WORKER_VISIBILITY_SECS`).
+    pub visibility_secs: u32,
+    /// Workers (the first `slow_workers`) whose work outlasts their lease:
+    /// `slow_work_ms` > `slow_visibility_secs`, with a heartbeat
+    /// (`slow_heartbeat_ms`) too late to save it, so the queue redelivers
+    /// while they are still busy.
+    pub slow_workers: usize,
+    /// Work per export on slow workers.
+    pub slow_work_ms: u64,
+    /// Slow workers' message lease.
+    pub slow_visibility_secs: u32,
+    /// Slow workers' heartbeat period.
+    pub slow_heartbeat_ms: u64,
+    /// Job-fact lease (`WORKER_FACT_LEASE_SECS`): how soon a killed
+    /// worker's fact can be taken over.
+    pub fact_lease_secs: u64,
+    /// Jobs per worker at once (`WORKER_CONCURRENCY`).
+    pub worker_concurrency: usize,
+    /// The API's claim lease (`EXPORTS_LEASE_SECS`): how soon a request
+    /// cut off mid-flight can be retried.
+    pub api_lease_secs: u64,
+    /// The servers' lease reaper period (`--lease-reap-ms`).
+    pub lease_reap_ms: u64,
+    /// A protection to switch off.
+    pub broken: Option<Break>,
+    /// The client gives up on keys still without a 202 after this long.
+    pub load_deadline: Duration,
+    /// The drain gives up after this long.
+    pub drain_deadline: Duration,
+    /// Where logs go (default: a new directory under the system temp dir).
+    pub run_dir: Option<PathBuf>,
+    /// The `onceq` binary (default: next to this one).
+    pub onceq_bin: Option<PathBuf>,
+    /// The `exports` binary (default: next to this one).
+    pub exports_bin: Option<PathBuf>,
+    /// Random seed (default: from the clock). Faults and timings still
+    /// depend on the scheduler, so a seed does not replay a run exactly.
+    pub seed: Option<u64>,
+    /// Show a progress bar (only drawn on a terminal anyway).
+    pub progress: bool,
+}
+
+impl Config {
+    /// The CI run: 300 requests over ~15 s, 2 servers, 2 APIs, 2 workers
+    /// (one slow), every kind of fault every few seconds.
+    pub fn small() -> Config {
+        let every = |secs: f64| Some(Duration::from_secs_f64(secs));
+        Config {
+            requests: 300,
+            concurrency: 16,
+            rate: 20.0,
+            servers: 2,
+            apis: 2,
+            workers: 2,
+            double_tap: 0.15,
+            impatient: 0.15,
+            replay: 0.1,
+            timeout: Duration::from_secs(5),
+            short_timeout_ms: (2, 60),
+            schedule: Schedule {
+                kill_server: every(5.0),
+                kill_api: every(4.0),
+                kill_worker: every(4.0),
+                pg_fast: every(7.0),
+                pg_immediate: every(7.0),
+                cut: every(3.0),
+            },
+            pause: Duration::from_millis(400),
+            work_ms: 5,
+            visibility_secs: 2,
+            slow_workers: 1,
+            slow_work_ms: 1_300,
+            slow_visibility_secs: 1,
+            slow_heartbeat_ms: 1_500,
+            fact_lease_secs: 3,
+            worker_concurrency: 8,
+            api_lease_secs: 2,
+            lease_reap_ms: 200,
+            broken: None,
+            load_deadline: Duration::from_secs(60),
+            drain_deadline: Duration::from_secs(45),
+            run_dir: None,
+            onceq_bin: None,
+            exports_bin: None,
+            seed: None,
+            progress: false,
+        }
+    }
+
+    /// The long run: 20 000 requests at 100/s, 2 servers, 3 APIs, 4 workers
+    /// (one slow), a fault about every second and a half.
+    pub fn large() -> Config {
+        let every = |secs: f64| Some(Duration::from_secs_f64(secs));
+        Config {
+            requests: 20_000,
+            concurrency: 64,
+            rate: 100.0,
+            apis: 3,
+            workers: 4,
+            schedule: Schedule {
+                kill_server: every(8.0),
+                kill_api: every(8.0),
+                kill_worker: every(8.0),
+                pg_fast: every(30.0),
+                pg_immediate: every(30.0),
+                cut: every(5.0),
+            },
+            load_deadline: Duration::from_secs(1_800),
+            drain_deadline: Duration::from_secs(300),
+            progress: true,
+            ..Config::small()
+        }
+    }
+
+    /// Switches `layer` off and arranges the load so that the missing layer
+    /// is exercised: double taps and client timeouts for the ledger; work
+    /// longer than the lease on every worker for the facts.
+    pub fn with_break(mut self, layer: Break) -> Config {
+        self.broken = Some(layer);
+        match layer {
+            Break::Ledger => {
+                self.double_tap = self.double_tap.max(0.3);
+                self.impatient = self.impatient.max(0.3);
+            }
+            Break::Facts => {
+                // The naive worker takes 10 messages per poll and works
+                // them one after another: with 300 ms each under a 1 s
+                // lease, the tail of every batch is redelivered to the
+                // other worker while the first is still busy.
+                self.slow_workers = self.workers;
+                self.slow_work_ms = 300;
+                self.slow_visibility_secs = 1;
+            }
+        }
+        self
+    }
+}
+
+/// `chaos [--size small|large] [overrides…]`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "chaos",
+    about = "Kill, cut and restart the onceq pipeline under load; count lost and duplicated work."
+)]
+pub struct Args {
+    /// The preset the other flags override.
+    #[arg(long, value_enum, default_value = "small")]
+    pub size: Size,
+    /// Switch a protection off (teeth): the run must then FAIL.
+    #[arg(long = "break", value_enum)]
+    pub broken: Option<Break>,
+    /// Distinct requests.
+    #[arg(long)]
+    pub requests: Option<u64>,
+    /// Client requests open at once.
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Requests started per second (0 = unpaced).
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// `onceq serve` processes (1 or 2).
+    #[arg(long)]
+    pub servers: Option<usize>,
+    /// `exports api` processes.
+    #[arg(long)]
+    pub apis: Option<usize>,
+    /// `exports worker` processes.
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// Of them, workers whose work outlasts their lease.
+    #[arg(long)]
+    pub slow_workers: Option<usize>,
+    /// Seconds between server kills (0 = never).
+    #[arg(long)]
+    pub kill_server_every: Option<f64>,
+    /// Seconds between API kills (0 = never).
+    #[arg(long)]
+    pub kill_api_every: Option<f64>,
+    /// Seconds between worker kills (0 = never).
+    #[arg(long)]
+    pub kill_worker_every: Option<f64>,
+    /// Seconds between fast PostgreSQL restarts (0 = never).
+    #[arg(long)]
+    pub pg_fast_every: Option<f64>,
+    /// Seconds between immediate PostgreSQL restarts (0 = never).
+    #[arg(long)]
+    pub pg_immediate_every: Option<f64>,
+    /// Seconds between proxy cuts (0 = never).
+    #[arg(long)]
+    pub cut_every: Option<f64>,
+    /// Scale every fault interval by this factor (0.5 = twice as often).
+    #[arg(long)]
+    pub fault_scale: Option<f64>,
+    /// Milliseconds a killed process or PostgreSQL stays down.
+    #[arg(long)]
+    pub pause_ms: Option<u64>,
+    /// Share of double taps (0..1).
+    #[arg(long)]
+    pub double_tap: Option<f64>,
+    /// Share of requests whose first sends time out (0..1).
+    #[arg(long)]
+    pub impatient: Option<f64>,
+    /// Share of requests re-sent after their 202 (0..1).
+    #[arg(long)]
+    pub replay: Option<f64>,
+    /// Seconds the client keeps trying before it gives up on a key.
+    #[arg(long)]
+    pub load_deadline_secs: Option<u64>,
+    /// Seconds the drain waits for the queue to empty.
+    #[arg(long)]
+    pub drain_deadline_secs: Option<u64>,
+    /// Where to write logs (default: a new temp directory).
+    #[arg(long)]
+    pub run_dir: Option<PathBuf>,
+    /// The `onceq` binary (default: beside `chaos`).
+    #[arg(long, env = "ONCEQ_BIN")]
+    pub onceq_bin: Option<PathBuf>,
+    /// The `exports` binary (default: beside `chaos`).
+    #[arg(long, env = "EXPORTS_BIN")]
+    pub exports_bin: Option<PathBuf>,
+    /// Random seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl Args {
+    /// The preset with the overrides applied.
+    pub fn resolve(self) -> Config {
+        let mut c = match self.size {
+            Size::Small => Config::small(),
+            Size::Large => Config::large(),
+        };
+        macro_rules! set {
+            ($($field:ident),*) => { $(if let Some(v) = self.$field { c.$field = v; })* };
+        }
+        set!(
+            requests,
+            concurrency,
+            rate,
+            servers,
+            apis,
+            workers,
+            slow_workers,
+            double_tap,
+            impatient,
+            replay
+        );
+        let every = |v: f64| (v > 0.0).then(|| Duration::from_secs_f64(v));
+        macro_rules! every {
+            ($($flag:ident => $kind:ident),*) => {
+                $(if let Some(v) = self.$flag { c.schedule.$kind = every(v); })*
+            };
+        }
+        every!(
+            kill_server_every => kill_server,
+            kill_api_every => kill_api,
+            kill_worker_every => kill_worker,
+            pg_fast_every => pg_fast,
+            pg_immediate_every => pg_immediate,
+            cut_every => cut
+        );
+        if let Some(scale) = self.fault_scale.filter(|s| *s > 0.0) {
+            let s = &mut c.schedule;
+            for d in [
+                &mut s.kill_server,
+                &mut s.kill_api,
+                &mut s.kill_worker,
+                &mut s.pg_fast,
+                &mut s.pg_immediate,
+                &mut s.cut,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                *d = d.mul_f64(scale);
+            }
+        }
+        if let Some(ms) = self.pause_ms {
+            c.pause = Duration::from_millis(ms);
+        }
+        if let Some(s) = self.load_deadline_secs {
+            c.load_deadline = Duration::from_secs(s);
+        }
+        if let Some(s) = self.drain_deadline_secs {
+            c.drain_deadline = Duration::from_secs(s);
+        }
+        // After the overrides, so that `--break facts` slows every worker.
+        if let Some(layer) = self.broken {
+            c = c.with_break(layer);
+        }
+        c.slow_workers = c.slow_workers.min(c.workers);
+        c.run_dir = self.run_dir;
+        c.onceq_bin = self.onceq_bin;
+        c.exports_bin = self.exports_bin;
+        c.seed = self.seed;
+        c.progress = !self.quiet;
+        c
+    }
+}

@@ -1,0 +1,168 @@
+//! The fault schedule: one timer per kind (interval from the
+//! [`Schedule`](crate::config::Schedule), jittered ±50 %), running while the
+//! client sends. The last kind of fault, leases shorter than the work, is
+//! not an event: it is how the slow workers are configured
+//! ([`Config::slow_workers`](crate::Config::slow_workers)).
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+use onceq_testdb::StopMode;
+use rand::{Rng, SeedableRng, rngs::StdRng};
+use tokio_util::sync::CancellationToken;
+
+use crate::cluster::Cluster;
+use crate::pipeline::Pipeline;
+
+/// A kind of fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `kill -9` of a random `onceq serve`.
+    KillServer,
+    /// `kill -9` of a random `exports api`.
+    KillApi,
+    /// `kill -9` of a random `exports worker`.
+    KillWorker,
+    /// PostgreSQL stopped with `-m fast`, then started.
+    PgFast,
+    /// PostgreSQL stopped with `-m immediate` (crash), then started.
+    PgImmediate,
+    /// Every live connection of a random proxy cut.
+    Cut,
+}
+
+impl Kind {
+    /// Every kind, in report order.
+    pub const ALL: [Kind; 6] = [
+        Kind::KillServer,
+        Kind::KillApi,
+        Kind::KillWorker,
+        Kind::PgFast,
+        Kind::PgImmediate,
+        Kind::Cut,
+    ];
+
+    fn index(self) -> usize {
+        Kind::ALL.iter().position(|k| *k == self).unwrap_or(0)
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Kind::KillServer => "kill -9 onceq serve",
+            Kind::KillApi => "kill -9 exports api",
+            Kind::KillWorker => "kill -9 exports worker",
+            Kind::PgFast => "postgres restart (fast)",
+            Kind::PgImmediate => "postgres restart (immediate)",
+            Kind::Cut => "proxy cut",
+        })
+    }
+}
+
+/// Faults injected so far, by kind.
+#[derive(Debug, Default)]
+pub struct Counts {
+    by_kind: [AtomicU64; 6],
+    /// Connections the cuts closed.
+    pub connections_cut: AtomicU64,
+}
+
+impl Counts {
+    /// How many of `kind`.
+    pub fn get(&self, kind: Kind) -> u64 {
+        self.by_kind[kind.index()].load(Relaxed)
+    }
+
+    /// All kinds together.
+    pub fn total(&self) -> u64 {
+        Kind::ALL.iter().map(|k| self.get(*k)).sum()
+    }
+}
+
+/// Runs the schedule until `stop` is cancelled; resolves once every fault
+/// in progress has finished (PostgreSQL is up again).
+pub async fn run(
+    config: &crate::Config,
+    cluster: Arc<Cluster>,
+    pipeline: Arc<Pipeline>,
+    counts: Arc<Counts>,
+    seed: u64,
+    stop: CancellationToken,
+) {
+    let s = &config.schedule;
+    let plan = [
+        (Kind::KillServer, s.kill_server),
+        (Kind::KillApi, s.kill_api),
+        (Kind::KillWorker, s.kill_worker),
+        (Kind::PgFast, s.pg_fast),
+        (Kind::PgImmediate, s.pg_immediate),
+        (Kind::Cut, s.cut),
+    ];
+    // PostgreSQL restarts of both kinds take turns.
+    let pg_turn = Arc::new(tokio::sync::Mutex::new(()));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (n, (kind, every)) in plan.into_iter().enumerate() {
+        let Some(every) = every.filter(|d| !d.is_zero()) else {
+            continue;
+        };
+        let (cluster, pipeline, counts, stop) = (
+            cluster.clone(),
+            pipeline.clone(),
+            counts.clone(),
+            stop.clone(),
+        );
+        let pg_turn = pg_turn.clone();
+        let pause = config.pause;
+        let mut rng = StdRng::seed_from_u64(seed.wrapping_add(n as u64 * 7919));
+        tasks.spawn(async move {
+            loop {
+                let wait = every.mul_f64(rng.random_range(0.5..1.5));
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    () = tokio::time::sleep(wait) => {}
+                }
+                let fired = match kind {
+                    Kind::KillServer => kill_one(&pipeline.servers, &mut rng).await,
+                    Kind::KillApi => kill_one(&pipeline.apis, &mut rng).await,
+                    Kind::KillWorker => kill_one(&pipeline.workers, &mut rng).await,
+                    Kind::PgFast | Kind::PgImmediate => {
+                        let _turn = pg_turn.lock().await;
+                        let mode = if kind == Kind::PgFast {
+                            StopMode::Fast
+                        } else {
+                            StopMode::Immediate
+                        };
+                        cluster.restart(mode, pause).await;
+                        true
+                    }
+                    Kind::Cut => {
+                        let p = &pipeline.proxies[rng.random_range(0..pipeline.proxies.len())];
+                        counts.connections_cut.fetch_add(p.cut(), Relaxed);
+                        true
+                    }
+                };
+                if fired {
+                    counts.by_kind[kind.index()].fetch_add(1, Relaxed);
+                }
+            }
+        });
+    }
+    while tasks.join_next().await.is_some() {}
+}
+
+/// Kills a random process of `procs` that is up; false when none is.
+async fn kill_one(procs: &[Arc<crate::procs::Proc>], rng: &mut StdRng) -> bool {
+    let up: Vec<_> = procs.iter().filter(|p| p.is_up()).collect();
+    if up.is_empty() {
+        return false;
+    }
+    up[rng.random_range(0..up.len())].kill9().await
+}
+
+/// How long to let a killed process come back, for callers that wait.
+pub fn settle_time(config: &crate::Config) -> Duration {
+    config.pause + Duration::from_millis(500)
+}

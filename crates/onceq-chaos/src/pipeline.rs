@@ -1,0 +1,261 @@
+//! The topology of a run, built from a [`Config`]:
+//!
+//! ```text
+//!   client ──▶ api0..apiN ──▶ [api->onceqK] ──▶ onceq0 / onceq1 ──▶ PostgreSQL (queue db)
+//!                  └────────▶ [api->pg] ─────────────────────────▶ PostgreSQL (app db)
+//!   worker0..workerM ──▶ [worker->onceqK] ──▶ onceq0 / onceq1
+//!                  └────▶ [worker->pg] ──────────────────────────▶ PostgreSQL (app db)
+//! ```
+//!
+//! `[…]` are [`Proxy`]s that faults cut. API `i` and worker `j` talk to
+//! server `i % servers` and `j % servers`, so with two servers each side
+//! is spread across both. The servers reach PostgreSQL directly: its
+//! restarts are their fault to survive.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::cluster::{self, Cluster};
+use crate::config::{Break, Config};
+use crate::procs::{self, Proc, Spec};
+use crate::proxy::Proxy;
+
+/// How long a process gets to come up at the start.
+const STARTUP: Duration = Duration::from_secs(60);
+
+/// The binaries a run drives.
+#[derive(Debug, Clone)]
+pub struct Binaries {
+    /// `onceq` (crate onceq-cli).
+    pub onceq: PathBuf,
+    /// `exports` (examples/exports).
+    pub exports: PathBuf,
+}
+
+impl Binaries {
+    /// From the config (flags / `ONCEQ_BIN` / `EXPORTS_BIN`), else next to
+    /// the running executable: `target/<profile>/` for the `chaos` binary,
+    /// its parent for a test binary in `target/<profile>/deps/`.
+    pub fn locate(config: &Config) -> anyhow::Result<Binaries> {
+        let find = |given: &Option<PathBuf>, name: &str| -> anyhow::Result<PathBuf> {
+            if let Some(p) = given {
+                anyhow::ensure!(p.is_file(), "{} does not exist", p.display());
+                return Ok(p.clone());
+            }
+            let exe = std::env::current_exe()?;
+            let dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+            let candidates = [dir.join(name), dir.join("..").join(name)];
+            candidates
+                .iter()
+                .find(|p| p.is_file())
+                .cloned()
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "no `{name}` binary beside {} (run `cargo build -p onceq-cli -p exports` \
+                         with the same profile and target dir, or set ONCEQ_BIN / EXPORTS_BIN)",
+                        exe.display()
+                    )
+                })
+        };
+        Ok(Binaries {
+            onceq: find(&config.onceq_bin, "onceq")?,
+            exports: find(&config.exports_bin, "exports")?,
+        })
+    }
+}
+
+/// Every process and proxy of a run.
+pub struct Pipeline {
+    /// `onceq serve` processes.
+    pub servers: Vec<Arc<Proc>>,
+    /// Their ports (direct, for the drain's admin calls).
+    pub server_ports: Vec<u16>,
+    /// `exports api` processes.
+    pub apis: Vec<Arc<Proc>>,
+    /// Their ports (the client calls them directly).
+    pub api_ports: Vec<u16>,
+    /// `exports worker` processes.
+    pub workers: Vec<Arc<Proc>>,
+    /// Every proxy.
+    pub proxies: Vec<Proxy>,
+}
+
+impl Pipeline {
+    /// Starts everything and waits until it is up: servers listening, the
+    /// app's tables created by a worker, APIs listening.
+    pub async fn start(
+        config: &Config,
+        cluster: &Cluster,
+        bins: &Binaries,
+        run_dir: &Path,
+        stop: &CancellationToken,
+    ) -> anyhow::Result<Pipeline> {
+        anyhow::ensure!((1..=2).contains(&config.servers), "servers must be 1 or 2");
+        anyhow::ensure!(
+            config.apis >= 1 && config.workers >= 1,
+            "need an API and a worker"
+        );
+        let log = |name: &str| run_dir.join(format!("{name}.log"));
+        let supervise = |spec: Spec| Proc::supervise(spec, config.pause, stop.child_token());
+
+        let mut servers = Vec::new();
+        let mut server_ports = Vec::new();
+        for i in 0..config.servers {
+            let port = procs::free_port()?;
+            let name = format!("onceq{i}");
+            servers.push(supervise(Spec {
+                log: log(&name),
+                name,
+                program: bins.onceq.clone(),
+                args: vec![
+                    "serve".into(),
+                    "--listen".into(),
+                    format!("127.0.0.1:{port}"),
+                    "--database-url".into(),
+                    cluster.queue_url.clone(),
+                    "--api-key".into(),
+                    crate::API_KEY.into(),
+                    "--lease-reap-ms".into(),
+                    config.lease_reap_ms.to_string(),
+                ],
+                env: vec![("ONCEQ_LOG".into(), "info".into())],
+            }));
+            // One at a time: the first runs the migrations.
+            procs::wait_port(port, STARTUP).await?;
+            server_ports.push(port);
+        }
+
+        let mut proxies = Vec::new();
+        let mut proxy = async |name: String, port: u16| -> anyhow::Result<u16> {
+            let p = Proxy::start(&name, port, stop.child_token()).await?;
+            let listen = p.port();
+            proxies.push(p);
+            Ok(listen)
+        };
+        let pg_port = cluster.port();
+        let via = |url: &str, port: u16| url.replace(&format!(":{pg_port}/"), &format!(":{port}/"));
+        let api_pg = via(&cluster.app_url, proxy("api->pg".into(), pg_port).await?);
+        let worker_pg = via(&cluster.app_url, proxy("worker->pg".into(), pg_port).await?);
+        let mut api_onceq = Vec::new();
+        let mut worker_onceq = Vec::new();
+        for (i, port) in server_ports.iter().enumerate() {
+            api_onceq.push(proxy(format!("api->onceq{i}"), *port).await?);
+            worker_onceq.push(proxy(format!("worker->onceq{i}"), *port).await?);
+        }
+        let onceq_url = |port: u16| format!("http://127.0.0.1:{port}");
+        let common = |db: &str, onceq_port: u16| {
+            vec![
+                ("DATABASE_URL".to_owned(), db.to_owned()),
+                ("ONCEQ_URL".to_owned(), onceq_url(onceq_port)),
+                ("ONCEQ_API_KEY".to_owned(), crate::API_KEY.to_owned()),
+            ]
+        };
+
+        let mut workers = Vec::new();
+        for j in 0..config.workers {
+            let slow = j < config.slow_workers;
+            let mut env = common(&worker_pg, worker_onceq[j % config.servers]);
+            let (work, visibility) = if slow {
+                (config.slow_work_ms, config.slow_visibility_secs)
+            } else {
+                (config.work_ms, config.visibility_secs)
+            };
+            env.extend([
+                (
+                    "WORKER_CONCURRENCY".into(),
+                    config.worker_concurrency.to_string(),
+                ),
+                ("WORKER_VISIBILITY_SECS".into(), visibility.to_string()),
+                (
+                    "WORKER_FACT_LEASE_SECS".into(),
+                    config.fact_lease_secs.to_string(),
+                ),
+                ("EXPORTS_WORK_MS".into(), work.to_string()),
+                // "job settled" lines: the worker's own count of outcomes.
+                ("EXPORTS_LOG".into(), "info,onceq::worker=debug".into()),
+            ]);
+            if slow {
+                env.push((
+                    "WORKER_HEARTBEAT_MS".into(),
+                    config.slow_heartbeat_ms.to_string(),
+                ));
+            }
+            if config.broken == Some(Break::Facts) {
+                env.push(("EXPORTS_UNSAFE_NAIVE_WORKER".into(), "true".into()));
+            }
+            let name = format!("worker{j}");
+            workers.push(supervise(Spec {
+                log: log(&name),
+                name,
+                program: bins.exports.clone(),
+                args: vec!["worker".into()],
+                env,
+            }));
+        }
+        wait_for_table(&cluster.app_url, "exports").await?;
+
+        let mut apis = Vec::new();
+        let mut api_ports = Vec::new();
+        for i in 0..config.apis {
+            let port = procs::free_port()?;
+            let mut env = common(&api_pg, api_onceq[i % config.servers]);
+            env.extend([
+                ("LISTEN".into(), format!("127.0.0.1:{port}")),
+                (
+                    "EXPORTS_LEASE_SECS".into(),
+                    config.api_lease_secs.to_string(),
+                ),
+            ]);
+            if config.broken == Some(Break::Ledger) {
+                env.push(("EXPORTS_UNSAFE_SKIP_LEDGER".into(), "true".into()));
+            }
+            let name = format!("api{i}");
+            apis.push(supervise(Spec {
+                log: log(&name),
+                name,
+                program: bins.exports.clone(),
+                args: vec!["api".into()],
+                env,
+            }));
+            api_ports.push(port);
+        }
+        for port in &api_ports {
+            procs::wait_port(*port, STARTUP).await?;
+        }
+        Ok(Pipeline {
+            servers,
+            server_ports,
+            apis,
+            api_ports,
+            workers,
+            proxies,
+        })
+    }
+
+    /// Every process, for the report.
+    pub fn all(&self) -> impl Iterator<Item = &Arc<Proc>> {
+        self.servers.iter().chain(&self.apis).chain(&self.workers)
+    }
+}
+
+/// Waits until `table` exists in the database at `url`.
+async fn wait_for_table(url: &str, table: &str) -> anyhow::Result<()> {
+    let deadline = tokio::time::Instant::now() + STARTUP;
+    let db = cluster::connect(url, STARTUP).await?;
+    loop {
+        let row = db
+            .query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])
+            .await?;
+        if row.get::<_, bool>(0) {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "no worker created `{table}` within {STARTUP:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

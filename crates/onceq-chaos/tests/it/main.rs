@@ -1,0 +1,14 @@
+//! The chaos run in the test suite: the small run must lose and duplicate
+//! nothing; each broken layer must be caught.
+//!
+//! - `support`: finds (and builds) the `onceq` and `exports` binaries.
+//! - `small`: the small run under every kind of fault.
+//! - `teeth`: `--break ledger` and `--break facts` must fail.
+//!
+//! The runs are serialized: each starts a PostgreSQL cluster and seven
+//! processes, and this machine has two cores; run side by side they would
+//! mostly measure each other.
+
+mod small;
+mod support;
+mod teeth;

@@ -1,0 +1,36 @@
+//! The small run: 300 requests, 2 servers, 2 APIs, 2 workers (one whose
+//! work outlasts its lease), every kind of fault a few times. Nothing may
+//! be lost or duplicated.
+
+use onceq_chaos::faults::Kind;
+
+use crate::support;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_run_loses_and_duplicates_nothing() {
+    let _one_at_a_time = support::SERIAL.lock().await;
+    let started = std::time::Instant::now();
+    let report = onceq_chaos::run(support::config(onceq_chaos::Config::small()))
+        .await
+        .expect("the run could be carried out");
+    println!("{report}\n(took {:?})", started.elapsed());
+
+    assert_eq!(report.lost(), 0, "lost work:\n{report}");
+    assert_eq!(report.duplicated(), 0, "duplicated work:\n{report}");
+    assert!(report.passed(), "{report}");
+    // The run only proves something if it was hit by everything.
+    for kind in Kind::ALL {
+        assert!(
+            report.faults_of(kind) >= 1,
+            "no {kind} fault fired:\n{report}"
+        );
+    }
+    assert!(report.redeliveries > 0, "no redelivery seen:\n{report}");
+    assert!(
+        report.sends > report.requests,
+        "no duplicate sends:\n{report}"
+    );
+    assert!(report.replays_answered > 0, "no replay answered:\n{report}");
+    // Logs are kept only when something failed.
+    let _ = std::fs::remove_dir_all(&report.run_dir);
+}
