@@ -63,12 +63,7 @@ where
         response::recordable_headers(&head.headers),
         bytes.clone(),
     );
-    let now = config.clock.now();
-    match config
-        .ledger
-        .complete(&claim.scope, &claim.key, &claim.token, &stored, now)
-        .await
-    {
+    match complete(config, claim, &stored).await {
         Ok(true) => {}
         // The lease ran out and a retry took the claim over: that retry
         // records its own (equivalent) answer.
@@ -80,6 +75,34 @@ where
         Err(e) => tracing::error!(error = %e, key = %claim.key, "recording the answer failed"),
     }
     Response::from_parts(head, Body::from(bytes))
+}
+
+/// Records the answer, retrying a failing ledger briefly: a database that
+/// blinks between the handler and the record would otherwise leave the
+/// claim in flight until its lease ends (safe, but retries get 409 until
+/// then). Bounded so that the client's answer is never held for long.
+async fn complete(
+    config: &Config,
+    claim: &Claim,
+    stored: &StoredResponse,
+) -> Result<bool, super::ledger::LedgerError> {
+    const PAUSES_MS: [u64; 2] = [50, 250];
+    let mut attempt = 0;
+    loop {
+        let now = config.clock.now();
+        let result = config
+            .ledger
+            .complete(&claim.scope, &claim.key, &claim.token, stored, now)
+            .await;
+        match result {
+            Err(e) if attempt < PAUSES_MS.len() => {
+                tracing::warn!(error = %e, key = %claim.key, "recording the answer failed; retrying");
+                tokio::time::sleep(std::time::Duration::from_millis(PAUSES_MS[attempt])).await;
+                attempt += 1;
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Best-effort release; when it fails the lease covers it (hole 4).

@@ -31,6 +31,7 @@ on_both_ledgers!(
     hole7_missing_key_is_400_or_generated,
     hole8_entries_expire_and_are_purged,
     hole9_4xx_recorded_5xx_not,
+    a_blink_while_recording_is_retried,
 );
 
 fn export() -> serde_json::Value {
@@ -218,6 +219,64 @@ async fn hole4_failed_release_is_covered_by_the_lease(b: Backend) {
     assert_eq!(ok.status, 202, "{ok:?}");
     assert_eq!(app.calls(), 2);
     assert_eq!(app.queued().await, 1);
+}
+
+/// A ledger whose `complete` fails the first time, as when PostgreSQL
+/// restarts between the handler and the record.
+struct CompleteFailsOnce {
+    inner: Arc<dyn Ledger>,
+    failed: AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl Ledger for CompleteFailsOnce {
+    async fn claim(&self, c: &Claim, now: Timestamp) -> Result<ClaimOutcome, LedgerError> {
+        self.inner.claim(c, now).await
+    }
+    async fn complete(
+        &self,
+        scope: &str,
+        key: &str,
+        token: &str,
+        r: &StoredResponse,
+        now: Timestamp,
+    ) -> Result<bool, LedgerError> {
+        if self.failed.fetch_add(1, Ordering::SeqCst) == 0 {
+            return Err(LedgerError::new("connection reset by peer"));
+        }
+        self.inner.complete(scope, key, token, r, now).await
+    }
+    async fn release(
+        &self,
+        s: &str,
+        k: &str,
+        t: &str,
+        now: Timestamp,
+    ) -> Result<bool, LedgerError> {
+        self.inner.release(s, k, t, now).await
+    }
+    async fn purge_expired(&self, now: Timestamp) -> Result<u64, LedgerError> {
+        self.inner.purge_expired(now).await
+    }
+}
+
+/// The record after the handler is retried: a brief ledger failure there
+/// must not leave the key in flight (retries would get 409 until the lease
+/// ends).
+async fn a_blink_while_recording_is_retried(b: Backend) {
+    let wrap = Box::new(|inner: Arc<dyn Ledger>| -> Arc<dyn Ledger> {
+        Arc::new(CompleteFailsOnce {
+            inner,
+            failed: AtomicUsize::new(0),
+        })
+    });
+    let app = TestApp::start_wrapped(b, wrap, |l| l).await;
+    let first = app.post("/api/exports", Some("exp-blink"), &export()).await;
+    assert_eq!(first.status, 202);
+    let again = app.post("/api/exports", Some("exp-blink"), &export()).await;
+    assert_eq!(again.status, 202, "recorded despite the blink: {again:?}");
+    assert!(again.replayed());
+    assert_eq!(app.calls(), 1);
 }
 
 /// Hole 5: the seed hashed `JSON.stringify`, which keeps key order.
