@@ -150,15 +150,29 @@ async fn hole3_crash_after_claim_is_taken_over_after_the_lease(b: Backend) {
     assert_eq!(app.queued().await, 2);
 }
 
-/// A ledger whose `release` always fails, as when the database drops the
-/// connection just then.
-struct ReleaseFails {
+/// A ledger that fails on purpose, as when the database drops the
+/// connection just then: every `release`, and the first
+/// `complete_failures` calls of `complete`.
+struct Flaky {
     inner: Arc<dyn Ledger>,
-    attempts: AtomicUsize,
+    release_fails: bool,
+    complete_failures: AtomicUsize,
+    release_attempts: AtomicUsize,
+}
+
+impl Flaky {
+    fn new(inner: Arc<dyn Ledger>, release_fails: bool, complete_failures: usize) -> Self {
+        Self {
+            inner,
+            release_fails,
+            complete_failures: AtomicUsize::new(complete_failures),
+            release_attempts: AtomicUsize::new(0),
+        }
+    }
 }
 
 #[async_trait::async_trait]
-impl Ledger for ReleaseFails {
+impl Ledger for Flaky {
     async fn claim(&self, c: &Claim, now: Timestamp) -> Result<ClaimOutcome, LedgerError> {
         self.inner.claim(c, now).await
     }
@@ -170,11 +184,25 @@ impl Ledger for ReleaseFails {
         r: &StoredResponse,
         now: Timestamp,
     ) -> Result<bool, LedgerError> {
+        let left = self.complete_failures.load(Ordering::SeqCst);
+        if left > 0 {
+            self.complete_failures.store(left - 1, Ordering::SeqCst);
+            return Err(LedgerError::new("connection reset by peer"));
+        }
         self.inner.complete(scope, key, token, r, now).await
     }
-    async fn release(&self, _: &str, _: &str, _: &str, _: Timestamp) -> Result<bool, LedgerError> {
-        self.attempts.fetch_add(1, Ordering::SeqCst);
-        Err(LedgerError::new("connection reset by peer"))
+    async fn release(
+        &self,
+        s: &str,
+        k: &str,
+        t: &str,
+        now: Timestamp,
+    ) -> Result<bool, LedgerError> {
+        self.release_attempts.fetch_add(1, Ordering::SeqCst);
+        if self.release_fails {
+            return Err(LedgerError::new("connection reset by peer"));
+        }
+        self.inner.release(s, k, t, now).await
     }
     async fn purge_expired(&self, now: Timestamp) -> Result<u64, LedgerError> {
         self.inner.purge_expired(now).await
@@ -184,13 +212,10 @@ impl Ledger for ReleaseFails {
 /// Hole 4: when the seed's DELETE after a failed publish failed too, the
 /// claimed row stayed for ever.
 async fn hole4_failed_release_is_covered_by_the_lease(b: Backend) {
-    let flaky = Arc::new(std::sync::OnceLock::<Arc<ReleaseFails>>::new());
+    let flaky = Arc::new(std::sync::OnceLock::<Arc<Flaky>>::new());
     let hold = flaky.clone();
     let wrap = Box::new(move |inner: Arc<dyn Ledger>| -> Arc<dyn Ledger> {
-        let l = Arc::new(ReleaseFails {
-            inner,
-            attempts: AtomicUsize::new(0),
-        });
+        let l = Arc::new(Flaky::new(inner, true, 0));
         hold.set(l.clone()).ok().unwrap();
         l
     });
@@ -204,7 +229,7 @@ async fn hole4_failed_release_is_covered_by_the_lease(b: Backend) {
         (503, "PUBLISH_FAILED")
     );
     assert_eq!(
-        flaky.attempts.load(Ordering::SeqCst),
+        flaky.release_attempts.load(Ordering::SeqCst),
         1,
         "the layer tried to release"
     );
@@ -221,54 +246,12 @@ async fn hole4_failed_release_is_covered_by_the_lease(b: Backend) {
     assert_eq!(app.queued().await, 1);
 }
 
-/// A ledger whose `complete` fails the first time, as when PostgreSQL
-/// restarts between the handler and the record.
-struct CompleteFailsOnce {
-    inner: Arc<dyn Ledger>,
-    failed: AtomicUsize,
-}
-
-#[async_trait::async_trait]
-impl Ledger for CompleteFailsOnce {
-    async fn claim(&self, c: &Claim, now: Timestamp) -> Result<ClaimOutcome, LedgerError> {
-        self.inner.claim(c, now).await
-    }
-    async fn complete(
-        &self,
-        scope: &str,
-        key: &str,
-        token: &str,
-        r: &StoredResponse,
-        now: Timestamp,
-    ) -> Result<bool, LedgerError> {
-        if self.failed.fetch_add(1, Ordering::SeqCst) == 0 {
-            return Err(LedgerError::new("connection reset by peer"));
-        }
-        self.inner.complete(scope, key, token, r, now).await
-    }
-    async fn release(
-        &self,
-        s: &str,
-        k: &str,
-        t: &str,
-        now: Timestamp,
-    ) -> Result<bool, LedgerError> {
-        self.inner.release(s, k, t, now).await
-    }
-    async fn purge_expired(&self, now: Timestamp) -> Result<u64, LedgerError> {
-        self.inner.purge_expired(now).await
-    }
-}
-
 /// The record after the handler is retried: a brief ledger failure there
 /// must not leave the key in flight (retries would get 409 until the lease
 /// ends).
 async fn a_blink_while_recording_is_retried(b: Backend) {
     let wrap = Box::new(|inner: Arc<dyn Ledger>| -> Arc<dyn Ledger> {
-        Arc::new(CompleteFailsOnce {
-            inner,
-            failed: AtomicUsize::new(0),
-        })
+        Arc::new(Flaky::new(inner, false, 1))
     });
     let app = TestApp::start_wrapped(b, wrap, |l| l).await;
     let first = app.post("/api/exports", Some("exp-blink"), &export()).await;
