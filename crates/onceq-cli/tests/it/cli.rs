@@ -127,16 +127,19 @@ fn serve_without_a_key_creates_one_and_prints_it_once() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_str().unwrap();
     let server = ServerProcess::start(&["--data-dir", data], &[]);
-    let printed: Vec<String> = server
-        .stdout_lines
-        .recv_timeout(std::time::Duration::from_secs(5))
-        .into_iter()
-        .chain(server.stdout_lines.try_iter())
-        .collect();
-    let key = printed
-        .iter()
-        .find_map(|l| l.trim().strip_prefix("oq_").map(|_| l.trim().to_owned()))
-        .unwrap_or_else(|| panic!("no key printed: {printed:?}"));
+    // The reader thread hands lines over one by one: wait for the key line
+    // itself rather than for whatever has arrived so far.
+    let mut printed = Vec::new();
+    let key = loop {
+        match server
+            .stdout_lines
+            .recv_timeout(std::time::Duration::from_secs(10))
+        {
+            Ok(line) if line.trim().starts_with("oq_") => break line.trim().to_owned(),
+            Ok(line) => printed.push(line),
+            Err(_) => panic!("no key printed: {printed:?}"),
+        }
+    };
     let env = [
         ("ONCEQ_URL", server.url.as_str()),
         ("ONCEQ_API_KEY", key.as_str()),
@@ -146,8 +149,15 @@ fn serve_without_a_key_creates_one_and_prints_it_once() {
     assert!(clean);
 
     let server = ServerProcess::start(&["--data-dir", data], &[]);
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let printed: Vec<String> = server.stdout_lines.try_iter().collect();
+    // Anything the bootstrap printed came before the listening line; give
+    // the reader thread time to pass it on.
+    let printed: Vec<String> = std::iter::from_fn(|| {
+        server
+            .stdout_lines
+            .recv_timeout(std::time::Duration::from_millis(500))
+            .ok()
+    })
+    .collect();
     assert!(
         printed.iter().all(|l| !l.contains("oq_")),
         "a second key was printed: {printed:?}"
