@@ -80,7 +80,7 @@ pub struct BenchResult {
     work: phases::Throughput,
     enqueue_batch: phases::Throughput,
     work2: phases::Throughput,
-    mixed: std::collections::BTreeMap<String, phases::Mixed>,
+    mixed: std::collections::BTreeMap<u32, phases::Mixed>,
 }
 
 pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
@@ -119,7 +119,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
             Duration::from_secs(args.mixed_secs),
         )
         .await?;
-        mixed.insert(rate.to_string(), result);
+        mixed.insert(*rate, result);
     }
     for q in ["a", "b"]
         .map(queue)
