@@ -8,6 +8,8 @@
 //! - [`params`]: a params struct per operation, and what each returns.
 //! - [`error`]: [`StoreError`], the failures callers branch on.
 //! - [`ids`]: message ids and lease receipts.
+//! - [`accounts`]: params of the account operations (credit limits, rate
+//!   overrides, usage, server heartbeats).
 //! - [`postgres`]: PostgreSQL (production; several servers may share one
 //!   database). Claims use `FOR UPDATE SKIP LOCKED`.
 //! - [`sqlite`]: the embedded store, one file, one writer thread that commits
@@ -18,6 +20,7 @@
 //! caller said the time was.
 #![warn(missing_docs)]
 
+pub mod accounts;
 pub mod error;
 pub mod ids;
 pub mod params;
@@ -25,6 +28,7 @@ pub mod postgres;
 pub mod sqlite;
 pub mod store;
 
+pub use accounts::*;
 pub use error::{Result, StoreError};
 pub use params::*;
 pub use store::Store;

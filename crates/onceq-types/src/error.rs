@@ -12,12 +12,17 @@ pub enum ErrorCode {
     Unauthorized,
     /// 402: the project is past its credit limit.
     InsufficientCredit,
+    /// 403: the key is valid but its scope does not allow this call (its
+    /// actions, or the queue named).
+    Forbidden,
     /// 404: the queue does not exist in the caller's project.
     QueueNotFound,
     /// 404: no such endpoint.
     NotFound,
     /// 405: the endpoint exists but not with this method.
     MethodNotAllowed,
+    /// 408: the request's body did not arrive in time.
+    RequestTimeout,
     /// 409: a queue of that name exists with different settings.
     QueueAlreadyExists,
     /// 413: the payload (or the request body) is too large.
@@ -39,9 +44,11 @@ impl ErrorCode {
             Self::InvalidParams => 400,
             Self::Unauthorized => 401,
             Self::InsufficientCredit => 402,
+            Self::Forbidden => 403,
             Self::QueueNotFound => 404,
             Self::NotFound => 404,
             Self::MethodNotAllowed => 405,
+            Self::RequestTimeout => 408,
             Self::QueueAlreadyExists => 409,
             Self::QueueMessageTooLarge => 413,
             Self::IdempotencyKeyReused => 422,
@@ -53,7 +60,10 @@ impl ErrorCode {
 
     /// Whether retrying the same call unchanged may succeed.
     pub fn retryable(self) -> bool {
-        matches!(self, Self::RateLimited | Self::Unavailable | Self::Internal)
+        matches!(
+            self,
+            Self::RateLimited | Self::Unavailable | Self::Internal | Self::RequestTimeout
+        )
     }
 
     /// The code as it appears on the wire.
@@ -62,9 +72,11 @@ impl ErrorCode {
             Self::InvalidParams => "INVALID_PARAMS",
             Self::Unauthorized => "UNAUTHORIZED",
             Self::InsufficientCredit => "INSUFFICIENT_CREDIT",
+            Self::Forbidden => "FORBIDDEN",
             Self::QueueNotFound => "QUEUE_NOT_FOUND",
             Self::NotFound => "NOT_FOUND",
             Self::MethodNotAllowed => "METHOD_NOT_ALLOWED",
+            Self::RequestTimeout => "REQUEST_TIMEOUT",
             Self::QueueAlreadyExists => "QUEUE_ALREADY_EXISTS",
             Self::QueueMessageTooLarge => "QUEUE_MESSAGE_TOO_LARGE",
             Self::IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
@@ -91,6 +103,9 @@ mod tests {
             ErrorCode::InvalidParams,
             ErrorCode::QueueMessageTooLarge,
             ErrorCode::IdempotencyKeyReused,
+            ErrorCode::Forbidden,
+            ErrorCode::RequestTimeout,
+            ErrorCode::InsufficientCredit,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

@@ -10,11 +10,14 @@
 //! - [`request`]: the JSON bodies clients send.
 //! - [`reply`]: the `data` bodies of the smaller answers (ack, nack, ...).
 //! - [`capability`]: the endpoint catalogue served by `GET /v1/discovery`.
+//! - [`account`]: the usage and balance answers.
+//! - [`scope`]: what a key may do: actions and queue-name patterns.
 //! - [`names`]: validation of queue names.
 //! - [`clock`]: the injectable clock (the one thing here that reads state:
 //!   the system time).
 #![warn(missing_docs)]
 
+pub mod account;
 pub mod capability;
 pub mod clock;
 pub mod envelope;
@@ -24,6 +27,7 @@ pub mod names;
 pub mod queue;
 pub mod reply;
 pub mod request;
+pub mod scope;
 
 pub use envelope::{Envelope, ErrorBody, Metadata};
 pub use error::ErrorCode;

@@ -107,6 +107,8 @@ async fn fifo_publishes_to_one_group_commit_in_seq_order() {
             key_id: "k".into(),
             key_hash: vec![7; 32],
             label: None,
+            scope: Default::default(),
+            expires_at: None,
             now,
         })
         .await

@@ -20,6 +20,8 @@
 //! - [`stats`]: counts by state, oldest message age.
 //! - [`maintenance`]: retention purge.
 //! - [`keys`]: API key storage.
+//! - [`accounts`]: key scopes and rate overrides, credit limits, usage,
+//!   server heartbeats.
 //! - [`tenancy`]: two projects owning the same queue name.
 //! - [`concurrency`]: racing publishers and claimers, two Postgres "servers".
 //! - [`fifo`]: FIFO queues: order and one in flight per group, alone and
@@ -63,6 +65,7 @@ macro_rules! conformance {
     )+};
 }
 
+mod accounts;
 mod ack_nack;
 mod claim;
 mod concurrency;
@@ -170,6 +173,8 @@ impl Harness {
                 key_id: format!("harness-{project}"),
                 key_hash: onceq_store::ids::payload_hash(&format!("harness-{project}")).to_vec(),
                 label: Some("conformance harness".to_owned()),
+                scope: Default::default(),
+                expires_at: None,
                 now: self.now,
             })
             .await
