@@ -5,7 +5,7 @@ use std::sync::Arc;
 use onceq_store::Store;
 use tokio_util::sync::CancellationToken;
 
-use crate::{ServerConfig, clock::Clock, wakeup::Wakeups};
+use crate::{ServerConfig, accounts::Accounts, clock::Clock, wakeup::Wakeups};
 
 /// Shared by all handlers and background services.
 #[derive(Clone)]
@@ -20,6 +20,8 @@ pub struct AppState {
     pub wakeups: Arc<Wakeups>,
     /// Cancelled when the server shuts down: long polls return early.
     pub shutdown: CancellationToken,
+    /// Metering, credit and rate limits of this process.
+    pub accounts: Arc<Accounts>,
 }
 
 impl AppState {
@@ -31,6 +33,7 @@ impl AppState {
             config: Arc::new(config),
             wakeups: Arc::new(Wakeups::default()),
             shutdown: CancellationToken::new(),
+            accounts: Arc::new(Accounts::default()),
         }
     }
 

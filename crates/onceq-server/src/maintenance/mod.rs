@@ -7,7 +7,10 @@
 //!   after the last allowed hand-out.
 //! - [`purger`]: forgets idempotency keys past the dedupe window and removes
 //!   messages past their queue's retention.
+//! - [`account_sync`]: writes usage, records the heartbeat, re-reads credit
+//!   and rate limits.
 
+pub mod account_sync;
 pub mod lease_reaper;
 pub mod purger;
 
@@ -19,6 +22,7 @@ use crate::AppState;
 pub fn spawn_all(state: &AppState, tracker: &TaskTracker) {
     tracker.spawn(lease_reaper::run(state.clone()));
     tracker.spawn(purger::run(state.clone()));
+    tracker.spawn(account_sync::run(state.clone()));
 }
 
 /// Runs `tick` every `interval` until shutdown. A failing tick is logged

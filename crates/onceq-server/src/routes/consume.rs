@@ -4,16 +4,21 @@ use std::time::Duration;
 
 use axum::extract::State;
 use jiff::SignedDuration;
-use onceq_store::{LeaseRef, MessageAck, MessageClaim, MessageExtend, MessageNack, QueueRef};
+use onceq_store::{LeaseRef, MessageAck, MessageClaim, MessageExtend, MessageNack};
 use onceq_types::{
-    ConsumedMessage, MAX_BATCH, MAX_DELAY_SECONDS, MAX_VISIBILITY_TIMEOUT_SECONDS,
-    MAX_WAIT_SECONDS, MessageStatus,
+    ConsumedMessage, MessageStatus,
     reply::{Acked, Extended, Items, Nacked},
     request::{Ack, Consume, Extend, Nack},
 };
 
 use super::publish::raw;
-use crate::{ApiError, AppState, auth::Caller, envelope::Reply, extract::Body, validate};
+use crate::{
+    ApiError, AppState,
+    auth::Caller,
+    envelope::Reply,
+    extract::Body,
+    input::{self, LeaseInput},
+};
 
 /// `POST /v1/queue/consume`.
 ///
@@ -27,22 +32,10 @@ pub async fn consume(
     caller: Caller,
     Body(req): Body<Consume>,
 ) -> Result<Reply<Items<ConsumedMessage>>, ApiError> {
-    let queue = validate::required_queue("queue", req.queue)?;
-    let max = validate::int_in("max_messages", req.max_messages, 1, MAX_BATCH as i64, 1)?;
-    let visibility = req
-        .visibility_timeout
-        .map(|v| {
-            validate::int_in(
-                "visibility_timeout",
-                Some(v),
-                0,
-                MAX_VISIBILITY_TIMEOUT_SECONDS,
-                0,
-            )
-        })
-        .transpose()?;
-    let wait = validate::int_in("wait_seconds", req.wait_seconds, 0, MAX_WAIT_SECONDS, 0)?;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(wait as u64);
+    let input = input::consume(req)?;
+    let target = caller.queue(&input.queue)?;
+    let queue = input.queue;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(input.wait_seconds);
     let channel = state.wakeups.channel(&caller.project, &queue);
 
     loop {
@@ -55,9 +48,9 @@ pub async fn consume(
         let claimed = state
             .store
             .message_claim(MessageClaim {
-                queue: QueueRef::new(&caller.project, &queue),
-                max: max as u32,
-                visibility_timeout: visibility.map(SignedDuration::from_secs),
+                queue: target.clone(),
+                max: input.max,
+                visibility_timeout: input.visibility_timeout,
                 now: state.clock.now(),
             })
             .await
@@ -97,7 +90,7 @@ pub async fn ack(
     caller: Caller,
     Body(req): Body<Ack>,
 ) -> Result<Reply<Acked>, ApiError> {
-    let lease = lease(&caller, req.queue, req.message_id, req.receipt)?;
+    let lease = lease(&caller, input::ack(req)?)?;
     let queue = lease.queue.queue.clone();
     let acked = state
         .store
@@ -116,14 +109,15 @@ pub async fn nack(
     caller: Caller,
     Body(req): Body<Nack>,
 ) -> Result<Reply<Nacked>, ApiError> {
-    let lease = lease(&caller, req.queue, req.message_id, req.receipt)?;
-    let delay = validate::int_in("delay_seconds", req.delay_seconds, 0, MAX_DELAY_SECONDS, 0)?;
+    let input = input::nack(req)?;
+    let lease = lease(&caller, input.lease)?;
+    let delay = input.delay_seconds;
     let queue = lease.queue.queue.clone();
     let outcome = state
         .store
         .message_nack(MessageNack {
             lease,
-            requeue: req.requeue.unwrap_or(true),
+            requeue: input.requeue,
             delay: SignedDuration::from_secs(delay),
             now: state.clock.now(),
         })
@@ -146,23 +140,14 @@ pub async fn extend(
     caller: Caller,
     Body(req): Body<Extend>,
 ) -> Result<Reply<Extended>, ApiError> {
-    let lease = lease(&caller, req.queue, req.message_id, req.receipt)?;
-    let timeout = validate::int_in(
-        "visibility_timeout",
-        Some(validate::required(
-            "visibility_timeout",
-            req.visibility_timeout,
-        )?),
-        0,
-        MAX_VISIBILITY_TIMEOUT_SECONDS,
-        0,
-    )?;
+    let input = input::extend(req)?;
+    let lease = lease(&caller, input.lease)?;
     let queue = lease.queue.queue.clone();
     let outcome = state
         .store
         .message_extend(MessageExtend {
             lease,
-            visibility_timeout: SignedDuration::from_secs(timeout),
+            visibility_timeout: input.visibility_timeout,
             now: state.clock.now(),
         })
         .await
@@ -173,16 +158,10 @@ pub async fn extend(
     }))
 }
 
-fn lease(
-    caller: &Caller,
-    queue: Option<String>,
-    message_id: Option<String>,
-    receipt: Option<String>,
-) -> Result<LeaseRef, ApiError> {
-    let queue = validate::required_queue("queue", queue)?;
+fn lease(caller: &Caller, input: LeaseInput) -> Result<LeaseRef, ApiError> {
     Ok(LeaseRef {
-        queue: QueueRef::new(&caller.project, queue),
-        message_id: validate::required_token("message_id", message_id)?,
-        receipt: validate::opt_token("receipt", receipt)?,
+        queue: caller.queue(&input.queue)?,
+        message_id: input.message_id,
+        receipt: input.receipt,
     })
 }

@@ -1,24 +1,21 @@
 //! Queue management: create, list, get, delete, stats, purge, DLQ redrive.
 
 use axum::extract::State;
-use onceq_store::{DlqRedrive, QueueCreate, QueueRef};
+use onceq_store::{DlqRedrive, QueueCreate};
 use onceq_types::{
-    MAX_RETENTION_DAYS, MAX_VISIBILITY_TIMEOUT_SECONDS, QueueRecord, QueueStats,
-    queue::QueueSettings,
+    QueueRecord, QueueStats,
     reply::{Deleted, Items, Purged, Redriven},
     request::{CreateQueue, DeleteQueue, Redrive},
 };
 
+pub use crate::input::MAX_RETRIES;
 use crate::{
     ApiError, AppState,
     auth::Caller,
     envelope::Reply,
     extract::{Body, QueuePath},
-    validate,
+    input,
 };
-
-/// The largest `max_retries` a queue may have.
-pub const MAX_RETRIES: i64 = 1000;
 
 /// `POST /v1/queue/create`.
 pub async fn create(
@@ -26,47 +23,16 @@ pub async fn create(
     caller: Caller,
     Body(req): Body<CreateQueue>,
 ) -> Result<Reply<QueueRecord>, ApiError> {
-    let name = validate::required("name", req.name)?;
-    validate::new_queue_name("name", &name)?;
-    // `fifo`: strict order within a message group (docs/api.md, "FIFO
-    // queues"); its default `<name>-dlq` is created standard.
-    let queue_type = req.queue_type.unwrap_or_default();
-    let dead_letter_queue = match req.dead_letter_queue {
-        Some(dlq) => {
-            validate::queue_name("dead_letter_queue", &dlq)?;
-            if dlq == name {
-                return Err(ApiError::invalid(
-                    "dead_letter_queue must be another queue than the queue itself",
-                ));
-            }
-            Some(dlq)
-        }
-        None => None,
-    };
-    let settings = QueueSettings {
-        queue_type,
-        dead_letter_queue,
-        max_retries: validate::int_in("max_retries", req.max_retries, 0, MAX_RETRIES, 3)? as i32,
-        message_retention_days: validate::int_in(
-            "message_retention_days",
-            req.message_retention_days,
-            1,
-            MAX_RETENTION_DAYS,
-            7,
-        )? as i32,
-        visibility_timeout_default: validate::int_in(
-            "visibility_timeout_default",
-            req.visibility_timeout_default,
-            0,
-            MAX_VISIBILITY_TIMEOUT_SECONDS,
-            30,
-        )? as i32,
-        enable_priority: req.enable_priority.unwrap_or(true),
-    };
+    let input::CreateInput { name, settings } = input::create(req)?;
+    let queue = caller.queue(&name)?;
+    // Dead-lettering writes into the DLQ: the key must be allowed it too.
+    if let Some(dlq) = &settings.dead_letter_queue {
+        caller.queue(dlq)?;
+    }
     let created = state
         .store
         .queue_create(QueueCreate {
-            queue: QueueRef::new(&caller.project, &name),
+            queue,
             settings,
             now: state.clock.now(),
         })
@@ -80,11 +46,13 @@ pub async fn list(
     State(state): State<AppState>,
     caller: Caller,
 ) -> Result<Reply<Items<QueueRecord>>, ApiError> {
-    let items = state
+    let mut items = state
         .store
         .queue_list(&caller.project)
         .await
         .map_err(|e| ApiError::from_store(e, ""))?;
+    // A key limited to some queues sees only those.
+    items.retain(|q| caller.may_use(&q.name));
     Ok(Reply::new(Items { items }))
 }
 
@@ -96,7 +64,7 @@ pub async fn get(
 ) -> Result<Reply<QueueRecord>, ApiError> {
     state
         .store
-        .queue_get(&QueueRef::new(&caller.project, &queue))
+        .queue_get(&caller.queue(&queue)?)
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?
         .map(Reply::new)
@@ -118,7 +86,7 @@ pub async fn delete_by_body(
     caller: Caller,
     Body(req): Body<DeleteQueue>,
 ) -> Result<Reply<Deleted>, ApiError> {
-    let queue = validate::required_queue("queue", req.queue)?;
+    let queue = input::delete(req)?;
     delete_queue(&state, &caller, queue).await
 }
 
@@ -129,7 +97,7 @@ async fn delete_queue(
 ) -> Result<Reply<Deleted>, ApiError> {
     let messages_deleted = state
         .store
-        .queue_delete(&QueueRef::new(&caller.project, &queue))
+        .queue_delete(&caller.queue(&queue)?)
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
     Ok(Reply::new(Deleted {
@@ -147,7 +115,7 @@ pub async fn stats(
 ) -> Result<Reply<QueueStats>, ApiError> {
     let stats = state
         .store
-        .queue_stats(&QueueRef::new(&caller.project, &queue), state.clock.now())
+        .queue_stats(&caller.queue(&queue)?, state.clock.now())
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
     Ok(Reply::new(stats))
@@ -161,7 +129,7 @@ pub async fn purge(
 ) -> Result<Reply<Purged>, ApiError> {
     let purged = state
         .store
-        .queue_purge(&QueueRef::new(&caller.project, &queue))
+        .queue_purge(&caller.queue(&queue)?)
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
     Ok(Reply::new(Purged { purged }))
@@ -174,14 +142,24 @@ pub async fn redrive(
     QueuePath(queue): QueuePath,
     Body(req): Body<Redrive>,
 ) -> Result<Reply<Redriven>, ApiError> {
-    let max = req
-        .max_messages
-        .map(|m| validate::int_in("max_messages", Some(m), 1, i64::MAX, 1))
-        .transpose()?;
+    let max = input::redrive(req)?;
+    let target = caller.queue(&queue)?;
+    // Redrive reads the dead-letter queue: a key limited to some queues
+    // must be allowed that one too (one more lookup, for scoped keys only).
+    if !caller.scope.queues.is_any() {
+        let record = state
+            .store
+            .queue_get(&target)
+            .await
+            .map_err(|e| ApiError::from_store(e, &queue))?;
+        if let Some(dlq) = record.and_then(|r| r.dead_letter_queue) {
+            caller.queue(&dlq)?;
+        }
+    }
     let outcome = state
         .store
         .dlq_redrive(DlqRedrive {
-            queue: QueueRef::new(&caller.project, &queue),
+            queue: target,
             max,
             now: state.clock.now(),
         })
