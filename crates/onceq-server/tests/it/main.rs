@@ -9,6 +9,8 @@ mod auth;
 mod consume;
 mod envelope;
 mod fifo;
+mod hostile;
+mod logs;
 mod metering;
 mod outage;
 mod publish;
