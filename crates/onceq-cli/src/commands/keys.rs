@@ -30,7 +30,7 @@ pub enum KeysCmd {
         #[arg(long, default_value = "full")]
         actions: String,
         /// The key stops working after this long (e.g. 30d, 12h).
-        #[arg(long)]
+        #[arg(long, value_parser = duration)]
         expires_in: Option<SignedDuration>,
         #[command(flatten)]
         store: StoreArgs,
@@ -56,7 +56,7 @@ pub enum KeysCmd {
         /// The key to replace.
         key_id: String,
         /// The old key stops working after this long (e.g. 1h, 7d).
-        #[arg(long)]
+        #[arg(long, value_parser = duration)]
         expire_old_in: Option<SignedDuration>,
         #[command(flatten)]
         store: StoreArgs,
@@ -193,6 +193,15 @@ fn list(keys: Vec<onceq_store::KeyRecord>, json: bool) -> anyhow::Result<()> {
         rows,
     );
     Ok(())
+}
+
+/// `30d`, `12h`, `1h 30m`, ...; a day is 24 hours.
+fn duration(text: &str) -> Result<SignedDuration, String> {
+    let span: jiff::Span = text
+        .parse()
+        .map_err(|e| format!("{e} (write durations like 30d, 12h or 1h 30m)"))?;
+    span.to_duration(jiff::SpanRelativeTo::days_are_24_hours())
+        .map_err(|e| e.to_string())
 }
 
 fn after(now: Timestamp, d: SignedDuration) -> anyhow::Result<Timestamp> {
