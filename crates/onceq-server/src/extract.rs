@@ -46,12 +46,17 @@ impl<T: DeserializeOwned> FromRequest<AppState> for Body<T> {
                     ApiError::invalid(format!("could not read the request body: {e}"))
                 }
             })?;
-        let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
-            b"{}"
-        } else {
-            &bytes
-        };
-        parse(bytes).map(Body)
+        parse_body(&bytes).map(Body)
+    }
+}
+
+/// A request body as [`Body`] reads it: empty (or only whitespace) is
+/// `{}`, anything else must be one JSON object.
+pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        parse(b"{}")
+    } else {
+        parse(bytes)
     }
 }
 

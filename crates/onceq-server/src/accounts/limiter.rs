@@ -164,10 +164,10 @@ impl Limiter {
             })?;
             bucket.tokens -= 1.0;
         }
-        if key_share.is_some() {
-            if let Some(k) = b.keys.get_mut(key_id) {
-                k.tokens -= 1.0;
-            }
+        if key_share.is_some()
+            && let Some(k) = b.keys.get_mut(key_id)
+        {
+            k.tokens -= 1.0;
         }
         Ok(())
     }
