@@ -29,6 +29,9 @@ pub struct Accounts {
     /// the account endpoints: they read the store and the unwritten usage
     /// under it, so a bucket is never counted twice nor missed.
     pub(crate) flush_gate: tokio::sync::RwLock<()>,
+    /// One sync pass at a time: a pass's refresh must never be overtaken
+    /// by an older pass's (the background loop and a test, or shutdown).
+    pub(crate) sync_lock: tokio::sync::Mutex<()>,
 }
 
 impl Default for Accounts {
@@ -38,6 +41,7 @@ impl Default for Accounts {
             limiter: Limiter::default(),
             server_id: format!("srv_{}", uuid::Uuid::new_v4().simple()),
             flush_gate: tokio::sync::RwLock::new(()),
+            sync_lock: tokio::sync::Mutex::new(()),
         }
     }
 }

@@ -22,6 +22,7 @@ pub async fn run(state: AppState) {
 
 /// One sync: write usage, heartbeat, refresh.
 pub async fn pass(state: &AppState) -> Result<(), StoreError> {
+    let _one_at_a_time = state.accounts.sync_lock.lock().await;
     flush(state).await?;
     let accounts = &state.accounts;
     let now = state.clock.now();
@@ -66,6 +67,7 @@ pub async fn flush(state: &AppState) -> Result<(), StoreError> {
 /// At shutdown, after the last request: the final write, and leaving the
 /// heartbeat table so the other servers take over the whole limits soon.
 pub async fn shutdown(state: &AppState) {
+    let _one_at_a_time = state.accounts.sync_lock.lock().await;
     if let Err(e) = flush(state).await {
         tracing::error!(error = %e, "could not write the last usage at shutdown");
     }
