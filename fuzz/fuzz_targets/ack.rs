@@ -9,8 +9,12 @@ use onceq_types::request::Ack;
 mod common;
 
 fuzz_target!(|data: &[u8]| {
-    common::check::<Ack, _>(data, |r| input::ack(r), |l| {
-        common::valid_queue(&l.queue);
-        assert!(!l.message_id.is_empty() && l.message_id.len() <= 255);
-    });
+    common::check::<Ack, _>(
+        data,
+        |r| input::ack(r),
+        |l| {
+            common::valid_queue(&l.queue);
+            assert!(!l.message_id.is_empty() && l.message_id.len() <= 255);
+        },
+    );
 });

@@ -9,8 +9,12 @@ use onceq_types::request::Consume;
 mod common;
 
 fuzz_target!(|data: &[u8]| {
-    common::check::<Consume, _>(data, |r| input::consume(r), |c| {
-        common::valid_queue(&c.queue);
-        assert!((1..=10).contains(&c.max) && c.wait_seconds <= 20);
-    });
+    common::check::<Consume, _>(
+        data,
+        |r| input::consume(r),
+        |c| {
+            common::valid_queue(&c.queue);
+            assert!((1..=10).contains(&c.max) && c.wait_seconds <= 20);
+        },
+    );
 });

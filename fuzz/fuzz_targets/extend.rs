@@ -9,8 +9,12 @@ use onceq_types::request::Extend;
 mod common;
 
 fuzz_target!(|data: &[u8]| {
-    common::check::<Extend, _>(data, |r| input::extend(r), |e| {
-        common::valid_queue(&e.lease.queue);
-        assert!(e.visibility_timeout.as_secs() <= onceq_types::MAX_VISIBILITY_TIMEOUT_SECONDS);
-    });
+    common::check::<Extend, _>(
+        data,
+        |r| input::extend(r),
+        |e| {
+            common::valid_queue(&e.lease.queue);
+            assert!(e.visibility_timeout.as_secs() <= onceq_types::MAX_VISIBILITY_TIMEOUT_SECONDS);
+        },
+    );
 });

@@ -9,8 +9,12 @@ use onceq_types::request::Nack;
 mod common;
 
 fuzz_target!(|data: &[u8]| {
-    common::check::<Nack, _>(data, |r| input::nack(r), |n| {
-        common::valid_queue(&n.lease.queue);
-        assert!((0..=onceq_types::MAX_DELAY_SECONDS).contains(&n.delay_seconds));
-    });
+    common::check::<Nack, _>(
+        data,
+        |r| input::nack(r),
+        |n| {
+            common::valid_queue(&n.lease.queue);
+            assert!((0..=onceq_types::MAX_DELAY_SECONDS).contains(&n.delay_seconds));
+        },
+    );
 });

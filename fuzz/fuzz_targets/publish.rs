@@ -9,9 +9,18 @@ use onceq_types::request::Publish;
 mod common;
 
 fuzz_target!(|data: &[u8]| {
-    common::check::<Publish, _>(data, |r| input::publish(r, None), |p| {
-        common::valid_queue(&p.queue);
-        assert!(p.message.payload.len() <= onceq_types::MAX_PAYLOAD_BYTES);
-        assert!(p.message.idempotency_key.as_ref().is_none_or(|k| k.len() <= 255));
-    });
+    common::check::<Publish, _>(
+        data,
+        |r| input::publish(r, None),
+        |p| {
+            common::valid_queue(&p.queue);
+            assert!(p.message.payload.len() <= onceq_types::MAX_PAYLOAD_BYTES);
+            assert!(
+                p.message
+                    .idempotency_key
+                    .as_ref()
+                    .is_none_or(|k| k.len() <= 255)
+            );
+        },
+    );
 });

@@ -9,11 +9,15 @@ use onceq_types::request::PublishBatch;
 mod common;
 
 fuzz_target!(|data: &[u8]| {
-    common::check::<PublishBatch, _>(data, |r| input::publish_batch(r), |b| {
-        common::valid_queue(&b.queue);
-        assert!((1..=onceq_types::MAX_BATCH).contains(&b.messages.len()));
-        for m in &b.messages {
-            assert!(m.payload.len() <= onceq_types::MAX_PAYLOAD_BYTES);
-        }
-    });
+    common::check::<PublishBatch, _>(
+        data,
+        |r| input::publish_batch(r),
+        |b| {
+            common::valid_queue(&b.queue);
+            assert!((1..=onceq_types::MAX_BATCH).contains(&b.messages.len()));
+            for m in &b.messages {
+                assert!(m.payload.len() <= onceq_types::MAX_PAYLOAD_BYTES);
+            }
+        },
+    );
 });

@@ -9,5 +9,9 @@ use onceq_types::request::Redrive;
 mod common;
 
 fuzz_target!(|data: &[u8]| {
-    common::check::<Redrive, _>(data, |r| input::redrive(r), |max| assert!(max.is_none_or(|m| m >= 1)));
+    common::check::<Redrive, _>(
+        data,
+        |r| input::redrive(r),
+        |max| assert!(max.is_none_or(|m| m >= 1)),
+    );
 });
