@@ -133,3 +133,31 @@ fn scoped_keys_rotation_and_project_limits_from_the_cli() {
         "a key was logged"
     );
 }
+
+/// Keys never reach the server's log, even with every module at TRACE.
+#[test]
+fn keys_are_never_logged_even_at_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let admin = "admin-key-that-must-stay-secret";
+    let server = ServerProcess::start(
+        &["--data-dir", data],
+        &[("ONCEQ_API_KEY", admin), ("ONCEQ_LOG", "trace")],
+    );
+    let env = [("ONCEQ_URL", server.url.as_str()), ("ONCEQ_API_KEY", admin)];
+    run_ok(&["publish", "jobs", r#"{"n": 1}"#], &env);
+    run_ok(&["stats", "jobs"], &env);
+    let wrong = "oq_wrongkey_notavalidkeybutlookslikeone000000000000";
+    let bad = [("ONCEQ_URL", server.url.as_str()), ("ONCEQ_API_KEY", wrong)];
+    assert!(!run(&["queues"], &bad).status.success());
+    let (clean, logs) = server.terminate();
+    assert!(clean);
+    let logs = logs.join("\n");
+    assert!(
+        logs.contains("/v1/queue/publish"),
+        "TRACE logging is on: {logs}"
+    );
+    assert!(!logs.contains(admin), "the key was logged:\n{logs}");
+    assert!(!logs.contains(wrong), "a key was logged:\n{logs}");
+    assert!(!logs.to_lowercase().contains("bearer"), "{logs}");
+}

@@ -10,7 +10,6 @@ mod consume;
 mod envelope;
 mod fifo;
 mod hostile;
-mod logs;
 mod metering;
 mod outage;
 mod publish;
