@@ -266,3 +266,54 @@ async fn per_call_prices_are_charged_and_reported(b: Backend) {
     assert_eq!(list["cost_usd"], 0.000005);
 }
 both!(per_call_prices_are_charged_and_reported);
+
+/// Two servers on one database: each knows the other's spend as of its
+/// last sync, so a project can overspend by at most what the other server
+/// charged since — the documented tolerance — and not once both synced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_servers_enforce_one_credit_limit_within_one_sync() {
+    use crate::harness::fresh_store;
+    let handle = fresh_store(Backend::Postgres).await;
+    let url = handle.database_url.clone().unwrap();
+    let config = || TestServer::manual_sync(TestServer::priced());
+    let a = TestServer::on_store(handle.store.clone(), config()).await;
+    let second = onceq_store::open(Some(&url), std::path::Path::new("unused"))
+        .await
+        .unwrap();
+    let b = TestServer::on_store(second, config()).await;
+    // 100 micro-USD: five publishes at 20
+    a.state
+        .store
+        .project_set_credit("alpha", Some(100))
+        .await
+        .unwrap();
+    a.sync().await;
+    b.sync().await;
+    async fn publish(s: &TestServer, key: &str) -> crate::harness::Res {
+        s.post_as(
+            key,
+            "/v1/queue/publish",
+            json!({"queue": "jobs", "payload": 1}),
+        )
+        .await
+    }
+    let mut admitted = 0;
+    for _ in 0..3 {
+        admitted += usize::from(publish(&a, &a.key).await.status == 200);
+    }
+    // b has not heard of a's 60 yet: it admits its own 100
+    for _ in 0..6 {
+        admitted += usize::from(publish(&b, &a.key).await.status == 200);
+    }
+    assert_eq!(admitted, 3 + 5, "overspend = what a charged since b's sync");
+    // once both wrote their usage and read the other's, both refuse
+    a.sync().await;
+    b.sync().await;
+    a.sync().await;
+    publish(&a, &a.key).await.err(402, "INSUFFICIENT_CREDIT");
+    publish(&b, &a.key).await.err(402, "INSUFFICIENT_CREDIT");
+    let bal = a.get("/v1/account/balance").await;
+    assert_eq!(bal.data()["spent_usd"], 0.00016);
+    assert_eq!(bal.data()["balance_usd"], 0.0);
+    assert_eq!(a.stats("jobs").await["message_count"], 8);
+}
