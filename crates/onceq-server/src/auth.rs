@@ -90,23 +90,27 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
     }
 }
 
-/// Finds the key of an `Authorization: Bearer <key>` header: 401
-/// `UNAUTHORIZED` if it is missing, malformed, unknown, revoked or expired.
-pub async fn authenticate(
-    state: &AppState,
-    header: Option<&axum::http::HeaderValue>,
-) -> Result<KeyRecord, ApiError> {
+/// The key of an `Authorization: Bearer <key>` header: 401 `UNAUTHORIZED`
+/// if it is missing or malformed.
+pub fn bearer(header: Option<&axum::http::HeaderValue>) -> Result<String, ApiError> {
     let header =
         header.ok_or_else(|| unauthorized("missing Authorization: Bearer <key> header"))?;
     let value = header
         .to_str()
         .map_err(|_| unauthorized("Authorization header is not valid text"))?;
-    let key = value
+    value
         .strip_prefix("Bearer ")
         .or_else(|| value.strip_prefix("bearer "))
         .map(str::trim)
         .filter(|k| !k.is_empty())
-        .ok_or_else(|| unauthorized("Authorization header must be \"Bearer <key>\""))?;
+        .map(str::to_owned)
+        .ok_or_else(|| unauthorized("Authorization header must be \"Bearer <key>\""))
+}
+
+/// The stored key `key` is: one lookup of its hash, so a revoked key is
+/// refused on its next request; 401 `UNAUTHORIZED` if it is unknown,
+/// revoked or expired (by the server's clock).
+pub async fn authenticate(state: &AppState, key: &str) -> Result<KeyRecord, ApiError> {
     let record = state
         .store
         .key_lookup(&key_hash(key))

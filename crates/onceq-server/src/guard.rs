@@ -1,8 +1,9 @@
 //! The guard in front of every keyed route: who is calling, may they, and
 //! what did it cost. In order:
 //!
-//! 1. **Key** ([`auth::authenticate`]): 401 if missing, unknown, revoked or
-//!    expired. The one database round trip the guard makes.
+//! 1. **Key** ([`auth::bearer`], [`auth::authenticate`]): 401 if missing,
+//!    unknown, revoked or expired. The one database round trip the guard
+//!    makes.
 //! 2. **Rate** ([`Limiter`](crate::accounts::Limiter)): 429 with
 //!    `Retry-After` when the key's or the project's bucket is empty.
 //! 3. **Scope**: 403 `FORBIDDEN` when the key's actions do not include the
@@ -163,7 +164,8 @@ pub async fn guard(State(g): State<Guarded>, mut req: Request, next: Next) -> Re
 
 async fn admit(g: &Guarded, authorization: Option<HeaderValue>) -> Result<Caller, ApiError> {
     let state = &g.state;
-    let key = auth::authenticate(state, authorization.as_ref()).await?;
+    let key = auth::bearer(authorization.as_ref())?;
+    let key = auth::authenticate(state, &key).await?;
     let now = state.clock.now();
     state
         .accounts
