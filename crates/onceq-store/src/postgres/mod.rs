@@ -6,6 +6,7 @@
 //! - [`errors`]: driver errors to [`StoreError`], and retrying transactions
 //!   that lost a deadlock or a race.
 //! - [`sql`]: every statement, one `.sql` file each under `sql/`.
+//! - [`publish_group`]: group commit of concurrent publishes.
 //! - [`keys`], [`queues`], [`publish`], [`claim`], [`lease`], [`dlq`],
 //!   [`maintenance`]: the operations, by concept.
 //!
@@ -31,6 +32,7 @@ mod maintenance;
 mod migrate;
 mod pool;
 mod publish;
+mod publish_group;
 mod queues;
 mod sql;
 
@@ -39,6 +41,8 @@ use crate::{Result, StoreError};
 /// The PostgreSQL store. Cheap to share: it is a connection pool.
 pub struct PgStore {
     pool: deadpool_postgres::Pool,
+    /// Where publishes go: they are stored in groups (see [`publish_group`]).
+    publishes: publish_group::GroupCommit,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -60,7 +64,8 @@ impl PgStore {
         migrate::run(&pool)
             .await
             .map_err(errors::Error::into_store)?;
-        Ok(PgStore { pool })
+        let publishes = publish_group::GroupCommit::start(pool.clone());
+        Ok(PgStore { pool, publishes })
     }
 
     /// A pooled connection.
@@ -128,8 +133,7 @@ impl crate::Store for PgStore {
         &self,
         p: crate::MessagePublish,
     ) -> Result<Vec<crate::PublishOutcome>> {
-        let batch = publish::Batch::new(&p)?;
-        errors::retrying(|| self.publish_once(&p, &batch)).await
+        self.publishes.publish(p).await
     }
 
     async fn message_claim(&self, p: crate::MessageClaim) -> Result<Vec<crate::ClaimedMessage>> {
