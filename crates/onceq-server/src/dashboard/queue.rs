@@ -214,7 +214,7 @@ pub fn table(
                             th.num scope="col" { "Deliveries" }
                             th scope="col" { "Published" }
                             th scope="col" { "Visible" }
-                            th scope="col" { "Lease ends" }
+                            @if actions.is_none() { th scope="col" { "Lease ends" } }
                             th scope="col" { "Payload" }
                             @if actions.is_some() { th scope="col" { span.sr-only { "Actions" } } }
                         }
@@ -235,8 +235,13 @@ pub fn table(
                                 td.num data-label="Deliveries" { (m.delivery_count) }
                                 td data-label="Published" { (time_rel(m.created_at, now)) }
                                 td data-label="Visible" { (time_rel(m.visible_at, now)) }
-                                td data-label="Lease ends" {
-                                    @if let Some(t) = m.lease_expires_at { (time_rel(t, now)) } @else { span.muted { "—" } }
+                                // Dead letters (the tables with actions) are rarely in
+                                // flight, and their badge says so: the room goes to
+                                // the buttons.
+                                @if actions.is_none() {
+                                    td data-label="Lease ends" {
+                                        @if let Some(t) = m.lease_expires_at { (time_rel(t, now)) } @else { span.muted { "—" } }
+                                    }
                                 }
                                 td.preview data-label="Payload" { code { (preview(&m.payload, 90)) } }
                                 @if let Some(actions) = actions { td.actions { (actions(m)) } }
