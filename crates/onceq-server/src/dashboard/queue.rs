@@ -205,7 +205,7 @@ pub fn table(
             div.empty { p { (empty) } }
         } @else {
             div.table-wrap {
-                table.data.messages {
+                table.data.messages.with-actions[actions.is_some()] {
                     caption.sr-only { "Messages of " (queue) ", oldest first" }
                     thead {
                         tr {
