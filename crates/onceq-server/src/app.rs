@@ -11,7 +11,7 @@ use onceq_types::ErrorCode;
 use tower_http::trace::TraceLayer;
 
 use crate::{
-    ApiError, AppState, envelope,
+    ApiError, AppState, dashboard, envelope,
     routes::{consume, discovery, health, publish, queues},
 };
 
@@ -41,6 +41,7 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/discovery", get(discovery::discovery))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
+        .merge(dashboard::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         // Bodies are read (and limited) by `extract::Body` so that an

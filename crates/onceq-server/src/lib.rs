@@ -15,6 +15,10 @@
 //! - [`auth`]: Bearer keys, their generation and their hashes.
 //! - [`pricing`]: the price table behind `cost_usd` and discovery.
 //! - [`wakeup`]: wakes long-polling consumers when a message arrives.
+//! - [`throughput`]: recent publish/ack counts per queue, in memory, for the
+//!   dashboard's charts.
+//! - [`dashboard`]: the web dashboard under `/dashboard` (server-rendered
+//!   HTML, vendored htmx, sign-in with an API key).
 //! - [`maintenance`]: background services: lease expiry, dedupe-key purge,
 //!   retention.
 //! - [`serve`]: binds, bootstraps a key, runs until SIGTERM/Ctrl-C.
@@ -24,6 +28,7 @@ pub mod app;
 pub mod auth;
 pub mod clock;
 pub mod config;
+pub mod dashboard;
 pub mod envelope;
 pub mod error;
 pub mod extract;
@@ -32,6 +37,7 @@ pub mod pricing;
 pub mod routes;
 pub mod serve;
 pub mod state;
+pub mod throughput;
 pub mod validate;
 pub mod wakeup;
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use onceq_store::Store;
 use tokio_util::sync::CancellationToken;
 
-use crate::{ServerConfig, clock::Clock, wakeup::Wakeups};
+use crate::{ServerConfig, clock::Clock, throughput::Throughput, wakeup::Wakeups};
 
 /// Shared by all handlers and background services.
 #[derive(Clone)]
@@ -20,6 +20,9 @@ pub struct AppState {
     pub wakeups: Arc<Wakeups>,
     /// Cancelled when the server shuts down: long polls return early.
     pub shutdown: CancellationToken,
+    /// Recent publish/ack counts per queue (this process only), for the
+    /// dashboard's charts.
+    pub throughput: Arc<Throughput>,
 }
 
 impl AppState {
@@ -31,6 +34,7 @@ impl AppState {
             config: Arc::new(config),
             wakeups: Arc::new(Wakeups::default()),
             shutdown: CancellationToken::new(),
+            throughput: Arc::new(Throughput::default()),
         }
     }
 

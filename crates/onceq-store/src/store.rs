@@ -130,6 +130,32 @@ pub trait Store: Send + Sync + 'static {
     /// `QueueNotFound` for an unknown queue, `Invalid` if it has no DLQ.
     async fn dlq_redrive(&self, p: crate::DlqRedrive) -> crate::Result<crate::RedriveOutcome>;
 
+    // ------------------------------------------------------------ browsing
+
+    /// One page of a queue's messages, oldest first (see [`crate::MessageList`]).
+    /// `QueueNotFound` for an unknown queue; `Invalid` for a limit outside
+    /// 1..=[`crate::MAX_LIST_LIMIT`] or a `Gone` state filter. Walks the
+    /// `(queue, seq)` index from the cursor; a search probes the id and
+    /// `(queue, idempotency_key)` indexes, never the backlog.
+    async fn message_list(&self, p: crate::MessageList) -> crate::Result<crate::MessagePage>;
+    /// One message of a queue; `None` when the queue does not hold it.
+    /// `QueueNotFound` for an unknown queue.
+    async fn message_get(
+        &self,
+        p: crate::MessageGet,
+    ) -> crate::Result<Option<crate::MessageRecord>>;
+    /// Deletes one message unless it is in flight. `QueueNotFound` for an
+    /// unknown queue.
+    async fn message_delete(&self, p: crate::MessageDelete) -> crate::Result<crate::SingleOutcome>;
+    /// Moves one dead letter of the queue's DLQ back, exactly as
+    /// [`Store::dlq_redrive`] moves each (FIFO: at its group's tail). An
+    /// in-flight dead letter stays with its holder. `QueueNotFound` for an
+    /// unknown queue, `Invalid` if it has no DLQ.
+    async fn dlq_redrive_one(
+        &self,
+        p: crate::DlqRedriveOne,
+    ) -> crate::Result<crate::RedriveOneOutcome>;
+
     // ------------------------------------------------------------ maintenance
 
     /// Ends up to `limit` leases that expired at or before `now`, in every

@@ -1,7 +1,9 @@
 //! End-to-end tests of the `onceq` binary: the real process, real stores,
 //! real HTTP. `process` starts servers; `cli` drives the subcommands;
-//! `compat` runs the seed's Node.js route and worker unchanged against it.
+//! `compat` runs the seed's Node.js route and worker unchanged against it;
+//! `dashboard` drives the web dashboard in headless Chromium.
 
 mod cli;
 mod compat;
+mod dashboard;
 mod process;

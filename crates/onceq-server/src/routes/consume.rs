@@ -107,6 +107,9 @@ pub async fn ack(
         })
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
+    state
+        .throughput
+        .acked(&caller.project, &queue, state.clock.now(), u64::from(acked));
     Ok(Reply::new(Acked { acked }))
 }
 

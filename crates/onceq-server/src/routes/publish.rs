@@ -104,6 +104,12 @@ async fn store_messages(
     {
         state.wakeups.wake(&caller.project, queue);
     }
+    state.throughput.published(
+        &caller.project,
+        queue,
+        state.clock.now(),
+        outcomes.iter().filter(|o| !o.replay).count() as u64,
+    );
     Ok(outcomes)
 }
 

@@ -7,6 +7,7 @@ mod harness;
 
 mod auth;
 mod consume;
+mod dashboard;
 mod envelope;
 mod fifo;
 mod outage;

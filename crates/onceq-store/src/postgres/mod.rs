@@ -8,7 +8,7 @@
 //! - [`sql`]: every statement, one `.sql` file each under `sql/`.
 //! - [`publish_group`]: group commit of concurrent publishes.
 //! - [`keys`], [`queues`], [`publish`], [`claim`], [`lease`], [`dlq`],
-//!   [`maintenance`]: the operations, by concept.
+//!   [`browse`], [`maintenance`]: the operations, by concept.
 //!
 //! # Concurrency
 //!
@@ -23,6 +23,7 @@
 //! `now()`. PostgreSQL keeps microseconds, so stored times are the caller's
 //! rounded to the microsecond; what operations return is what was stored.
 
+mod browse;
 mod claim;
 mod dlq;
 mod errors;
@@ -154,6 +155,22 @@ impl crate::Store for PgStore {
 
     async fn dlq_redrive(&self, p: crate::DlqRedrive) -> Result<crate::RedriveOutcome> {
         errors::retrying(|| self.redrive_once(&p)).await
+    }
+
+    async fn message_list(&self, p: crate::MessageList) -> Result<crate::MessagePage> {
+        errors::retrying(|| self.message_list_once(&p)).await
+    }
+
+    async fn message_get(&self, p: crate::MessageGet) -> Result<Option<crate::MessageRecord>> {
+        errors::retrying(|| self.message_get_once(&p)).await
+    }
+
+    async fn message_delete(&self, p: crate::MessageDelete) -> Result<crate::SingleOutcome> {
+        errors::retrying(|| self.message_delete_once(&p)).await
+    }
+
+    async fn dlq_redrive_one(&self, p: crate::DlqRedriveOne) -> Result<crate::RedriveOneOutcome> {
+        errors::retrying(|| self.redrive_one_once(&p)).await
     }
 
     async fn lease_expire(&self, now: jiff::Timestamp, limit: u32) -> Result<crate::LeaseExpiry> {

@@ -18,6 +18,7 @@
 //! - [`lease`]: extend, lease expiry, stale receipts.
 //! - [`dlq`]: the dead-letter rule and redrive.
 //! - [`stats`]: counts by state, oldest message age.
+//! - [`browse`]: message pages, search, one message, delete and redrive of one.
 //! - [`maintenance`]: retention purge.
 //! - [`keys`]: API key storage.
 //! - [`tenancy`]: two projects owning the same queue name.
@@ -64,6 +65,7 @@ macro_rules! conformance {
 }
 
 mod ack_nack;
+mod browse;
 mod claim;
 mod concurrency;
 mod dedupe;
