@@ -33,6 +33,7 @@ statements! {
     DEDUPE_KEY_GET_MANY => "dedupe_key_get_many.sql",
     DEDUPE_KEY_RELEASE_MANY => "dedupe_key_release_many.sql",
     MESSAGE_INSERT_MANY => "message_insert_many.sql",
+    MESSAGE_DELETE_MANY => "message_delete_many.sql",
     DEDUPE_KEY_GET => "dedupe_key_get.sql",
     MESSAGE_PROMOTE => "message_promote.sql",
     MESSAGE_CLAIM => "message_claim.sql",

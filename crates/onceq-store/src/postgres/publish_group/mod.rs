@@ -56,6 +56,51 @@ const MAX_GROUP_MESSAGES: usize = 512;
 /// (backpressure instead of an unbounded buffer).
 const QUEUE_DEPTH: usize = 4096;
 
+/// Queue ids and types by (project, name).
+type QueueIds = HashMap<(String, String), (i64, QueueType)>;
+
+/// Queues recently published to, so that a group need not look them up.
+/// Safe to be stale: a queue's id and type never change (a queue deleted
+/// and created again gets a new id), and a message or key written under a
+/// deleted queue's id fails the group (foreign key, or the insert's join
+/// returns nothing), which clears the cache and retries.
+#[derive(Default)]
+struct QueueCache {
+    ids: std::sync::Mutex<QueueIds>,
+}
+
+/// Queues remembered at most; beyond, the cache starts over.
+const CACHED_QUEUES: usize = 10_000;
+
+impl QueueCache {
+    /// The ids of every queue of `group`, if all are known.
+    fn get(&self, group: &[Pending]) -> Option<QueueIds> {
+        let ids = self.ids.lock().unwrap_or_else(|e| e.into_inner());
+        let mut found = QueueIds::new();
+        for pending in group {
+            let key = (
+                pending.p.queue.project.clone(),
+                pending.p.queue.queue.clone(),
+            );
+            let id = *ids.get(&key)?;
+            found.insert(key, id);
+        }
+        Some(found)
+    }
+
+    fn put(&self, found: &QueueIds) {
+        let mut ids = self.ids.lock().unwrap_or_else(|e| e.into_inner());
+        if ids.len() + found.len() > CACHED_QUEUES {
+            ids.clear();
+        }
+        ids.extend(found.iter().map(|(k, v)| (k.clone(), *v)));
+    }
+
+    fn clear(&self) {
+        self.ids.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+}
+
 /// What one publish gets back.
 type Answer = crate::Result<Vec<PublishOutcome>>;
 
@@ -77,8 +122,9 @@ impl GroupCommit {
     pub(super) fn start(pool: Pool) -> GroupCommit {
         let (sender, receiver) = mpsc::channel(QUEUE_DEPTH);
         let receiver = Arc::new(Mutex::new(receiver));
+        let cache = Arc::new(QueueCache::default());
         for _ in 0..COMMITTERS {
-            tokio::spawn(committer(pool.clone(), receiver.clone()));
+            tokio::spawn(committer(pool.clone(), cache.clone(), receiver.clone()));
         }
         GroupCommit { sender }
     }
@@ -101,7 +147,11 @@ fn stopped() -> StoreError {
 
 /// Takes a group off the queue, stores it, answers it; until the store is
 /// dropped.
-async fn committer(pool: Pool, receiver: Arc<Mutex<mpsc::Receiver<Pending>>>) {
+async fn committer(
+    pool: Pool,
+    cache: Arc<QueueCache>,
+    receiver: Arc<Mutex<mpsc::Receiver<Pending>>>,
+) {
     loop {
         let group = {
             let mut receiver = receiver.lock().await;
@@ -117,15 +167,15 @@ async fn committer(pool: Pool, receiver: Arc<Mutex<mpsc::Receiver<Pending>>>) {
             }
             group
         };
-        commit(&pool, group).await;
+        commit(&pool, &cache, group).await;
     }
 }
 
 /// Stores `group` (and the publishes it had to put off) and answers each.
-async fn commit(pool: &Pool, mut group: Vec<Pending>) {
+async fn commit(pool: &Pool, cache: &QueueCache, mut group: Vec<Pending>) {
     while !group.is_empty() {
         let later = put_off_shared_keys(&mut group);
-        let answers = match group_retrying(pool, &group).await {
+        let answers = match group_retrying(pool, cache, &group).await {
             Ok(answers) => answers,
             Err(e) if group.len() > 1 && !matches!(e, StoreError::Unavailable(_)) => {
                 tracing::debug!(error = %e, size = group.len(), "postgres: group failed, publishing alone");
@@ -159,12 +209,20 @@ async fn commit(pool: &Pool, mut group: Vec<Pending>) {
 }
 
 /// [`group_once`] until it does not lose a race.
-async fn group_retrying(pool: &Pool, group: &[Pending]) -> crate::Result<Vec<Answer>> {
+async fn group_retrying(
+    pool: &Pool,
+    cache: &QueueCache,
+    group: &[Pending],
+) -> crate::Result<Vec<Answer>> {
     let mut retry = errors::Retry::default();
     loop {
-        match group_once(pool, group).await {
+        match group_once(pool, cache, group).await {
             Ok(answers) => return Ok(answers),
-            Err(e) => retry.after(e).await?,
+            Err(e) => {
+                // A lost race may mean a cached queue was deleted.
+                cache.clear();
+                retry.after(e).await?
+            }
         }
     }
 }
@@ -244,16 +302,51 @@ struct Take<'a> {
 
 /// One attempt at the whole group, in one transaction. `Err` fails (or
 /// retries) the whole group; a publish's own failure is in its answer.
-async fn group_once(pool: &Pool, group: &[Pending]) -> Result<Vec<Answer>, Error> {
-    let mut client = pool.get().await?;
-    let tx = client.transaction().await?;
+async fn group_once(
+    pool: &Pool,
+    cache: &QueueCache,
+    group: &[Pending],
+) -> Result<Vec<Answer>, Error> {
+    let client = pool.get().await?;
+    match in_transaction(&client, cache, group).await {
+        Ok(answers) => Ok(answers),
+        Err(e) => {
+            // The transaction was opened by hand (to pipeline BEGIN), so it
+            // is closed by hand; a connection that cannot is not reused.
+            if client.batch_execute("ROLLBACK").await.is_err() {
+                drop(deadpool_postgres::Object::take(client));
+            }
+            Err(e)
+        }
+    }
+}
 
-    let ids = queue_ids(&tx, group).await?;
+/// The transaction of [`group_once`]. In the common case (queues known,
+/// standard queues, keys new) it is two round trips: BEGIN, the keys and
+/// the messages in one pipeline, then COMMIT.
+async fn in_transaction(
+    client: &deadpool_postgres::Client,
+    cache: &QueueCache,
+    group: &[Pending],
+) -> Result<Vec<Answer>, Error> {
+    let claim = client.prepare_cached(sql::DEDUPE_KEY_CLAIM_MANY).await?;
+    let insert = client.prepare_cached(sql::MESSAGE_INSERT_MANY).await?;
+    // Queues already known: BEGIN goes in the pipeline below. Otherwise
+    // look them up (or create them) in the transaction first.
+    let (ids, begun) = match cache.get(group) {
+        Some(ids) => (ids, false),
+        None => {
+            client.batch_execute("BEGIN").await?;
+            let ids = queue_ids(client, group).await?;
+            cache.put(&ids);
+            (ids, true)
+        }
+    };
     let mut work: Vec<Work> = group
         .iter()
         .map(|pending| {
             let q = &pending.p.queue;
-            let (queue_id, queue_type) = ids[&(q.project.as_str(), q.queue.as_str())];
+            let (queue_id, queue_type) = ids[&(q.project.clone(), q.queue.clone())];
             Work {
                 queue_id,
                 queue_type,
@@ -262,21 +355,38 @@ async fn group_once(pool: &Pool, group: &[Pending]) -> Result<Vec<Answer>, Error
             }
         })
         .collect();
-
     let takes = plan_keys(group, &mut work);
-    let taken = take_keys(&tx, group, &takes).await?;
+
+    // Keys and standard queues' messages in one pipeline: the insert stores
+    // a keyed message only if the claim just before took its key.
+    let begin = async {
+        match begun {
+            true => Ok(()),
+            false => client.batch_execute("BEGIN").await,
+        }
+    };
+    let ((), taken, mut stored) = tokio::try_join!(
+        async { begin.await.map_err(Error::from) },
+        take_keys(client, &claim, group, &takes),
+        insert_new(client, &insert, group, &work, QueueType::Standard),
+    )?;
     let held: Vec<&Take> = takes
         .iter()
         .filter(|t| !taken.contains(&(t.queue_id, t.key)))
         .collect();
     if !held.is_empty() {
-        replay_held(&tx, group, &mut work, &held).await?;
-        release_failed(&tx, group, &work, &takes, &taken).await?;
+        replay_held(client, group, &mut work, &held).await?;
+        undo_failed(client, group, &work, &takes, &taken, &mut stored).await?;
     }
-
-    lock_fifo_groups(&tx, group, &work).await?;
-    let stored = insert_new(&tx, group, &work).await?;
-    tx.commit().await?;
+    if work
+        .iter()
+        .any(|w| w.queue_type == QueueType::Fifo && w.failed.is_none())
+    {
+        lock_fifo_groups(client, group, &work).await?;
+        stored.extend(insert_new(client, &insert, group, &work, QueueType::Fifo).await?);
+    }
+    check_stored(group, &work, &stored)?;
+    client.batch_execute("COMMIT").await?;
 
     Ok(group
         .iter()
@@ -286,10 +396,7 @@ async fn group_once(pool: &Pool, group: &[Pending]) -> Result<Vec<Answer>, Error
 }
 
 /// The id and type of every queue the group names, creating missing ones.
-async fn queue_ids<'g>(
-    c: &impl GenericClient,
-    group: &'g [Pending],
-) -> Result<HashMap<(&'g str, &'g str), (i64, QueueType)>, Error> {
+async fn queue_ids(c: &impl GenericClient, group: &[Pending]) -> Result<QueueIds, Error> {
     let mut names: Vec<(&str, &str)> = group
         .iter()
         .map(|g| (g.p.queue.project.as_str(), g.p.queue.queue.as_str()))
@@ -299,30 +406,29 @@ async fn queue_ids<'g>(
     let projects: Vec<&str> = names.iter().map(|n| n.0).collect();
     let queues: Vec<&str> = names.iter().map(|n| n.1).collect();
     let stmt = c.prepare_cached(sql::QUEUE_LOOKUP_MANY).await?;
-    let mut ids = HashMap::with_capacity(names.len());
+    let mut ids = QueueIds::with_capacity(names.len());
     for row in c.query(&stmt, &[&projects, &queues]).await? {
-        let project: &str = row.get("project");
-        let name: &str = row.get("name");
-        let Some(&key) = names.iter().find(|n| n.0 == project && n.1 == name) else {
-            continue;
-        };
         let queue_type = QueueType::parse(row.get("queue_type"))
             .ok_or_else(|| StoreError::internal("unknown queue type"))?;
-        ids.insert(key, (row.get("id"), queue_type));
+        ids.insert(
+            (row.get("project"), row.get("name")),
+            (row.get("id"), queue_type),
+        );
     }
-    for name in names {
-        if ids.contains_key(&name) {
+    for (project, name) in names {
+        let key = (project.to_owned(), name.to_owned());
+        if ids.contains_key(&key) {
             continue;
         }
         // A first publish creates its queue (rare: once per queue).
         let first = group
             .iter()
-            .find(|g| (g.p.queue.project.as_str(), g.p.queue.queue.as_str()) == name)
+            .find(|g| g.p.queue.project == project && g.p.queue.queue == name)
             .map(|g| g.p.now)
             .unwrap_or_else(Timestamp::now);
-        let queue = QueueRef::new(name.0, name.1);
+        let queue = QueueRef::new(project, name);
         let found = queues::ensure(c, &queue, first).await?;
-        ids.insert(name, found);
+        ids.insert(key, found);
     }
     Ok(ids)
 }
@@ -364,6 +470,7 @@ fn plan_keys<'g>(group: &'g [Pending], work: &mut [Work]) -> Vec<Take<'g>> {
 /// Takes the keys in one statement; returns those now ours.
 async fn take_keys<'g>(
     c: &impl GenericClient,
+    stmt: &tokio_postgres::Statement,
     group: &[Pending],
     takes: &[Take<'g>],
 ) -> Result<HashSet<(i64, &'g str)>, Error> {
@@ -385,10 +492,9 @@ async fn take_keys<'g>(
         .iter()
         .map(|t| group[t.req].batch.key_expires_at)
         .collect();
-    let stmt = c.prepare_cached(sql::DEDUPE_KEY_CLAIM_MANY).await?;
     let rows = c
         .query(
-            &stmt,
+            stmt,
             &[&queue_ids, &keys, &message_ids, &hashes, &created, &expires],
         )
         .await?;
@@ -439,29 +545,45 @@ async fn replay_held(
     Ok(())
 }
 
-/// Gives back the keys taken by publishes that failed after taking them.
-async fn release_failed(
+/// Undoes what publishes that failed after the pipeline (a key reused
+/// with another payload) did in it: gives their keys back and deletes their
+/// messages, so a failed publish stores nothing.
+async fn undo_failed(
     c: &impl GenericClient,
     group: &[Pending],
     work: &[Work],
     takes: &[Take<'_>],
     taken: &HashSet<(i64, &str)>,
+    stored: &mut HashMap<String, Stored>,
 ) -> Result<(), Error> {
     let back: Vec<&Take> = takes
         .iter()
         .filter(|t| work[t.req].failed.is_some() && taken.contains(&(t.queue_id, t.key)))
         .collect();
-    if back.is_empty() {
-        return Ok(());
+    if !back.is_empty() {
+        let queue_ids: Vec<i64> = back.iter().map(|t| t.queue_id).collect();
+        let keys: Vec<&str> = back.iter().map(|t| t.key).collect();
+        let message_ids: Vec<&str> = back
+            .iter()
+            .map(|t| group[t.req].batch.ids[t.msg].as_str())
+            .collect();
+        let stmt = c.prepare_cached(sql::DEDUPE_KEY_RELEASE_MANY).await?;
+        c.execute(&stmt, &[&queue_ids, &keys, &message_ids]).await?;
     }
-    let queue_ids: Vec<i64> = back.iter().map(|t| t.queue_id).collect();
-    let keys: Vec<&str> = back.iter().map(|t| t.key).collect();
-    let message_ids: Vec<&str> = back
+    let gone: Vec<&str> = group
         .iter()
-        .map(|t| group[t.req].batch.ids[t.msg].as_str())
+        .zip(work)
+        .filter(|(_, w)| w.failed.is_some())
+        .flat_map(|(pending, _)| pending.batch.ids.iter().map(String::as_str))
+        .filter(|id| stored.contains_key(*id))
         .collect();
-    let stmt = c.prepare_cached(sql::DEDUPE_KEY_RELEASE_MANY).await?;
-    c.execute(&stmt, &[&queue_ids, &keys, &message_ids]).await?;
+    if !gone.is_empty() {
+        let stmt = c.prepare_cached(sql::MESSAGE_DELETE_MANY).await?;
+        c.execute(&stmt, &[&gone]).await?;
+        for id in gone {
+            stored.remove(id);
+        }
+    }
     Ok(())
 }
 
@@ -507,11 +629,14 @@ struct Stored {
     created_at: Timestamp,
 }
 
-/// Inserts every new message of the publishes that did not fail.
+/// Inserts the new messages bound for queues of `queue_type` of the
+/// publishes that did not fail (a keyed one only if its key was taken).
 async fn insert_new(
     c: &impl GenericClient,
+    stmt: &tokio_postgres::Statement,
     group: &[Pending],
     work: &[Work],
+    queue_type: QueueType,
 ) -> Result<HashMap<String, Stored>, Error> {
     let mut ids = Vec::new();
     let mut queue_ids = Vec::new();
@@ -522,7 +647,7 @@ async fn insert_new(
     let mut visible_at = Vec::new();
     let mut created = Vec::new();
     for (pending, w) in group.iter().zip(work) {
-        if w.failed.is_some() {
+        if w.failed.is_some() || w.queue_type != queue_type {
             continue;
         }
         for (i, (m, plan)) in pending.p.messages.iter().zip(&w.plans).enumerate() {
@@ -542,10 +667,9 @@ async fn insert_new(
     if ids.is_empty() {
         return Ok(HashMap::new());
     }
-    let stmt = c.prepare_cached(sql::MESSAGE_INSERT_MANY).await?;
     let rows = c
         .query(
-            &stmt,
+            stmt,
             &[
                 &ids,
                 &queue_ids,
@@ -558,10 +682,6 @@ async fn insert_new(
             ],
         )
         .await?;
-    if rows.len() != ids.len() {
-        // A queue vanished between the lookup and the insert.
-        return Err(Error::Race("queue deleted during publish"));
-    }
     rows.iter()
         .map(|row| {
             let stored = Stored {
@@ -571,6 +691,29 @@ async fn insert_new(
             Ok((row.get("id"), stored))
         })
         .collect()
+}
+
+/// Every message still planned as new was stored; one missing means its
+/// queue vanished since it was looked up (or cached): the group is retried.
+fn check_stored(
+    group: &[Pending],
+    work: &[Work],
+    stored: &HashMap<String, Stored>,
+) -> Result<(), Error> {
+    for (pending, w) in group.iter().zip(work) {
+        if w.failed.is_some() {
+            continue;
+        }
+        let missing = w
+            .plans
+            .iter()
+            .zip(&pending.batch.ids)
+            .any(|(plan, id)| matches!(plan, Plan::New) && !stored.contains_key(id));
+        if missing {
+            return Err(Error::Race("queue deleted during publish"));
+        }
+    }
+    Ok(())
 }
 
 /// One publish's answer once the group committed.

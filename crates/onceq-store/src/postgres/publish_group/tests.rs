@@ -7,7 +7,7 @@ use onceq_types::MessageStatus;
 use onceq_types::queue::{QueueSettings, QueueType};
 use tokio::sync::oneshot;
 
-use super::{Answer, Batch, Pending, commit};
+use super::{Answer, Batch, Pending, QueueCache, commit};
 use crate::postgres::PgStore;
 use crate::{MessagePublish, NewMessage, QueueCreate, QueueRef, Store, StoreError};
 
@@ -93,7 +93,7 @@ async fn one_group_answers_each_publish_as_if_alone() {
         publish("ordered", vec![message("6", None), message("7", None)]),
     ];
     let (group, answers): (Vec<_>, Vec<_>) = cases.into_iter().map(pending).unzip();
-    commit(&store.pool, group).await;
+    commit(&store.pool, &QueueCache::default(), group).await;
     let mut answers: Vec<Vec<_>> = {
         let mut out = Vec::new();
         for (i, a) in answers.into_iter().enumerate() {
@@ -130,4 +130,24 @@ async fn one_group_answers_each_publish_as_if_alone() {
         .await
         .unwrap();
     assert!(!again[0].replay);
+}
+
+#[tokio::test]
+async fn a_deleted_queue_is_not_trusted_from_the_cache() {
+    let db = onceq_testdb::fresh_database().await;
+    let store = PgStore::connect(&db.url).await.unwrap();
+    let keyed = || publish("jobs", vec![message("1", Some("k"))]);
+    store.message_publish(keyed()).await.unwrap();
+    // The committers now know `jobs` by its id; delete it under them.
+    store
+        .queue_delete(&QueueRef::new("p", "jobs"))
+        .await
+        .unwrap();
+    let again = store.message_publish(keyed()).await.unwrap();
+    assert!(!again[0].replay, "the key went with its queue");
+    store
+        .message_publish(publish("jobs", vec![message("2", None)]))
+        .await
+        .unwrap();
+    assert_eq!(count(&store, "jobs").await, 2);
 }
