@@ -7,7 +7,7 @@
 //!   that lost a deadlock or a race.
 //! - [`sql`]: every statement, one `.sql` file each under `sql/`.
 //! - [`keys`], [`queues`], [`publish`], [`claim`], [`lease`], [`dlq`],
-//!   [`maintenance`]: the operations, by concept.
+//!   [`subscriptions`], [`maintenance`]: the operations, by concept.
 //!
 //! # Concurrency
 //!
@@ -33,6 +33,7 @@ mod pool;
 mod publish;
 mod queues;
 mod sql;
+mod subscriptions;
 
 use crate::{Result, StoreError};
 
@@ -150,6 +151,32 @@ impl crate::Store for PgStore {
 
     async fn dlq_redrive(&self, p: crate::DlqRedrive) -> Result<crate::RedriveOutcome> {
         errors::retrying(|| self.redrive_once(&p)).await
+    }
+
+    async fn subscription_insert(
+        &self,
+        p: crate::SubscriptionInsert,
+    ) -> Result<crate::SubscriptionRecord> {
+        let id = subscriptions::new_id();
+        errors::retrying(|| self.subscription_insert_once(&p, &id)).await
+    }
+
+    async fn subscription_list(
+        &self,
+        q: &crate::QueueRef,
+    ) -> Result<Vec<crate::SubscriptionRecord>> {
+        errors::retrying(|| self.subscription_list_once(q)).await
+    }
+
+    async fn subscription_delete(&self, p: crate::SubscriptionDelete) -> Result<bool> {
+        errors::retrying(|| self.subscription_delete_once(&p)).await
+    }
+
+    async fn subscription_scan(
+        &self,
+        now: jiff::Timestamp,
+    ) -> Result<Vec<crate::SubscriptionDue>> {
+        errors::retrying(|| self.subscription_scan_once(now)).await
     }
 
     async fn lease_expire(&self, now: jiff::Timestamp, limit: u32) -> Result<crate::LeaseExpiry> {

@@ -5,8 +5,8 @@
 //! - [`reader`]: read connections for the read-only operations.
 //! - [`conn`]: PRAGMAs and migrations.
 //! - [`keys`], [`queues`], [`publish`], [`leases`], [`dlq`],
-//!   [`maintenance`]: the operations, one concept each, written against a
-//!   plain `&Connection` so they run on either.
+//!   [`subscriptions`], [`maintenance`]: the operations, one concept each,
+//!   written against a plain `&Connection` so they run on either.
 //! - [`time`]: timestamps as INTEGER microseconds.
 //! - [`error`]: SQLite errors as `StoreError`s.
 //!
@@ -22,6 +22,7 @@ use crate::{
     ClaimedMessage, DlqRedrive, ExtendOutcome, KeyInsert, KeyRecord, LeaseExpiry, MessageAck,
     MessageClaim, MessageExtend, MessageNack, MessagePublish, NackOutcome, PublishOutcome,
     QueueCreate, QueueCreated, QueueRef, RedriveOutcome, Result, Store, StoreError,
+    SubscriptionDelete, SubscriptionDue, SubscriptionInsert, SubscriptionRecord,
 };
 
 /// A statement from `sql/<name>.sql`, for `prepare_cached`.
@@ -40,6 +41,7 @@ mod maintenance;
 mod publish;
 mod queues;
 mod reader;
+mod subscriptions;
 mod time;
 mod writer;
 
@@ -160,6 +162,31 @@ impl Store for SqliteStore {
 
     async fn dlq_redrive(&self, p: DlqRedrive) -> Result<RedriveOutcome> {
         self.writer.run(move |tx| dlq::redrive(tx, &p)).await
+    }
+
+    async fn subscription_insert(&self, p: SubscriptionInsert) -> Result<SubscriptionRecord> {
+        self.writer
+            .run(move |tx| subscriptions::insert(tx, &p))
+            .await
+    }
+
+    async fn subscription_list(&self, q: &QueueRef) -> Result<Vec<SubscriptionRecord>> {
+        let q = q.clone();
+        self.readers
+            .run(move |conn| subscriptions::list(conn, &q))
+            .await
+    }
+
+    async fn subscription_delete(&self, p: SubscriptionDelete) -> Result<bool> {
+        self.writer
+            .run(move |tx| subscriptions::delete(tx, &p))
+            .await
+    }
+
+    async fn subscription_scan(&self, now: Timestamp) -> Result<Vec<SubscriptionDue>> {
+        self.readers
+            .run(move |conn| subscriptions::scan(conn, now))
+            .await
     }
 
     async fn lease_expire(&self, now: Timestamp, limit: u32) -> Result<LeaseExpiry> {
