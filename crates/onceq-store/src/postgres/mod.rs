@@ -157,7 +157,8 @@ impl crate::Store for PgStore {
         &self,
         p: crate::SubscriptionInsert,
     ) -> Result<crate::SubscriptionRecord> {
-        let id = subscriptions::new_id();
+        // Made once, so a retried insert reuses it.
+        let id = crate::ids::subscription_id();
         errors::retrying(|| self.subscription_insert_once(&p, &id)).await
     }
 
@@ -172,10 +173,7 @@ impl crate::Store for PgStore {
         errors::retrying(|| self.subscription_delete_once(&p)).await
     }
 
-    async fn subscription_scan(
-        &self,
-        now: jiff::Timestamp,
-    ) -> Result<Vec<crate::SubscriptionDue>> {
+    async fn subscription_scan(&self, now: jiff::Timestamp) -> Result<Vec<crate::SubscriptionDue>> {
         errors::retrying(|| self.subscription_scan_once(now)).await
     }
 

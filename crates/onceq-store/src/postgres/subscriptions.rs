@@ -7,7 +7,7 @@ use super::errors::Error;
 use super::{PgStore, queues, sql};
 use crate::{
     QueueRef, StoreError, SubscriptionDelete, SubscriptionDue, SubscriptionInsert,
-    SubscriptionRecord, ids,
+    SubscriptionRecord,
 };
 
 fn record(queue: &QueueRef, row: &Row) -> SubscriptionRecord {
@@ -115,7 +115,8 @@ impl PgStore {
         Ok(rows
             .iter()
             .map(|r| {
-                let queue = QueueRef::new(r.get::<_, String>("project"), r.get::<_, String>("queue"));
+                let queue =
+                    QueueRef::new(r.get::<_, String>("project"), r.get::<_, String>("queue"));
                 SubscriptionDue {
                     subscription: record(&queue, r),
                     due: r.get("due"),
@@ -123,9 +124,4 @@ impl PgStore {
             })
             .collect())
     }
-}
-
-/// A new subscription's id, made once so a retried insert reuses it.
-pub(super) fn new_id() -> String {
-    ids::subscription_id()
 }

@@ -152,7 +152,12 @@ async fn subscription_is_per_project(a: Harness) {
     let all = a.store.subscription_scan(a.now).await.unwrap();
     let projects: Vec<_> = all
         .iter()
-        .map(|d| (d.subscription.subscription_id.clone(), d.subscription.queue.project.clone()))
+        .map(|d| {
+            (
+                d.subscription.subscription_id.clone(),
+                d.subscription.queue.project.clone(),
+            )
+        })
         .collect();
     assert_eq!(
         projects,
