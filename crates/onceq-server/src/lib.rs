@@ -17,6 +17,8 @@
 //! - [`wakeup`]: wakes long-polling consumers when a message arrives.
 //! - [`maintenance`]: background services: lease expiry, dedupe-key purge,
 //!   retention.
+//! - [`push`]: push subscriptions: the dispatcher that POSTs messages to
+//!   webhooks, its SSRF guard and its signatures.
 //! - [`serve`]: binds, bootstraps a key, runs until SIGTERM/Ctrl-C.
 #![warn(missing_docs)]
 
@@ -29,6 +31,7 @@ pub mod error;
 pub mod extract;
 pub mod maintenance;
 pub mod pricing;
+pub mod push;
 pub mod routes;
 pub mod serve;
 pub mod state;

@@ -77,6 +77,7 @@ pub struct TestServer {
     pub http: reqwest::Client,
     _store: Option<StoreHandle>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl TestServer {
@@ -107,7 +108,7 @@ impl TestServer {
         let addr = listener.local_addr().unwrap();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let run_state = state.clone();
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             onceq_server::serve::run(listener, run_state, async {
                 let _ = rx.await;
             })
@@ -126,6 +127,18 @@ impl TestServer {
                 .unwrap(),
             _store: None,
             stop: Some(tx),
+            task: Some(task),
+        }
+    }
+
+    /// Shuts the server down as SIGTERM would and waits until it has
+    /// stopped: no request served, no background task left running.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.unwrap();
         }
     }
 
