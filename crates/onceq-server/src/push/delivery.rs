@@ -86,7 +86,8 @@ async fn post(
     let timestamp = ctx.state.clock.now().as_second();
     let signature = signature::sign(&record.secret, timestamp, &body);
     let timeout = Duration::from_secs(record.timeout_seconds.max(1) as u64);
-    ctx.client
+    let mut res = ctx
+        .client
         .post(target.url.clone())
         .timeout(timeout)
         .header(CONTENT_TYPE, "application/json")
@@ -98,10 +99,22 @@ async fn post(
         .body(body)
         .send()
         .await
-        // The answer's body is not read: only the status counts.
-        .map(|res| res.status())
-        .map_err(|e| describe(&e, timeout))
+        .map_err(|e| describe(&e, timeout))?;
+    // Only the status counts. A small answer is read to its end (within the
+    // same timeout) so its connection goes back to the pool; a large or
+    // broken one is dropped with its connection.
+    let mut read = 0;
+    while let Ok(Some(chunk)) = res.chunk().await {
+        read += chunk.len();
+        if read > MAX_ANSWER_DRAINED {
+            break;
+        }
+    }
+    Ok(res.status())
 }
+
+/// The most bytes of an endpoint's answer read (and thrown away).
+const MAX_ANSWER_DRAINED: usize = 64 * 1024;
 
 /// A failed request in a few words, with its root cause.
 fn describe(e: &reqwest::Error, timeout: Duration) -> String {

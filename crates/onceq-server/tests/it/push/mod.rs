@@ -3,11 +3,13 @@
 //! receiver that fails, times out and accepts, with signatures and the DLQ
 //! (`delivery`), a server restart mid-delivery and a delivery outliving its
 //! lease (`restart`), bounded concurrency, isolation between queues, FIFO
-//! order and two servers on one database (`concurrency`).
+//! order and two servers on one database (`concurrency`), and the docs'
+//! JavaScript verification snippet run by Node.js (`js_snippet`).
 
 mod api;
 mod concurrency;
 mod delivery;
+mod js_snippet;
 pub mod receiver;
 mod restart;
 
