@@ -95,7 +95,19 @@ impl TestServer {
 
     /// A server over an existing store (e.g. a second server on one database).
     pub async fn on_store(store: Arc<dyn Store>, config: ServerConfig) -> Self {
-        let clock = Clock::manual("2026-07-26T12:00:00Z".parse::<Timestamp>().unwrap());
+        Self::on_store_at(store, config, Self::T0.parse().unwrap()).await
+    }
+
+    /// Where every test server's clock starts.
+    pub const T0: &str = "2026-07-26T12:00:00Z";
+
+    /// A server over an existing store whose clock starts at `start`.
+    pub async fn on_store_at(
+        store: Arc<dyn Store>,
+        config: ServerConfig,
+        start: Timestamp,
+    ) -> Self {
+        let clock = Clock::manual(start);
         let now = clock.now();
         let (key, _) = onceq_server::auth::create_key(store.as_ref(), "alpha", None, now)
             .await

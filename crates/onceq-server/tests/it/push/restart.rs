@@ -4,6 +4,7 @@
 //! once) and acks it, once. A delivery that outlives its lease cannot ack
 //! the message out from under the next one.
 
+use jiff::SignedDuration;
 use onceq_store::QueueRef;
 use serde_json::json;
 
@@ -36,31 +37,25 @@ async fn restart_mid_delivery_redelivers_once_the_lease_ends(b: Backend) {
     assert_delivery(&seen[0], "jobs", &id, json!({"n": 1}), 1, first.clock.now());
 
     // The server stops while the endpoint still holds the request.
+    let t0 = first.clock.now();
     first.stop().await;
     // The endpoint answers 200 to a server that is gone: nothing settles
     // the message, which stays leased to the stopped server's delivery.
     hook.release(1);
     let q = QueueRef::new("alpha", "jobs");
-    let now = jiff::Timestamp::now();
-    let stats = store.queue_stats(&q, now).await.unwrap();
+    let stats = store.queue_stats(&q, t0).await.unwrap();
     assert_eq!((stats.in_flight, stats.message_count), (1, 1));
+    // Until its lease (5 s + 30 s margin) has run out, it stays there.
+    let later = t0 + SignedDuration::from_secs(34);
+    assert_eq!(store.lease_expire(later, 100).await.unwrap().requeued, 0);
+    assert_eq!(store.queue_stats(&q, later).await.unwrap().in_flight, 1);
 
-    // A new server on the same store. Until the lease (5 s + 30 s margin)
-    // has run out, the message is not delivered again.
-    let second = TestServer::on_store(store.clone(), config()).await;
-    second.expire_leases_after(34).await;
-    assert_eq!(second.stats("jobs").await["in_flight"], 1);
-    second.expire_leases_after(2).await;
-
+    // A new server on the same store, once the lease has run out: its
+    // lease reaper returns the message and its dispatcher delivers it.
+    let restart = t0 + SignedDuration::from_secs(36);
+    let second = TestServer::on_store_at(store.clone(), config(), restart).await;
     let seen = hook.wait_for(2).await;
-    assert_delivery(
-        &seen[1],
-        "jobs",
-        &id,
-        json!({"n": 1}),
-        2,
-        second.clock.now(),
-    );
+    assert_delivery(&seen[1], "jobs", &id, json!({"n": 1}), 2, restart);
     let stats = stats_until(&second, "jobs", |st| st["message_count"] == 0).await;
     assert_eq!(stats["dead_lettered"], 0);
     assert_eq!(hook.seen().len(), 2);
@@ -94,10 +89,17 @@ async fn a_delivery_that_outlives_its_lease_cannot_ack(b: Backend) {
         .to_owned();
     hook.wait_for(1).await;
 
-    // The clock jumps past the lease while the endpoint holds delivery 1:
-    // the reaper returns the message, and delivery 2, under a new lease,
-    // is held too. Both slots are busy.
-    s.expire_leases_after(61).await;
+    // Delivery 1's lease ends while the endpoint holds it (here a nack
+    // without receipt ends it; a clock jump past the lease would too). The
+    // message is delivered again, under a new lease, and held too: both
+    // slots are busy.
+    let r = s
+        .post(
+            "/v1/queue/nack",
+            json!({"queue": "jobs", "message_id": first}),
+        )
+        .await;
+    assert_eq!(r.data()["requeued"], true, "{}", r.body);
     let seen = hook.wait_for(2).await;
     assert_eq!(seen[1].message_id(), first);
     assert_eq!(seen[1].delivery_count(), 2);
@@ -121,6 +123,11 @@ async fn a_delivery_that_outlives_its_lease_cannot_ack(b: Backend) {
     hook.release(1);
     stats_until(&s, "jobs", |st| st["message_count"] == 0).await;
     assert_eq!(publish_first().await.data()["status"], "gone");
-    assert_eq!(hook.seen().len(), 3);
+    let seen: Vec<_> = hook
+        .seen()
+        .iter()
+        .map(|d| (d.message_id(), d.delivery_count()))
+        .collect();
+    assert_eq!(seen.len(), 3, "{seen:?}");
 }
 both!(a_delivery_that_outlives_its_lease_cannot_ack);
