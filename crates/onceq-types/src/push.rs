@@ -59,7 +59,8 @@ pub struct PushSubscribe {
     /// ASCII; generated (and answered once) when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<String>,
-    /// Deliveries in flight at once, 1..=100; default 10.
+    /// Deliveries in flight at once on each server process, 1..=100;
+    /// default 10.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_in_flight: Option<i64>,
     /// How long a delivery may take before it counts as failed, 1..=300 s;
