@@ -12,7 +12,7 @@ use tower_http::trace::TraceLayer;
 
 use crate::{
     ApiError, AppState, dashboard, envelope,
-    routes::{consume, discovery, health, publish, queues},
+    routes::{consume, discovery, health, publish, push, queues},
 };
 
 /// Builds the HTTP application over `state`.
@@ -34,7 +34,13 @@ pub fn app(state: AppState) -> Router {
         )
         .route("/stats/{queue}", get(queues::stats))
         .route("/purge/{queue}", post(queues::purge))
-        .route("/dlq/redrive/{queue}", post(queues::redrive));
+        .route("/dlq/redrive/{queue}", post(queues::redrive))
+        .route("/push_subscribe/{queue}", post(push::subscribe))
+        .route("/push_subscriptions/{queue}", get(push::list))
+        .route(
+            "/push_unsubscribe/{queue}/{subscription_id}",
+            axum::routing::delete(push::unsubscribe).post(push::unsubscribe),
+        );
 
     Router::new()
         .nest("/v1/queue", queue_api)

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::pricing::PriceTable;
+use crate::{pricing::PriceTable, push::PushConfig};
 
 /// Settings of the HTTP layer and its background services.
 #[derive(Debug, Clone)]
@@ -27,6 +27,8 @@ pub struct ServerConfig {
     pub max_body_bytes: usize,
     /// Prices per capability.
     pub prices: PriceTable,
+    /// Push deliveries: whom they may reach, how often the store is polled.
+    pub push: PushConfig,
 }
 
 impl Default for ServerConfig {
@@ -39,6 +41,7 @@ impl Default for ServerConfig {
             long_poll_recheck: Duration::from_millis(250),
             max_body_bytes: 4 * 1024 * 1024,
             prices: PriceTable::default(),
+            push: PushConfig::default(),
         }
     }
 }

@@ -21,6 +21,8 @@
 //!   HTML, vendored htmx, sign-in with an API key).
 //! - [`maintenance`]: background services: lease expiry, dedupe-key purge,
 //!   retention.
+//! - [`push`]: push subscriptions: the dispatcher that POSTs messages to
+//!   webhooks, its SSRF guard and its signatures.
 //! - [`serve`]: binds, bootstraps a key, runs until SIGTERM/Ctrl-C.
 #![warn(missing_docs)]
 
@@ -34,6 +36,7 @@ pub mod error;
 pub mod extract;
 pub mod maintenance;
 pub mod pricing;
+pub mod push;
 pub mod routes;
 pub mod serve;
 pub mod state;

@@ -25,6 +25,9 @@
 //!   window, however concurrent the publishes; the key outlives the message.
 //!   A key whose window passed is treated as absent (and replaced).
 //! - **Tenancy**: every queue lookup is by `(project, name)`.
+//! - **Push subscriptions** belong to a queue and go with it. They hold no
+//!   delivery state: the push dispatcher claims, acks and nacks messages
+//!   like any consumer, so deliveries live in the messages' leases.
 //!
 //! # FIFO queues (`queue_type: fifo`)
 //!
@@ -155,6 +158,32 @@ pub trait Store: Send + Sync + 'static {
         &self,
         p: crate::DlqRedriveOne,
     ) -> crate::Result<crate::RedriveOneOutcome>;
+
+    // ------------------------------------------------------------ push subscriptions
+
+    /// Adds a push subscription to an existing queue (`QueueNotFound`
+    /// otherwise); `Invalid` when the queue already has
+    /// `onceq_types::push::MAX_SUBSCRIPTIONS_PER_QUEUE`. Deleting the queue
+    /// deletes its subscriptions.
+    async fn subscription_insert(
+        &self,
+        p: crate::SubscriptionInsert,
+    ) -> crate::Result<crate::SubscriptionRecord>;
+    /// The queue's subscriptions, oldest first; `QueueNotFound` for an
+    /// unknown queue.
+    async fn subscription_list(
+        &self,
+        q: &crate::QueueRef,
+    ) -> crate::Result<Vec<crate::SubscriptionRecord>>;
+    /// Deletes one subscription of the queue; false when the queue has no
+    /// such subscription, `QueueNotFound` for an unknown queue.
+    async fn subscription_delete(&self, p: crate::SubscriptionDelete) -> crate::Result<bool>;
+    /// Every subscription of every project, oldest first, each with whether
+    /// its queue has a message due at `now` (what the push dispatcher polls).
+    async fn subscription_scan(
+        &self,
+        now: jiff::Timestamp,
+    ) -> crate::Result<Vec<crate::SubscriptionDue>>;
 
     // ------------------------------------------------------------ maintenance
 

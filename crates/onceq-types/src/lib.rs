@@ -9,6 +9,8 @@
 //! - [`message`]: messages as published and as consumed, and their states.
 //! - [`request`]: the JSON bodies clients send.
 //! - [`reply`]: the `data` bodies of the smaller answers (ack, nack, ...).
+//! - [`push`]: push subscriptions (webhooks): their calls, their record,
+//!   and what a delivery carries (body, headers, signature scheme).
 //! - [`capability`]: the endpoint catalogue served by `GET /v1/discovery`.
 //! - [`names`]: validation of queue names.
 //! - [`clock`]: the injectable clock (the one thing here that reads state:
@@ -21,6 +23,7 @@ pub mod envelope;
 pub mod error;
 pub mod message;
 pub mod names;
+pub mod push;
 pub mod queue;
 pub mod reply;
 pub mod request;

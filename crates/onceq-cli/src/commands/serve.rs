@@ -4,7 +4,7 @@ use std::{net::SocketAddr, time::Duration};
 
 use anyhow::Context;
 use clap::Args;
-use onceq_server::{ServerConfig, pricing::PriceTable, serve::ServeOptions};
+use onceq_server::{ServerConfig, pricing::PriceTable, push::PushConfig, serve::ServeOptions};
 
 use super::StoreArgs;
 
@@ -31,6 +31,18 @@ pub struct ServeArgs {
     /// Prices per capability, e.g. "queue.publish=0.00002" (default: all free).
     #[arg(long, env = "ONCEQ_PRICES", default_value = "")]
     prices: String,
+    /// Hosts push subscriptions may target over plain http:// (and whose
+    /// addresses are not checked against internal ranges), comma-separated.
+    #[arg(long, env = "ONCEQ_PUSH_ALLOW_HTTP", value_delimiter = ',')]
+    push_allow_http: Vec<String>,
+    /// Let push subscriptions target loopback (localhost, 127.0.0.0/8, ::1),
+    /// over https:// or http://. For development.
+    #[arg(long, env = "ONCEQ_PUSH_ALLOW_LOOPBACK")]
+    push_allow_loopback: bool,
+    /// How often the push dispatcher polls the store for subscriptions and
+    /// queues with work, in milliseconds.
+    #[arg(long, env = "ONCEQ_PUSH_SCAN_MS", default_value_t = 1_000)]
+    push_scan_ms: u64,
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
@@ -41,11 +53,13 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     );
     anyhow::ensure!(args.lease_reap_ms > 0, "--lease-reap-ms must be positive");
     anyhow::ensure!(args.purge_secs > 0, "--purge-secs must be positive");
+    anyhow::ensure!(args.push_scan_ms > 0, "--push-scan-ms must be positive");
     let config = ServerConfig {
         dedupe_window: Duration::from_secs(args.dedupe_window_secs),
         lease_reap_interval: Duration::from_millis(args.lease_reap_ms),
         purge_interval: Duration::from_secs(args.purge_secs),
         prices,
+        push: push_config(&args),
         ..ServerConfig::default()
     };
     onceq_server::serve::serve(ServeOptions {
@@ -57,4 +71,55 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     })
     .await
     .context("onceq serve")
+}
+
+/// The `--push-*` flags.
+fn push_config(args: &ServeArgs) -> PushConfig {
+    PushConfig {
+        allow_http_hosts: args
+            .push_allow_http
+            .iter()
+            .map(|h| h.trim().to_owned())
+            .filter(|h| !h.is_empty())
+            .collect(),
+        allow_loopback: args.push_allow_loopback,
+        scan_interval: Duration::from_millis(args.push_scan_ms),
+        ..PushConfig::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    #[test]
+    fn push_flags() {
+        let default = push_config(&Cmd::try_parse_from(["serve"]).unwrap().serve);
+        assert!(default.allow_http_hosts.is_empty());
+        assert!(!default.allow_loopback);
+        assert_eq!(default.scan_interval, Duration::from_secs(1));
+
+        let args = Cmd::try_parse_from([
+            "serve",
+            "--push-allow-http",
+            "hooks.internal, 10.0.0.7",
+            "--push-allow-loopback",
+            "--push-scan-ms",
+            "250",
+        ])
+        .unwrap()
+        .serve;
+        let push = push_config(&args);
+        assert_eq!(push.allow_http_hosts, ["hooks.internal", "10.0.0.7"]);
+        assert!(push.allow_loopback);
+        assert_eq!(push.scan_interval, Duration::from_millis(250));
+    }
 }

@@ -1,6 +1,7 @@
 //! HTTP tests of the server: every endpoint of the contract, over a real
 //! socket, on both backends. `harness` starts servers; each other module is
-//! one capability group. Every test is written once and run on SQLite and
+//! one capability group (`push`: push subscriptions, with a webhook
+//! receiver). Every test is written once and run on SQLite and
 //! PostgreSQL by the `both!` macro.
 
 mod harness;
@@ -12,5 +13,6 @@ mod envelope;
 mod fifo;
 mod outage;
 mod publish;
+mod push;
 mod queues;
 mod two_servers;

@@ -8,7 +8,7 @@
 //! - [`sql`]: every statement, one `.sql` file each under `sql/`.
 //! - [`publish_group`]: group commit of concurrent publishes.
 //! - [`keys`], [`queues`], [`publish`], [`claim`], [`lease`], [`dlq`],
-//!   [`browse`], [`maintenance`]: the operations, by concept.
+//!   [`browse`], [`subscriptions`], [`maintenance`]: the operations, by concept.
 //!
 //! # Concurrency
 //!
@@ -36,6 +36,7 @@ mod publish;
 mod publish_group;
 mod queues;
 mod sql;
+mod subscriptions;
 
 use crate::{Result, StoreError};
 
@@ -171,6 +172,30 @@ impl crate::Store for PgStore {
 
     async fn dlq_redrive_one(&self, p: crate::DlqRedriveOne) -> Result<crate::RedriveOneOutcome> {
         errors::retrying(|| self.redrive_one_once(&p)).await
+    }
+
+    async fn subscription_insert(
+        &self,
+        p: crate::SubscriptionInsert,
+    ) -> Result<crate::SubscriptionRecord> {
+        // Made once, so a retried insert reuses it.
+        let id = crate::ids::subscription_id();
+        errors::retrying(|| self.subscription_insert_once(&p, &id)).await
+    }
+
+    async fn subscription_list(
+        &self,
+        q: &crate::QueueRef,
+    ) -> Result<Vec<crate::SubscriptionRecord>> {
+        errors::retrying(|| self.subscription_list_once(q)).await
+    }
+
+    async fn subscription_delete(&self, p: crate::SubscriptionDelete) -> Result<bool> {
+        errors::retrying(|| self.subscription_delete_once(&p)).await
+    }
+
+    async fn subscription_scan(&self, now: jiff::Timestamp) -> Result<Vec<crate::SubscriptionDue>> {
+        errors::retrying(|| self.subscription_scan_once(now)).await
     }
 
     async fn lease_expire(&self, now: jiff::Timestamp, limit: u32) -> Result<crate::LeaseExpiry> {

@@ -59,4 +59,10 @@ statements! {
     LEASE_EXPIRE => "lease_expire.sql",
     DEDUPE_PURGE => "dedupe_purge.sql",
     MESSAGE_RETENTION_PURGE => "message_retention_purge.sql",
+    SUBSCRIPTION_QUEUE_LOCK => "subscription_queue_lock.sql",
+    SUBSCRIPTION_COUNT => "subscription_count.sql",
+    SUBSCRIPTION_INSERT => "subscription_insert.sql",
+    SUBSCRIPTION_LIST => "subscription_list.sql",
+    SUBSCRIPTION_DELETE => "subscription_delete.sql",
+    SUBSCRIPTION_SCAN => "subscription_scan.sql",
 }

@@ -5,8 +5,8 @@
 //! - [`reader`]: read connections for the read-only operations.
 //! - [`conn`]: PRAGMAs and migrations.
 //! - [`keys`], [`queues`], [`publish`], [`leases`], [`dlq`], [`browse`],
-//!   [`maintenance`]: the operations, one concept each, written against a
-//!   plain `&Connection` so they run on either.
+//!   [`subscriptions`], [`maintenance`]: the operations, one concept each,
+//!   written against a plain `&Connection` so they run on either.
 //! - [`time`]: timestamps as INTEGER microseconds.
 //! - [`error`]: SQLite errors as `StoreError`s.
 //!
@@ -22,6 +22,7 @@ use crate::{
     ClaimedMessage, DlqRedrive, DlqRedriveOne, ExtendOutcome, KeyInsert, KeyRecord, LeaseExpiry,
     MessageAck, MessageClaim, MessageDelete, MessageExtend, MessageGet, MessageList, MessageNack,
     MessagePage, MessagePublish, MessageRecord, NackOutcome, PublishOutcome, QueueCreate,
+    SubscriptionDelete, SubscriptionDue, SubscriptionInsert, SubscriptionRecord,
     QueueCreated, QueueRef, RedriveOneOutcome, RedriveOutcome, Result, SingleOutcome, Store,
     StoreError,
 };
@@ -43,6 +44,7 @@ mod maintenance;
 mod publish;
 mod queues;
 mod reader;
+mod subscriptions;
 mod time;
 mod writer;
 
@@ -179,6 +181,31 @@ impl Store for SqliteStore {
 
     async fn dlq_redrive_one(&self, p: DlqRedriveOne) -> Result<RedriveOneOutcome> {
         self.writer.run(move |tx| browse::redrive_one(tx, &p)).await
+    }
+
+    async fn subscription_insert(&self, p: SubscriptionInsert) -> Result<SubscriptionRecord> {
+        self.writer
+            .run(move |tx| subscriptions::insert(tx, &p))
+            .await
+    }
+
+    async fn subscription_list(&self, q: &QueueRef) -> Result<Vec<SubscriptionRecord>> {
+        let q = q.clone();
+        self.readers
+            .run(move |conn| subscriptions::list(conn, &q))
+            .await
+    }
+
+    async fn subscription_delete(&self, p: SubscriptionDelete) -> Result<bool> {
+        self.writer
+            .run(move |tx| subscriptions::delete(tx, &p))
+            .await
+    }
+
+    async fn subscription_scan(&self, now: Timestamp) -> Result<Vec<SubscriptionDue>> {
+        self.readers
+            .run(move |conn| subscriptions::scan(conn, now))
+            .await
     }
 
     async fn lease_expire(&self, now: Timestamp, limit: u32) -> Result<LeaseExpiry> {

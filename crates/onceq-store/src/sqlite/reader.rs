@@ -1,5 +1,6 @@
 //! Reads (`key_lookup`, `key_list`, `queue_get`, `queue_list`,
-//! `queue_stats`, `message_list`, `message_get`) go through read connections
+//! `queue_stats`, `message_list`, `message_get`, `subscription_list`,
+//! `subscription_scan`) go through read connections
 //! on blocking tasks, not through the writer thread.
 //!
 //! Why: `key_lookup` runs on every authenticated HTTP request; queueing it

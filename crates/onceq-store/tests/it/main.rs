@@ -23,6 +23,8 @@
 //! - [`keys`]: API key storage.
 //! - [`tenancy`]: two projects owning the same queue name.
 //! - [`concurrency`]: racing publishers and claimers, two Postgres "servers".
+//! - [`subscriptions`]: push subscriptions: add, list, delete, limits,
+//!   tenancy, and the dispatcher's scan.
 //! - [`fifo`]: FIFO queues: order and one in flight per group, alone and
 //!   under concurrent claimers (and two Postgres "servers").
 
@@ -77,6 +79,7 @@ mod maintenance;
 mod publish;
 mod queues;
 mod stats;
+mod subscriptions;
 mod tenancy;
 
 /// The project a harness acts as unless told otherwise.
