@@ -25,6 +25,10 @@ pub struct ServerConfig {
     /// Largest request body accepted, in bytes (default 4 MiB: a full batch
     /// of ten 256 KiB payloads plus JSON overhead).
     pub max_body_bytes: usize,
+    /// Most messages one `publish_batch` may carry (default 10, the
+    /// contract's limit). Raising it is an extension for onceq's own clients
+    /// and benchmarks: an Infrai client never sends more than 10.
+    pub max_batch: usize,
     /// Prices per capability.
     pub prices: PriceTable,
     /// Push deliveries: whom they may reach, how often the store is polled.
@@ -40,6 +44,7 @@ impl Default for ServerConfig {
             purge_interval: Duration::from_secs(60),
             long_poll_recheck: Duration::from_millis(250),
             max_body_bytes: 4 * 1024 * 1024,
+            max_batch: onceq_types::MAX_BATCH,
             prices: PriceTable::default(),
             push: PushConfig::default(),
         }

@@ -22,6 +22,11 @@ pub struct ServeArgs {
     /// How long publish idempotency keys are remembered, in seconds.
     #[arg(long, env = "ONCEQ_DEDUPE_WINDOW_SECS", default_value_t = 86_400)]
     dedupe_window_secs: u64,
+    /// Most messages one publish_batch may carry. The contract's limit is
+    /// 10; more is an extension for onceq's own clients (e.g. `onceq bench
+    /// --batch-size 100`). The body size limit grows with it.
+    #[arg(long, env = "ONCEQ_MAX_BATCH", default_value_t = onceq_types::MAX_BATCH)]
+    max_batch: usize,
     /// How often expired leases are returned to their queue, in milliseconds.
     #[arg(long, env = "ONCEQ_LEASE_REAP_MS", default_value_t = 1_000)]
     lease_reap_ms: u64,
@@ -54,10 +59,17 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.lease_reap_ms > 0, "--lease-reap-ms must be positive");
     anyhow::ensure!(args.purge_secs > 0, "--purge-secs must be positive");
     anyhow::ensure!(args.push_scan_ms > 0, "--push-scan-ms must be positive");
+    anyhow::ensure!(
+        (1..=1000).contains(&args.max_batch),
+        "--max-batch must be 1 to 1000"
+    );
     let config = ServerConfig {
         dedupe_window: Duration::from_secs(args.dedupe_window_secs),
         lease_reap_interval: Duration::from_millis(args.lease_reap_ms),
         purge_interval: Duration::from_secs(args.purge_secs),
+        max_batch: args.max_batch,
+        // 4 MiB per 10 messages: a full batch of 256 KiB payloads fits.
+        max_body_bytes: 4 * 1024 * 1024 * args.max_batch.div_ceil(10),
         prices,
         push: push_config(&args),
         ..ServerConfig::default()

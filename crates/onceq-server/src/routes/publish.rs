@@ -4,7 +4,7 @@ use axum::{extract::State, http::HeaderMap};
 use jiff::SignedDuration;
 use onceq_store::{MessagePublish, NewMessage, PublishOutcome, QueueRef};
 use onceq_types::{
-    MAX_BATCH, MAX_DELAY_SECONDS, MessageStatus, PublishedMessage,
+    MAX_DELAY_SECONDS, MessageStatus, PublishedMessage,
     reply::Items,
     request::{BatchItem, Publish, PublishBatch},
 };
@@ -49,7 +49,8 @@ pub async fn publish(
         .replay(replay))
 }
 
-/// `POST /v1/queue/publish_batch`: 1..=10 messages, stored all or none.
+/// `POST /v1/queue/publish_batch`: 1..=10 messages (or the configured
+/// `max_batch`), stored all or none.
 pub async fn publish_batch(
     State(state): State<AppState>,
     caller: Caller,
@@ -57,9 +58,10 @@ pub async fn publish_batch(
 ) -> Result<Reply<Items<PublishedMessage>>, ApiError> {
     let queue = validate::required_queue("queue", req.queue)?;
     let items = validate::required("messages", req.messages)?;
-    if items.is_empty() || items.len() > MAX_BATCH {
+    let max = state.config.max_batch;
+    if items.is_empty() || items.len() > max {
         return Err(ApiError::invalid(format!(
-            "messages must hold 1 to {MAX_BATCH} messages (got {})",
+            "messages must hold 1 to {max} messages (got {})",
             items.len()
         )));
     }
