@@ -22,9 +22,8 @@ use crate::{
     ClaimedMessage, DlqRedrive, DlqRedriveOne, ExtendOutcome, KeyInsert, KeyRecord, LeaseExpiry,
     MessageAck, MessageClaim, MessageDelete, MessageExtend, MessageGet, MessageList, MessageNack,
     MessagePage, MessagePublish, MessageRecord, NackOutcome, PublishOutcome, QueueCreate,
-    SubscriptionDelete, SubscriptionDue, SubscriptionInsert, SubscriptionRecord,
     QueueCreated, QueueRef, RedriveOneOutcome, RedriveOutcome, Result, SingleOutcome, Store,
-    StoreError,
+    StoreError, SubscriptionDelete, SubscriptionDue, SubscriptionInsert, SubscriptionRecord,
 };
 
 /// A statement from `sql/<name>.sql`, for `prepare_cached`.

@@ -337,9 +337,7 @@ async fn in_transaction(
         Some(ids) => (ids, false),
         None => {
             client.batch_execute("BEGIN").await?;
-            let ids = queue_ids(client, group).await?;
-            cache.put(&ids);
-            (ids, true)
+            (queue_ids(client, group).await?, true)
         }
     };
     let mut work: Vec<Work> = group
@@ -365,11 +363,16 @@ async fn in_transaction(
             false => client.batch_execute("BEGIN").await,
         }
     };
-    let ((), taken, mut stored) = tokio::try_join!(
-        async { begin.await.map_err(Error::from) },
+    // All three awaited, then the first error in statement order: after a
+    // failed statement the later ones only say "transaction is aborted",
+    // which would hide the cause (a lost race is retried, that is not).
+    let (began, taken, stored) = tokio::join!(
+        begin,
         take_keys(client, &claim, group, &takes),
         insert_new(client, &insert, group, &work, QueueType::Standard),
-    )?;
+    );
+    began?;
+    let (taken, mut stored) = (taken?, stored?);
     let held: Vec<&Take> = takes
         .iter()
         .filter(|t| !taken.contains(&(t.queue_id, t.key)))
@@ -387,6 +390,12 @@ async fn in_transaction(
     }
     check_stored(group, &work, &stored)?;
     client.batch_execute("COMMIT").await?;
+    // Only now: a queue created by this transaction exists for others once
+    // it committed (cached earlier, another group's foreign key check would
+    // not see it yet).
+    if begun {
+        cache.put(&ids);
+    }
 
     Ok(group
         .iter()
