@@ -18,6 +18,7 @@
 //! - [`lease`]: extend, lease expiry, stale receipts.
 //! - [`dlq`]: the dead-letter rule and redrive.
 //! - [`stats`]: counts by state, oldest message age.
+//! - [`depths`]: every queue's depth at once (`/metrics`), pool use.
 //! - [`maintenance`]: retention purge.
 //! - [`keys`]: API key storage.
 //! - [`tenancy`]: two projects owning the same queue name.
@@ -67,6 +68,7 @@ mod ack_nack;
 mod claim;
 mod concurrency;
 mod dedupe;
+mod depths;
 mod dlq;
 mod fifo;
 mod keys;
