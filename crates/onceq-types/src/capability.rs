@@ -64,6 +64,7 @@ pub fn capability(id: &str) -> Option<&'static CapabilityDef> {
 }
 
 /// `GET /v1/discovery`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Discovery {
     /// The server's version.
@@ -73,6 +74,7 @@ pub struct Discovery {
 }
 
 /// One entry of the discovery answer.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Capability {
     /// Stable id.
@@ -86,6 +88,7 @@ pub struct Capability {
 }
 
 /// The price of a capability.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Billing {
     /// Whether calls are charged at all.

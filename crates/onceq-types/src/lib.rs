@@ -11,6 +11,8 @@
 //! - [`reply`]: the `data` bodies of the smaller answers (ack, nack, ...).
 //! - [`capability`]: the endpoint catalogue served by `GET /v1/discovery`.
 //! - [`names`]: validation of queue names.
+//! - `openapi` (feature `openapi`): schemas the `ToSchema` derives cannot
+//!   express; the server builds its OpenAPI document from these types.
 //! - [`clock`]: the injectable clock (the one thing here that reads state:
 //!   the system time).
 #![warn(missing_docs)]
@@ -21,6 +23,8 @@ pub mod envelope;
 pub mod error;
 pub mod message;
 pub mod names;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 pub mod queue;
 pub mod reply;
 pub mod request;
