@@ -6,7 +6,7 @@
 //! - [`config`]: server settings and their defaults.
 //! - [`clock`]: the injectable clock; tests move time instead of sleeping.
 //! - [`routes`]: one module per capability group (publish, consume, queues,
-//!   discovery, health).
+//!   discovery, health); each handler carries its `#[utoipa::path]`.
 //! - [`envelope`]: the `{ok, data, error, metadata}` answer, the request id
 //!   and latency measured around each call.
 //! - [`error`]: [`ApiError`], the one error type of the HTTP layer.
@@ -16,7 +16,10 @@
 //! - [`pricing`]: the price table behind `cost_usd` and discovery.
 //! - [`wakeup`]: wakes long-polling consumers when a message arrives.
 //! - [`maintenance`]: background services: lease expiry, dedupe-key purge,
-//!   retention.
+//!   retention, metrics upkeep.
+//! - [`metrics`]: Prometheus counters, histograms and gauges; `GET /metrics`.
+//! - [`openapi`]: the OpenAPI document generated from the handlers;
+//!   `GET /openapi.json`.
 //! - [`serve`]: binds, bootstraps a key, runs until SIGTERM/Ctrl-C.
 #![warn(missing_docs)]
 
@@ -28,6 +31,8 @@ pub mod envelope;
 pub mod error;
 pub mod extract;
 pub mod maintenance;
+pub mod metrics;
+pub mod openapi;
 pub mod pricing;
 pub mod routes;
 pub mod serve;

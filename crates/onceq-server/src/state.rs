@@ -5,7 +5,7 @@ use std::sync::Arc;
 use onceq_store::Store;
 use tokio_util::sync::CancellationToken;
 
-use crate::{ServerConfig, clock::Clock, wakeup::Wakeups};
+use crate::{ServerConfig, clock::Clock, metrics::Metrics, wakeup::Wakeups};
 
 /// Shared by all handlers and background services.
 #[derive(Clone)]
@@ -20,6 +20,8 @@ pub struct AppState {
     pub wakeups: Arc<Wakeups>,
     /// Cancelled when the server shuts down: long polls return early.
     pub shutdown: CancellationToken,
+    /// Counters and histograms behind `/metrics`.
+    pub metrics: Arc<Metrics>,
 }
 
 impl AppState {
@@ -28,6 +30,7 @@ impl AppState {
         Self {
             store,
             clock: Clock::System,
+            metrics: Metrics::new(config.metrics.clone()),
             config: Arc::new(config),
             wakeups: Arc::new(Wakeups::default()),
             shutdown: CancellationToken::new(),

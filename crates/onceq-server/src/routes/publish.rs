@@ -10,9 +10,28 @@ use onceq_types::{
 };
 use serde_json::value::RawValue;
 
-use crate::{ApiError, AppState, auth::Caller, envelope::Reply, extract::Body, validate};
+use crate::{
+    ApiError, AppState,
+    auth::Caller,
+    envelope::Reply,
+    extract::Body,
+    openapi::responses::{
+        InvalidParams, KeyReused, Ok, OkList, StoreFailed, TooLarge, Unauthorized,
+    },
+    validate,
+};
 
 /// `POST /v1/queue/publish`.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/publish",
+    tag = "messages",
+    summary = "Publish one message",
+    description = "Stores a message, creating the queue (and its <name>-dlq) with default settings if it does not exist. With an idempotency key (the body's, else the Idempotency-Key header), a second publish within the dedupe window stores nothing and answers the first message (metadata.idempotent_replay: true).",
+    params(("Idempotency-Key" = Option<String>, Header, description = "Used when the body has no idempotency_key: 1 to 255 bytes of visible ASCII.")),
+    request_body = Publish,
+    responses(Ok<PublishedMessage>, InvalidParams, Unauthorized, TooLarge, KeyReused, StoreFailed)
+)]
 pub async fn publish(
     State(state): State<AppState>,
     caller: Caller,
@@ -50,6 +69,15 @@ pub async fn publish(
 }
 
 /// `POST /v1/queue/publish_batch`: 1..=10 messages, stored all or none.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/publish_batch",
+    tag = "messages",
+    summary = "Publish 1 to 10 messages, all or none",
+    description = "Stores every message or none. Each item may carry its own idempotency key; each answer item says whether it was a replay, and metadata.idempotent_replay is true only when every item was.",
+    request_body = PublishBatch,
+    responses(OkList<PublishedMessage>, InvalidParams, Unauthorized, TooLarge, KeyReused, StoreFailed)
+)]
 pub async fn publish_batch(
     State(state): State<AppState>,
     caller: Caller,
@@ -98,6 +126,7 @@ async fn store_messages(
         })
         .await
         .map_err(|e| ApiError::from_store(e, queue))?;
+    state.metrics.published(&caller.project, queue, &outcomes);
     if outcomes
         .iter()
         .any(|o| !o.replay && o.status == MessageStatus::Available)

@@ -1,7 +1,8 @@
 //! HTTP tests of the server: every endpoint of the contract, over a real
-//! socket, on both backends. `harness` starts servers; each other module is
-//! one capability group. Every test is written once and run on SQLite and
-//! PostgreSQL by the `both!` macro.
+//! socket, on both backends. `harness` starts servers; `prom` reads
+//! `/metrics` answers; each other module is one capability group. Every
+//! test is written once and run on SQLite and PostgreSQL by the `both!`
+//! macro.
 
 mod harness;
 
@@ -9,7 +10,10 @@ mod auth;
 mod consume;
 mod envelope;
 mod fifo;
+mod metrics;
+mod openapi;
 mod outage;
+mod prom;
 mod publish;
 mod queues;
 mod two_servers;
