@@ -15,17 +15,24 @@ impl PgStore {
         let rows = client.query(&stmt, &[&now]).await?;
         let rows: Vec<DepthRow> = rows
             .iter()
-            .map(|r| DepthRow {
-                id: r.get("id"),
-                dlq_id: r.get("dead_letter_queue_id"),
-                depth: QueueDepth {
-                    queue: QueueRef::new(r.get::<_, String>("project"), r.get::<_, String>("name")),
-                    available: r.get::<_, i64>("available") + r.get::<_, i64>("due"),
-                    delayed: r.get("delayed"),
-                    in_flight: r.get("in_flight"),
-                    dead_lettered: 0,
-                    oldest_created_at: r.get("oldest"),
-                },
+            .map(|r| {
+                let (held, delayed, in_flight): (i64, i64, i64) =
+                    (r.get("held"), r.get("delayed"), r.get("in_flight"));
+                DepthRow {
+                    id: r.get("id"),
+                    dlq_id: r.get("dead_letter_queue_id"),
+                    depth: QueueDepth {
+                        queue: QueueRef::new(
+                            r.get::<_, String>("project"),
+                            r.get::<_, String>("name"),
+                        ),
+                        available: held - delayed - in_flight,
+                        delayed,
+                        in_flight,
+                        dead_lettered: 0,
+                        oldest_created_at: r.get("oldest"),
+                    },
+                }
             })
             .collect();
         Ok(with_dead_letters(rows))

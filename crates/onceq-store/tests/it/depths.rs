@@ -34,7 +34,7 @@ async fn depths_of_every_queue_in_every_project(mut h: Harness) {
     let claimed = h.claim("jobs", 2).await;
     let c = h.claim_one("jobs").await;
     assert!(h.nack_claimed("jobs", &c, false).await.dead_lettered);
-    let t_b = h.now;
+    let t_b = b.now; // b's clock is its own, still at t0
     b.publish_one("other", &payload(1)).await;
     h.advance(6); // the 5 s delay is due: it counts as available
 

@@ -1,15 +1,14 @@
--- Every queue's depth by state, for /metrics. Never scans the backlog's
--- rows: each count walks one queue's entries in a partial index
--- (onceq_messages_available / _delayed; index-only where the visibility map
--- allows), the oldest message is one probe of (queue_id, seq), and only
--- in-flight rows (bounded by consumers, not by the backlog) are read through
--- onceq_messages_leased to learn their queue. A due delayed message counts
--- as available, as in queue_stats.sql. Ordered by bytes, like SQLite.
+-- Every queue's depth by state, for /metrics, without reading the
+-- backlog's rows: what a queue holds is counted by an index-only scan of
+-- (queue_id, seq) (the table is visited only for pages changed since the
+-- last vacuum); only delayed messages not yet due and in-flight ones are
+-- counted through their partial indexes, and
+-- available = held - in flight - delayed not yet due (a due delayed message
+-- counts as available, as in queue_stats.sql). The oldest message is one
+-- probe of (queue_id, seq). Ordered by bytes, like SQLite.
 SELECT q.id, q.project, q.name, q.dead_letter_queue_id,
        (SELECT count(*) FROM onceq_messages m
-        WHERE m.queue_id = q.id AND m.state = 'available') AS available,
-       (SELECT count(*) FROM onceq_messages m
-        WHERE m.queue_id = q.id AND m.state = 'delayed' AND m.visible_at <= $1) AS due,
+        WHERE m.queue_id = q.id) AS held,
        (SELECT count(*) FROM onceq_messages m
         WHERE m.queue_id = q.id AND m.state = 'delayed' AND m.visible_at > $1) AS delayed,
        coalesce(f.in_flight, 0) AS in_flight,
