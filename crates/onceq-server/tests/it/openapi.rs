@@ -38,17 +38,22 @@ fn every_route_is_documented() {
     let documented: BTreeSet<String> = doc["paths"].as_object().unwrap().keys().cloned().collect();
     let source = include_str!("../../src/app.rs");
     let mut raw = Vec::new();
-    for call in [
-        ".route(\"",
-        ".route_service(\"",
-        ".nest(\"",
-        ".nest_service(\"",
-    ] {
+    for call in [".route(", ".route_service(", ".nest(", ".nest_service("] {
         for (i, _) in source.match_indices(call) {
-            let rest = &source[i + call.len()..];
-            raw.push(rest[..rest.find('"').unwrap()].to_owned());
+            let rest = source[i + call.len()..].trim_start();
+            let literal = rest
+                .strip_prefix('"')
+                .and_then(|r| r.split_once('"'))
+                .map(|(path, _)| path.to_owned());
+            raw.push(literal.unwrap_or_else(|| {
+                panic!("app.rs: {call}..) without a literal path; this test cannot check it")
+            }));
         }
     }
+    assert!(
+        source.contains(".routes(routes!("),
+        "app.rs registers its routes with routes!()"
+    );
     for path in &raw {
         assert!(
             documented
@@ -58,16 +63,6 @@ fn every_route_is_documented() {
              and annotate the handler with #[utoipa::path] (see the openapi module doc)"
         );
     }
-    let registered = source.matches("routes!(").count();
-    let annotated = operations(&doc)
-        .iter()
-        .map(|(_, p)| p)
-        .collect::<BTreeSet<_>>()
-        .len();
-    assert!(
-        registered >= annotated,
-        "{registered} routes!() registrations for {annotated} documented paths"
-    );
 }
 
 /// The reverse: every operation of the document is served (not the 404 or
