@@ -4,7 +4,7 @@ use std::{net::SocketAddr, time::Duration};
 
 use anyhow::Context;
 use clap::Args;
-use onceq_server::{ServerConfig, pricing::PriceTable, serve::ServeOptions};
+use onceq_server::{ServerConfig, config::MetricsConfig, pricing::PriceTable, serve::ServeOptions};
 
 use super::StoreArgs;
 
@@ -31,6 +31,20 @@ pub struct ServeArgs {
     /// Prices per capability, e.g. "queue.publish=0.00002" (default: all free).
     #[arg(long, env = "ONCEQ_PRICES", default_value = "")]
     prices: String,
+    /// Require `Authorization: Bearer <TOKEN>` on /metrics (default: open).
+    #[arg(long, env = "ONCEQ_METRICS_TOKEN", hide_env_values = true)]
+    metrics_token: Option<String>,
+    /// Do not serve /metrics (it answers 404).
+    #[arg(long, env = "ONCEQ_METRICS_DISABLE")]
+    metrics_disable: bool,
+    /// Distinct (project, queue) label sets in the per-queue metrics; later
+    /// queues are counted under queue="_other".
+    #[arg(long, env = "ONCEQ_METRICS_MAX_QUEUES", default_value_t = 1000)]
+    metrics_max_queues: usize,
+    /// How long one queue-depth query serves later scrapes, in milliseconds
+    /// (0: query on every scrape).
+    #[arg(long, env = "ONCEQ_METRICS_DEPTH_CACHE_MS", default_value_t = 5_000)]
+    metrics_depth_cache_ms: u64,
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
@@ -46,6 +60,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         lease_reap_interval: Duration::from_millis(args.lease_reap_ms),
         purge_interval: Duration::from_secs(args.purge_secs),
         prices,
+        metrics: MetricsConfig {
+            enabled: !args.metrics_disable,
+            token: args.metrics_token.filter(|t| !t.is_empty()),
+            max_queue_series: args.metrics_max_queues,
+            depth_max_age: Duration::from_millis(args.metrics_depth_cache_ms),
+        },
         ..ServerConfig::default()
     };
     onceq_server::serve::serve(ServeOptions {

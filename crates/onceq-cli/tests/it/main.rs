@@ -1,7 +1,10 @@
 //! End-to-end tests of the `onceq` binary: the real process, real stores,
 //! real HTTP. `process` starts servers; `cli` drives the subcommands;
-//! `compat` runs the seed's Node.js route and worker unchanged against it.
+//! `compat` runs the seed's Node.js route and worker unchanged against it;
+//! `long_ops` checks bulk publish, purge, redrive and `stats --watch` when no
+//! terminal is attached.
 
 mod cli;
 mod compat;
+mod long_ops;
 mod process;
