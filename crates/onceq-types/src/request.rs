@@ -1,6 +1,8 @@
 //! JSON bodies of the calls. Every field a caller may leave out is an
 //! `Option`; the server checks ranges itself so that its messages name the
-//! field and the allowed range. Unknown fields are ignored.
+//! field and the allowed range. Unknown fields are ignored. Integer fields
+//! take any JSON number without a fractional part (`30` and `30.0` alike,
+//! as JSON Schema's `integer` and the OpenAPI document say).
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -34,14 +36,17 @@ pub struct CreateQueue {
     /// Default 3.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 1000))]
+    #[serde(default, deserialize_with = "whole::opt")]
     pub max_retries: Option<i64>,
     /// 1..=30, default 7.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 30))]
+    #[serde(default, deserialize_with = "whole::opt")]
     pub message_retention_days: Option<i64>,
     /// 0..=43200 seconds, default 30.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 43200))]
+    #[serde(default, deserialize_with = "whole::opt")]
     pub visibility_timeout_default: Option<i64>,
     /// Default true.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -68,10 +73,12 @@ pub struct Publish {
     /// 0..=604800.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 604800))]
+    #[serde(default, deserialize_with = "whole::opt")]
     pub delay_seconds: Option<i64>,
     /// Higher goes out first; default 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(minimum = -2147483648, maximum = 2147483647))]
+    #[serde(default, deserialize_with = "whole::opt")]
     pub priority: Option<i64>,
     /// Deduplicates publishes within the dedupe window. The
     /// `Idempotency-Key` header is used when this is absent.
@@ -108,10 +115,12 @@ pub struct BatchItem {
     /// 0..=604800.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 604800))]
+    #[serde(default, deserialize_with = "whole::opt")]
     pub delay_seconds: Option<i64>,
     /// Higher goes out first; default 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(minimum = -2147483648, maximum = 2147483647))]
+    #[serde(default, deserialize_with = "whole::opt")]
     pub priority: Option<i64>,
     /// Deduplicates this item.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -176,14 +185,17 @@ pub struct Consume {
     /// 1..=10, default 1.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10))]
+    #[serde(default, deserialize_with = "whole::opt")]
     pub max_messages: Option<i64>,
     /// Lease length, 0..=43200 s; default the queue's.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 43200))]
+    #[serde(default, deserialize_with = "whole::opt")]
     pub visibility_timeout: Option<i64>,
     /// Long poll: wait up to this many seconds (0..=20) for a message.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 20))]
+    #[serde(default, deserialize_with = "whole::opt")]
     pub wait_seconds: Option<i64>,
 }
 
@@ -258,6 +270,7 @@ pub struct Nack {
     /// Hold the message back this long before it is available again.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 604800))]
+    #[serde(default, deserialize_with = "whole::opt")]
     pub delay_seconds: Option<i64>,
     /// The lease's receipt.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -314,6 +327,7 @@ pub struct Extend {
         feature = "openapi",
         schema(required = true, nullable = false, minimum = 0, maximum = 43200)
     )]
+    #[serde(default, deserialize_with = "whole::opt")]
     pub visibility_timeout: Option<i64>,
 }
 
@@ -324,6 +338,7 @@ pub struct Redrive {
     /// Move at most this many; default all.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(minimum = 1))]
+    #[serde(default, deserialize_with = "whole::opt")]
     pub max_messages: Option<i64>,
 }
 
@@ -341,4 +356,92 @@ pub struct DeleteQueue {
         )
     )]
     pub queue: Option<String>,
+}
+
+/// `Option<i64>` fields that accept `30.0` as well as `30`.
+mod whole {
+    use std::fmt;
+
+    use serde::{
+        Deserialize, Deserializer,
+        de::{self, Unexpected, Visitor},
+    };
+
+    /// An integer written as any JSON number without a fractional part.
+    struct Whole(i64);
+
+    impl<'de> Deserialize<'de> for Whole {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(WholeVisitor).map(Whole)
+        }
+    }
+
+    struct WholeVisitor;
+
+    impl Visitor<'_> for WholeVisitor {
+        type Value = i64;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an integer")
+        }
+
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<i64, E> {
+            Ok(v)
+        }
+
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<i64, E> {
+            i64::try_from(v).map_err(|_| E::invalid_value(Unexpected::Unsigned(v), &self))
+        }
+
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<i64, E> {
+            // i64::MAX as f64 rounds up to 2^63, itself out of range.
+            if v.fract() == 0.0 && v >= i64::MIN as f64 && v < i64::MAX as f64 {
+                Ok(v as i64)
+            } else {
+                Err(E::invalid_value(Unexpected::Float(v), &self))
+            }
+        }
+    }
+
+    /// For `#[serde(default, deserialize_with = "whole::opt")]`.
+    pub(super) fn opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+        Ok(Option::<Whole>::deserialize(d)?.map(|w| w.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_may_be_written_with_a_zero_fraction() {
+        let c: Consume = serde_json::from_str(
+            r#"{"max_messages": 9.0, "wait_seconds": 3, "visibility_timeout": null}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (c.max_messages, c.wait_seconds, c.visibility_timeout),
+            (Some(9), Some(3), None)
+        );
+        let p: Publish = serde_json::from_str(r#"{"priority": -2147483648.0}"#).unwrap();
+        assert_eq!((p.priority, p.delay_seconds), (Some(-2_147_483_648), None));
+        for bad in [
+            r#"{"max_messages": 1.5}"#,
+            r#"{"max_messages": "1"}"#,
+            r#"{"max_messages": 1e300}"#,
+            r#"{"max_messages": 9223372036854775808}"#,
+            r#"{"max_messages": true}"#,
+        ] {
+            let err = serde_json::from_str::<Consume>(bad)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("an integer") || err.contains("i64"),
+                "{bad}: {err}"
+            );
+        }
+        let huge: Consume =
+            serde_json::from_str(r#"{"max_messages": -9223372036854775808}"#).unwrap();
+        assert_eq!(huge.max_messages, Some(i64::MIN));
+    }
 }

@@ -45,6 +45,7 @@ use onceq_types::{
     QueueStats, QueueType,
     capability::{Billing, Capability, Discovery},
     reply::{Acked, Deleted, Extended, Nacked, Purged, Redriven},
+    request::Redrive,
 };
 use utoipa::{
     Modify, OpenApi,
@@ -65,7 +66,7 @@ use utoipa::{
     components(schemas(
         ErrorBody, ErrorCode, Metadata, MessageStatus, PublishedMessage, ConsumedMessage,
         QueueRecord, QueueStats, QueueType, Acked, Nacked, Extended, Purged, Deleted,
-        Redriven, Discovery, Capability, Billing,
+        Redriven, Discovery, Capability, Billing, Redrive,
     )),
     tags(
         (name = "messages", description = "Publishing and consuming messages."),

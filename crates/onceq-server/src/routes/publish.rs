@@ -28,7 +28,14 @@ use crate::{
     tag = "messages",
     summary = "Publish one message",
     description = "Stores a message, creating the queue (and its <name>-dlq) with default settings if it does not exist. With an idempotency key (the body's, else the Idempotency-Key header), a second publish within the dedupe window stores nothing and answers the first message (metadata.idempotent_replay: true).",
-    params(("Idempotency-Key" = Option<String>, Header, description = "Used when the body has no idempotency_key: 1 to 255 bytes of visible ASCII.")),
+    params((
+        "Idempotency-Key" = Option<String>,
+        Header,
+        description = "Used when the body has no idempotency_key: 1 to 255 characters of printable ASCII.",
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[!-~]([ -~]*[!-~])?$"
+    )),
     request_body = Publish,
     responses(Ok<PublishedMessage>, InvalidParams, Unauthorized, TooLarge, KeyReused, StoreFailed)
 )]
@@ -39,10 +46,10 @@ pub async fn publish(
     Body(req): Body<Publish>,
 ) -> Result<Reply<PublishedMessage>, ApiError> {
     let queue = validate::required_queue("queue", req.queue)?;
-    let key = match req.idempotency_key {
-        Some(k) => Some(k),
-        None => header_key(&headers)?,
-    };
+    // The header is checked even when the body's key wins: a malformed
+    // header is refused, never silently ignored.
+    let header = header_key(&headers)?;
+    let key = req.idempotency_key.or(header);
     let message = new_message(
         "",
         BatchItem {
@@ -166,9 +173,11 @@ fn header_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     headers
         .get("idempotency-key")
         .map(|v| {
-            v.to_str()
-                .map(str::to_owned)
-                .map_err(|_| ApiError::invalid("Idempotency-Key header must be visible ASCII"))
+            let key = v
+                .to_str()
+                .map_err(|_| ApiError::invalid("Idempotency-Key header must be visible ASCII"))?;
+            validate::token("Idempotency-Key header", key)?;
+            Ok(key.to_owned())
         })
         .transpose()
 }

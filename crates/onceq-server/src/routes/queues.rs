@@ -239,7 +239,13 @@ pub async fn purge(
     summary = "Move dead-lettered messages back into their queue",
     description = "Moves up to max_messages (default all) from the queue's dead-letter queue back into it, oldest first, delivery_count reset to 0. 400 when the queue has no dead-letter queue. The body may be empty.",
     params(QueueParam),
-    request_body = Option<Redrive>,
+    // A $ref rather than `Option<Redrive>`: the body may be left out, but
+    // when sent it is an object, never `null`.
+    request_body(
+        content = ref("#/components/schemas/Redrive"),
+        content_type = "application/json",
+        description = "Optional: an empty body moves every message."
+    ),
     responses(Ok<Redriven>, InvalidParams, Unauthorized, NotFound, TooLarge, StoreFailed)
 )]
 pub async fn redrive(

@@ -210,6 +210,22 @@ fn envelope_errors_and_auth_are_described() {
         doc["paths"]["/metrics"]["get"]["security"],
         serde_json::json!([{}, {"metrics_token": []}])
     );
+    // optional bodies are left out, never `null`; headers carry their rules
+    let redrive = &doc["paths"]["/v1/queue/dlq/redrive/{queue}"]["post"]["requestBody"];
+    assert_ne!(redrive["required"], true);
+    assert_eq!(
+        redrive["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/Redrive"
+    );
+    let header = &op["parameters"][0];
+    assert_eq!(
+        (
+            &header["name"],
+            &header["in"],
+            &header["schema"]["maxLength"]
+        ),
+        (&"Idempotency-Key".into(), &"header".into(), &255.into())
+    );
     let delete = &doc["paths"]["/v1/queue/delete/{queue}"];
     assert!(delete.get("delete").is_some() && delete.get("post").is_some());
 }
