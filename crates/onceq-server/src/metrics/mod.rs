@@ -5,8 +5,9 @@
 //!   `(project, queue)` label sets.
 //! - [`http`]: the middleware counting requests by route template, method
 //!   and status class, and timing them.
-//! - [`scrape`]: the `/metrics` handler: the counters, plus gauges read at
-//!   scrape time (queue depths from one store query, pool use).
+//! - [`scrape`]: the `/metrics` handler: the recorder's counters and
+//!   histograms, the depth query's cache, the optional token.
+//! - `gauges`: what is read at scrape time: queue depths, pool use.
 //! - [`text`]: writing gauge families in the Prometheus text format.
 //!
 //! Counters and histograms live in a `metrics-exporter-prometheus` recorder
@@ -15,6 +16,7 @@
 //! and do no I/O for metrics: one call each, a read-locked map lookup and
 //! an atomic add.
 
+mod gauges;
 pub mod http;
 pub mod queues;
 pub mod scrape;
