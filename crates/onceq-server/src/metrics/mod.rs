@@ -161,7 +161,8 @@ impl Metrics {
         }
     }
 
-    /// A store call failed with `code` (`UNAVAILABLE` or `INTERNAL`).
+    /// A store call failed: the database could not be reached
+    /// (`unavailable`, answered 503) or anything else (500).
     pub fn db_error(&self, source: ErrorSource, unavailable: bool) {
         let kind = if unavailable { 0 } else { 1 };
         self.db_errors[source as usize][kind].increment(1);
