@@ -17,14 +17,17 @@ use utoipa::OpenApi;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
-    ApiError, AppState, envelope, metrics, openapi,
-    routes::{consume, discovery, health, publish, queues},
+    ApiError, AppState, dashboard, envelope, metrics, openapi,
+    routes::{consume, discovery, health, publish, push, queues},
 };
 
 /// Builds the HTTP application over `state`.
 pub fn app(state: AppState) -> Router {
     let (router, _) = routes().split_for_parts();
     router
+        // The dashboard's HTML pages (and `/` redirecting to them) are for
+        // people, not part of the API: served, never in `/openapi.json`.
+        .merge(dashboard::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         // Bodies are read (and limited) by `extract::Body` so that an
@@ -56,6 +59,9 @@ pub(crate) fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(queues::stats))
         .routes(routes!(queues::purge))
         .routes(routes!(queues::redrive))
+        .routes(routes!(push::subscribe))
+        .routes(routes!(push::list))
+        .routes(routes!(push::unsubscribe))
         .routes(routes!(discovery::discovery))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))

@@ -42,17 +42,24 @@ impl FromRequestParts<AppState> for Caller {
             .map(str::trim)
             .filter(|k| !k.is_empty())
             .ok_or_else(|| unauthorized("Authorization header must be \"Bearer <key>\""))?;
-        let record = state
-            .store
-            .key_lookup(&key_hash(key))
-            .await
-            .map_err(|e| ApiError::from_store(e, ""))?
-            .ok_or_else(|| unauthorized("unknown or revoked API key"))?;
-        Ok(Caller {
-            project: record.project,
-            key_id: record.key_id,
-        })
+        authenticate(state, key).await
     }
+}
+
+/// The project `key` acts for: one lookup of its hash, so a revoked key is
+/// refused on its next request. `UNAUTHORIZED` for an unknown or revoked
+/// key. The API's Bearer header and the dashboard's cookie both end here.
+pub async fn authenticate(state: &AppState, key: &str) -> Result<Caller, ApiError> {
+    let record = state
+        .store
+        .key_lookup(&key_hash(key))
+        .await
+        .map_err(|e| ApiError::from_store(e, ""))?
+        .ok_or_else(|| unauthorized("unknown or revoked API key"))?;
+    Ok(Caller {
+        project: record.project,
+        key_id: record.key_id,
+    })
 }
 
 fn unauthorized(message: &str) -> ApiError {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::pricing::PriceTable;
+use crate::{pricing::PriceTable, push::PushConfig};
 
 /// Settings of the HTTP layer and its background services.
 #[derive(Debug, Clone)]
@@ -25,8 +25,14 @@ pub struct ServerConfig {
     /// Largest request body accepted, in bytes (default 4 MiB: a full batch
     /// of ten 256 KiB payloads plus JSON overhead).
     pub max_body_bytes: usize,
+    /// Most messages one `publish_batch` may carry (default 10, the
+    /// contract's limit). Raising it is an extension for onceq's own clients
+    /// and benchmarks: an Infrai client never sends more than 10.
+    pub max_batch: usize,
     /// Prices per capability.
     pub prices: PriceTable,
+    /// Push deliveries: whom they may reach, how often the store is polled.
+    pub push: PushConfig,
     /// `/metrics`.
     pub metrics: MetricsConfig,
 }
@@ -79,8 +85,10 @@ impl Default for ServerConfig {
             purge_interval: Duration::from_secs(60),
             long_poll_recheck: Duration::from_millis(250),
             max_body_bytes: 4 * 1024 * 1024,
+            max_batch: onceq_types::MAX_BATCH,
             prices: PriceTable::default(),
             metrics: MetricsConfig::default(),
+            push: PushConfig::default(),
         }
     }
 }

@@ -56,6 +56,23 @@ impl ApiError {
         self.code
     }
 
+    /// The client-facing message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Logs the cause of a 5xx (never sent to the client); answers that
+    /// are not `ApiError`'s own (the dashboard's HTML pages) call this too.
+    pub fn log_cause(&self) {
+        if let Some(cause) = &self.cause {
+            if self.code == ErrorCode::Unavailable {
+                tracing::warn!(code = %self.code, cause = %cause, "store unavailable");
+            } else {
+                tracing::error!(code = %self.code, cause = %cause, "request failed");
+            }
+        }
+    }
+
     /// Maps a store failure, naming `queue` where the error concerns it.
     pub fn from_store(err: StoreError, queue: &str) -> Self {
         match err {
@@ -97,13 +114,7 @@ impl std::fmt::Display for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        if let Some(cause) = &self.cause {
-            if self.code == ErrorCode::Unavailable {
-                tracing::warn!(code = %self.code, cause = %cause, "store unavailable");
-            } else {
-                tracing::error!(code = %self.code, cause = %cause, "request failed");
-            }
-        }
+        self.log_cause();
         let status = StatusCode::from_u16(self.code.http_status())
             .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let mut res = error_response(

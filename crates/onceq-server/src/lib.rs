@@ -15,11 +15,17 @@
 //! - [`auth`]: Bearer keys, their generation and their hashes.
 //! - [`pricing`]: the price table behind `cost_usd` and discovery.
 //! - [`wakeup`]: wakes long-polling consumers when a message arrives.
+//! - [`throughput`]: recent publish/ack counts per queue, in memory, for the
+//!   dashboard's charts.
+//! - [`dashboard`]: the web dashboard under `/dashboard` (server-rendered
+//!   HTML, vendored htmx, sign-in with an API key).
 //! - [`maintenance`]: background services: lease expiry, dedupe-key purge,
 //!   retention, metrics upkeep.
 //! - [`metrics`]: Prometheus counters, histograms and gauges; `GET /metrics`.
 //! - [`openapi`]: the OpenAPI document generated from the handlers;
 //!   `GET /openapi.json`.
+//! - [`push`]: push subscriptions: the dispatcher that POSTs messages to
+//!   webhooks, its SSRF guard and its signatures.
 //! - [`serve`]: binds, bootstraps a key, runs until SIGTERM/Ctrl-C.
 #![warn(missing_docs)]
 
@@ -27,6 +33,7 @@ pub mod app;
 pub mod auth;
 pub mod clock;
 pub mod config;
+pub mod dashboard;
 pub mod envelope;
 pub mod error;
 pub mod extract;
@@ -34,9 +41,11 @@ pub mod maintenance;
 pub mod metrics;
 pub mod openapi;
 pub mod pricing;
+pub mod push;
 pub mod routes;
 pub mod serve;
 pub mod state;
+pub mod throughput;
 pub mod validate;
 pub mod wakeup;
 

@@ -2,7 +2,8 @@
 //! bind, serve until SIGTERM or Ctrl-C, then drain.
 //!
 //! Shutdown order: stop accepting connections, let in-flight requests
-//! finish (long polls return early), stop the background services. Every
+//! finish (long polls return early), stop the background services, let push
+//! deliveries in flight finish (for up to `push.shutdown_grace`). Every
 //! write a client was told succeeded was committed before its answer, so
 //! nothing acknowledged is lost.
 
@@ -12,7 +13,7 @@ use onceq_store::{Store, StoreError};
 use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
 
-use crate::{AppState, ServerConfig, auth, maintenance};
+use crate::{AppState, ServerConfig, auth, maintenance, push};
 
 /// What `onceq serve` was asked for.
 #[derive(Debug, Clone)]
@@ -79,6 +80,7 @@ pub async fn run(
 ) -> Result<(), ServeError> {
     let tracker = TaskTracker::new();
     maintenance::spawn_all(&state, &tracker);
+    push::spawn(&state, &tracker);
     let token = state.shutdown.clone();
     let router = crate::app(state);
     axum::serve(listener, router)

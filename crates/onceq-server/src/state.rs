@@ -5,7 +5,9 @@ use std::sync::Arc;
 use onceq_store::Store;
 use tokio_util::sync::CancellationToken;
 
-use crate::{ServerConfig, clock::Clock, metrics::Metrics, wakeup::Wakeups};
+use crate::{
+    ServerConfig, clock::Clock, metrics::Metrics, throughput::Throughput, wakeup::Wakeups,
+};
 
 /// Shared by all handlers and background services.
 #[derive(Clone)]
@@ -22,6 +24,9 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// Counters and histograms behind `/metrics`.
     pub metrics: Arc<Metrics>,
+    /// Recent publish/ack counts per queue (this process only), for the
+    /// dashboard's charts.
+    pub throughput: Arc<Throughput>,
 }
 
 impl AppState {
@@ -34,6 +39,7 @@ impl AppState {
             config: Arc::new(config),
             wakeups: Arc::new(Wakeups::default()),
             shutdown: CancellationToken::new(),
+            throughput: Arc::new(Throughput::default()),
         }
     }
 

@@ -41,6 +41,24 @@ pub const CAPABILITIES: &[CapabilityDef] = &[
         "/v1/queue/dlq/redrive/{queue}",
         "call",
     ),
+    cap(
+        "queue.push_subscribe",
+        "POST",
+        "/v1/queue/push_subscribe/{queue}",
+        "call",
+    ),
+    cap(
+        "queue.push_subscriptions",
+        "GET",
+        "/v1/queue/push_subscriptions/{queue}",
+        "call",
+    ),
+    cap(
+        "queue.push_unsubscribe",
+        "DELETE",
+        "/v1/queue/push_unsubscribe/{queue}/{subscription_id}",
+        "call",
+    ),
     cap("discovery", "GET", "/v1/discovery", "call"),
 ];
 

@@ -9,6 +9,8 @@
 //! - [`message`]: messages as published and as consumed, and their states.
 //! - [`request`]: the JSON bodies clients send.
 //! - [`reply`]: the `data` bodies of the smaller answers (ack, nack, ...).
+//! - [`push`]: push subscriptions (webhooks): their calls, their record,
+//!   and what a delivery carries (body, headers, signature scheme).
 //! - [`capability`]: the endpoint catalogue served by `GET /v1/discovery`.
 //! - [`names`]: validation of queue names.
 //! - `openapi` (feature `openapi`): schemas the `ToSchema` derives cannot
@@ -25,6 +27,7 @@ pub mod message;
 pub mod names;
 #[cfg(feature = "openapi")]
 pub mod openapi;
+pub mod push;
 pub mod queue;
 pub mod reply;
 pub mod request;

@@ -2,9 +2,11 @@
 //! real HTTP. `process` starts servers; `cli` drives the subcommands;
 //! `compat` runs the seed's Node.js route and worker unchanged against it;
 //! `long_ops` checks bulk publish, purge, redrive and `stats --watch` when no
-//! terminal is attached.
+//! terminal is attached; `dashboard` drives the web dashboard in headless
+//! Chromium.
 
 mod cli;
 mod compat;
+mod dashboard;
 mod long_ops;
 mod process;

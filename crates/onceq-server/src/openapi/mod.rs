@@ -6,7 +6,8 @@
 //! - [`responses`]: the answers an annotation lists: `Ok<T>` / `OkList<T>`
 //!   (the `{ok: true, data, error: null, metadata}` envelope around `T`) and
 //!   one type per error status, each carrying the codes it can have.
-//! - [`params`]: the `{queue}` path parameter.
+//! - [`params`]: the `{queue}` path parameter, and `push_unsubscribe`'s
+//!   `{queue}/{subscription_id}`.
 //!
 //! # Documenting a handler (the one pattern)
 //!
@@ -25,7 +26,9 @@
 //!    store (auth does). Endpoints without a key add `security(())`.
 //! 2. Route it in `app::routes()` with `.routes(routes!(module::handler))`,
 //!    never `.route(..)`: a raw route is served but not documented, and the
-//!    test `openapi::every_route_is_documented` fails.
+//!    test `openapi::every_route_is_documented` fails. The one exception
+//!    is the dashboard (`dashboard::routes()`, merged in `app()`): HTML
+//!    pages for people, deliberately not in the document.
 //! 3. A new wire type derives `ToSchema` under the `openapi` feature in
 //!    `onceq-types` and is listed in [`ApiDoc`]'s `components(schemas(..))`
 //!    (types only named inside `responses(..)` are not collected on their
@@ -44,6 +47,7 @@ use onceq_types::{
     ConsumedMessage, ErrorBody, ErrorCode, MessageStatus, Metadata, PublishedMessage, QueueRecord,
     QueueStats, QueueType,
     capability::{Billing, Capability, Discovery},
+    push::{PushSubscribe, PushSubscription, PushUnsubscribed},
     reply::{Acked, Deleted, Extended, Nacked, Purged, Redriven},
     request::Redrive,
 };
@@ -66,11 +70,13 @@ use utoipa::{
     components(schemas(
         ErrorBody, ErrorCode, Metadata, MessageStatus, PublishedMessage, ConsumedMessage,
         QueueRecord, QueueStats, QueueType, Acked, Nacked, Extended, Purged, Deleted,
-        Redriven, Discovery, Capability, Billing, Redrive,
+        Redriven, Discovery, Capability, Billing, Redrive, PushSubscribe, PushSubscription,
+        PushUnsubscribed,
     )),
     tags(
         (name = "messages", description = "Publishing and consuming messages."),
         (name = "queues", description = "Managing queues and their dead-letter queues."),
+        (name = "push", description = "Push subscriptions: the server POSTs a queue's messages to a webhook, signed (docs/api.md, section 5)."),
         (name = "discovery", description = "What the server offers and what it costs."),
         (name = "operations", description = "Health, readiness, metrics and this document."),
     )

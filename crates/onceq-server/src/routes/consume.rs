@@ -138,6 +138,9 @@ pub async fn ack(
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
     state.metrics.acked(&caller.project, &queue, acked);
+    state
+        .throughput
+        .acked(&caller.project, &queue, state.clock.now(), u64::from(acked));
     Ok(Reply::new(Acked { acked }))
 }
 

@@ -4,7 +4,7 @@ use axum::{extract::State, http::HeaderMap};
 use jiff::SignedDuration;
 use onceq_store::{MessagePublish, NewMessage, PublishOutcome, QueueRef};
 use onceq_types::{
-    MAX_BATCH, MAX_DELAY_SECONDS, MessageStatus, PublishedMessage,
+    MAX_DELAY_SECONDS, MessageStatus, PublishedMessage,
     reply::Items,
     request::{BatchItem, Publish, PublishBatch},
 };
@@ -75,13 +75,14 @@ pub async fn publish(
         .replay(replay))
 }
 
-/// `POST /v1/queue/publish_batch`: 1..=10 messages, stored all or none.
+/// `POST /v1/queue/publish_batch`: 1..=10 messages (or the configured
+/// `max_batch`), stored all or none.
 #[utoipa::path(
     post,
     path = "/v1/queue/publish_batch",
     tag = "messages",
     summary = "Publish 1 to 10 messages, all or none",
-    description = "Stores every message or none. Each item may carry its own idempotency key; each answer item says whether it was a replay, and metadata.idempotent_replay is true only when every item was.",
+    description = "Stores every message or none. Each item may carry its own idempotency key; each answer item says whether it was a replay, and metadata.idempotent_replay is true only when every item was. The contract's limit is 10 messages; a server started with --max-batch accepts up to that many instead.",
     request_body = PublishBatch,
     responses(OkList<PublishedMessage>, InvalidParams, Unauthorized, TooLarge, KeyReused, StoreFailed)
 )]
@@ -92,9 +93,10 @@ pub async fn publish_batch(
 ) -> Result<Reply<Items<PublishedMessage>>, ApiError> {
     let queue = validate::required_queue("queue", req.queue)?;
     let items = validate::required("messages", req.messages)?;
-    if items.is_empty() || items.len() > MAX_BATCH {
+    let max = state.config.max_batch;
+    if items.is_empty() || items.len() > max {
         return Err(ApiError::invalid(format!(
-            "messages must hold 1 to {MAX_BATCH} messages (got {})",
+            "messages must hold 1 to {max} messages (got {})",
             items.len()
         )));
     }
@@ -140,6 +142,12 @@ async fn store_messages(
     {
         state.wakeups.wake(&caller.project, queue);
     }
+    state.throughput.published(
+        &caller.project,
+        queue,
+        state.clock.now(),
+        outcomes.iter().filter(|o| !o.replay).count() as u64,
+    );
     Ok(outcomes)
 }
 

@@ -383,3 +383,24 @@ async fn batch_is_all_or_nothing(b: Backend) {
     assert_eq!(s.stats("q").await["message_count"], 3);
 }
 both!(batch_is_all_or_nothing);
+
+/// `--max-batch` raises the contract's 10 for onceq's own clients; past the
+/// raised limit it is refused the same way.
+async fn max_batch_can_be_raised(b: Backend) {
+    let config = onceq_server::ServerConfig {
+        max_batch: 100,
+        ..onceq_server::ServerConfig::default()
+    };
+    let s = TestServer::start_with(b, config).await;
+    let batch = |n: usize| json!({"queue": "q", "messages": (0..n).map(|i| json!({"payload": i})).collect::<Vec<_>>()});
+    let r = s.post("/v1/queue/publish_batch", batch(100)).await;
+    r.ok();
+    assert_eq!(r.data()["items"].as_array().unwrap().len(), 100);
+    let msg = s
+        .post("/v1/queue/publish_batch", batch(101))
+        .await
+        .err(400, "INVALID_PARAMS");
+    assert!(msg.contains("1 to 100"), "{msg}");
+    assert_eq!(s.stats("q").await["message_count"], 100);
+}
+both!(max_batch_can_be_raised);

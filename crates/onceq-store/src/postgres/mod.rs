@@ -6,8 +6,9 @@
 //! - [`errors`]: driver errors to [`StoreError`], and retrying transactions
 //!   that lost a deadlock or a race.
 //! - [`sql`]: every statement, one `.sql` file each under `sql/`.
+//! - [`publish_group`]: group commit of concurrent publishes.
 //! - [`keys`], [`queues`], [`publish`], [`claim`], [`lease`], [`dlq`],
-//!   [`maintenance`]: the operations, by concept.
+//!   [`browse`], [`subscriptions`], [`maintenance`]: the operations, by concept.
 //! - [`observe`]: queue depths and pool use for `/metrics`.
 //!
 //! # Concurrency
@@ -23,6 +24,7 @@
 //! `now()`. PostgreSQL keeps microseconds, so stored times are the caller's
 //! rounded to the microsecond; what operations return is what was stored.
 
+mod browse;
 mod claim;
 mod dlq;
 mod errors;
@@ -33,14 +35,18 @@ mod migrate;
 mod observe;
 mod pool;
 mod publish;
+mod publish_group;
 mod queues;
 mod sql;
+mod subscriptions;
 
 use crate::{Result, StoreError};
 
 /// The PostgreSQL store. Cheap to share: it is a connection pool.
 pub struct PgStore {
     pool: deadpool_postgres::Pool,
+    /// Where publishes go: they are stored in groups (see [`publish_group`]).
+    publishes: publish_group::GroupCommit,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -62,7 +68,8 @@ impl PgStore {
         migrate::run(&pool)
             .await
             .map_err(errors::Error::into_store)?;
-        Ok(PgStore { pool })
+        let publishes = publish_group::GroupCommit::start(pool.clone());
+        Ok(PgStore { pool, publishes })
     }
 
     /// A pooled connection.
@@ -130,8 +137,7 @@ impl crate::Store for PgStore {
         &self,
         p: crate::MessagePublish,
     ) -> Result<Vec<crate::PublishOutcome>> {
-        let batch = publish::Batch::new(&p)?;
-        errors::retrying(|| self.publish_once(&p, &batch)).await
+        self.publishes.publish(p).await
     }
 
     async fn message_claim(&self, p: crate::MessageClaim) -> Result<Vec<crate::ClaimedMessage>> {
@@ -152,6 +158,46 @@ impl crate::Store for PgStore {
 
     async fn dlq_redrive(&self, p: crate::DlqRedrive) -> Result<crate::RedriveOutcome> {
         errors::retrying(|| self.redrive_once(&p)).await
+    }
+
+    async fn message_list(&self, p: crate::MessageList) -> Result<crate::MessagePage> {
+        errors::retrying(|| self.message_list_once(&p)).await
+    }
+
+    async fn message_get(&self, p: crate::MessageGet) -> Result<Option<crate::MessageRecord>> {
+        errors::retrying(|| self.message_get_once(&p)).await
+    }
+
+    async fn message_delete(&self, p: crate::MessageDelete) -> Result<crate::SingleOutcome> {
+        errors::retrying(|| self.message_delete_once(&p)).await
+    }
+
+    async fn dlq_redrive_one(&self, p: crate::DlqRedriveOne) -> Result<crate::RedriveOneOutcome> {
+        errors::retrying(|| self.redrive_one_once(&p)).await
+    }
+
+    async fn subscription_insert(
+        &self,
+        p: crate::SubscriptionInsert,
+    ) -> Result<crate::SubscriptionRecord> {
+        // Made once, so a retried insert reuses it.
+        let id = crate::ids::subscription_id();
+        errors::retrying(|| self.subscription_insert_once(&p, &id)).await
+    }
+
+    async fn subscription_list(
+        &self,
+        q: &crate::QueueRef,
+    ) -> Result<Vec<crate::SubscriptionRecord>> {
+        errors::retrying(|| self.subscription_list_once(q)).await
+    }
+
+    async fn subscription_delete(&self, p: crate::SubscriptionDelete) -> Result<bool> {
+        errors::retrying(|| self.subscription_delete_once(&p)).await
+    }
+
+    async fn subscription_scan(&self, now: jiff::Timestamp) -> Result<Vec<crate::SubscriptionDue>> {
+        errors::retrying(|| self.subscription_scan_once(now)).await
     }
 
     async fn lease_expire(&self, now: jiff::Timestamp, limit: u32) -> Result<crate::LeaseExpiry> {

@@ -4,9 +4,10 @@
 //!   requests in one transaction (group commit), each in its own savepoint.
 //! - [`reader`]: read connections for the read-only operations.
 //! - [`conn`]: PRAGMAs and migrations.
-//! - [`keys`], [`queues`], [`publish`], [`leases`], [`dlq`],
-//!   [`maintenance`], [`observe`]: the operations, one concept each, written
-//!   against a plain `&Connection` so they run on either.
+//! - [`keys`], [`queues`], [`publish`], [`leases`], [`dlq`], [`browse`],
+//!   [`subscriptions`], [`maintenance`], [`observe`]: the operations, one
+//!   concept each, written against a plain `&Connection` so they run on
+//!   either.
 //! - [`time`]: timestamps as INTEGER microseconds.
 //! - [`error`]: SQLite errors as `StoreError`s.
 //!
@@ -19,9 +20,11 @@ use jiff::Timestamp;
 use onceq_types::{QueueRecord, QueueStats};
 
 use crate::{
-    ClaimedMessage, DlqRedrive, ExtendOutcome, KeyInsert, KeyRecord, LeaseExpiry, MessageAck,
-    MessageClaim, MessageExtend, MessageNack, MessagePublish, NackOutcome, PublishOutcome,
-    QueueCreate, QueueCreated, QueueRef, RedriveOutcome, Result, Store, StoreError,
+    ClaimedMessage, DlqRedrive, DlqRedriveOne, ExtendOutcome, KeyInsert, KeyRecord, LeaseExpiry,
+    MessageAck, MessageClaim, MessageDelete, MessageExtend, MessageGet, MessageList, MessageNack,
+    MessagePage, MessagePublish, MessageRecord, NackOutcome, PublishOutcome, QueueCreate,
+    QueueCreated, QueueRef, RedriveOneOutcome, RedriveOutcome, Result, SingleOutcome, Store,
+    StoreError, SubscriptionDelete, SubscriptionDue, SubscriptionInsert, SubscriptionRecord,
 };
 
 /// A statement from `sql/<name>.sql`, for `prepare_cached`.
@@ -31,6 +34,7 @@ macro_rules! sql {
     };
 }
 
+mod browse;
 mod conn;
 mod dlq;
 mod error;
@@ -41,6 +45,7 @@ mod observe;
 mod publish;
 mod queues;
 mod reader;
+mod subscriptions;
 mod time;
 mod writer;
 
@@ -161,6 +166,47 @@ impl Store for SqliteStore {
 
     async fn dlq_redrive(&self, p: DlqRedrive) -> Result<RedriveOutcome> {
         self.writer.run(move |tx| dlq::redrive(tx, &p)).await
+    }
+
+    async fn message_list(&self, p: MessageList) -> Result<MessagePage> {
+        self.readers.run(move |conn| browse::list(conn, &p)).await
+    }
+
+    async fn message_get(&self, p: MessageGet) -> Result<Option<MessageRecord>> {
+        self.readers.run(move |conn| browse::get(conn, &p)).await
+    }
+
+    async fn message_delete(&self, p: MessageDelete) -> Result<SingleOutcome> {
+        self.writer.run(move |tx| browse::delete(tx, &p)).await
+    }
+
+    async fn dlq_redrive_one(&self, p: DlqRedriveOne) -> Result<RedriveOneOutcome> {
+        self.writer.run(move |tx| browse::redrive_one(tx, &p)).await
+    }
+
+    async fn subscription_insert(&self, p: SubscriptionInsert) -> Result<SubscriptionRecord> {
+        self.writer
+            .run(move |tx| subscriptions::insert(tx, &p))
+            .await
+    }
+
+    async fn subscription_list(&self, q: &QueueRef) -> Result<Vec<SubscriptionRecord>> {
+        let q = q.clone();
+        self.readers
+            .run(move |conn| subscriptions::list(conn, &q))
+            .await
+    }
+
+    async fn subscription_delete(&self, p: SubscriptionDelete) -> Result<bool> {
+        self.writer
+            .run(move |tx| subscriptions::delete(tx, &p))
+            .await
+    }
+
+    async fn subscription_scan(&self, now: Timestamp) -> Result<Vec<SubscriptionDue>> {
+        self.readers
+            .run(move |conn| subscriptions::scan(conn, now))
+            .await
     }
 
     async fn lease_expire(&self, now: Timestamp, limit: u32) -> Result<LeaseExpiry> {

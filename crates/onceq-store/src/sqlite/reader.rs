@@ -1,6 +1,7 @@
 //! Reads (`key_lookup`, `key_list`, `queue_get`, `queue_list`,
-//! `queue_stats`) go through read connections on blocking tasks, not through
-//! the writer thread.
+//! `queue_stats`, `message_list`, `message_get`, `subscription_list`,
+//! `subscription_scan`) go through read connections
+//! on blocking tasks, not through the writer thread.
 //!
 //! Why: `key_lookup` runs on every authenticated HTTP request; queueing it
 //! behind a group of writes (and its fsync) would add the commit latency to
