@@ -358,8 +358,9 @@ pub struct DeleteQueue {
     pub queue: Option<String>,
 }
 
-/// `Option<i64>` fields that accept `30.0` as well as `30`.
-mod whole {
+/// `Option<i64>` fields that accept `30.0` as well as `30` (here and in
+/// [`crate::push`]).
+pub(crate) mod whole {
     use std::fmt;
 
     use serde::{
@@ -404,7 +405,7 @@ mod whole {
     }
 
     /// For `#[serde(default, deserialize_with = "whole::opt")]`.
-    pub(super) fn opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    pub(crate) fn opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
         Ok(Option::<Whole>::deserialize(d)?.map(|w| w.0))
     }
 }
