@@ -365,11 +365,20 @@ async fn in_transaction(
             false => client.batch_execute("BEGIN").await,
         }
     };
-    let ((), taken, mut stored) = tokio::try_join!(
-        async { begin.await.map_err(Error::from) },
+    // Every answer is awaited and the first failure in statement order is
+    // the one reported: once a statement fails, PostgreSQL answers those
+    // after it "current transaction is aborted" (25P02), which hides the
+    // cause (a stale queue id's foreign-key violation, a race to retry).
+    // `try_join!` would report whichever failed answer it polled first, and
+    // it rotates the order it polls in.
+    let (begun, taken, stored) = tokio::join!(
+        begin,
         take_keys(client, &claim, group, &takes),
         insert_new(client, &insert, group, &work, QueueType::Standard),
-    )?;
+    );
+    begun?;
+    let taken = taken?;
+    let mut stored = stored?;
     let held: Vec<&Take> = takes
         .iter()
         .filter(|t| !taken.contains(&(t.queue_id, t.key)))
