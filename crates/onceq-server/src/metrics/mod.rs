@@ -42,6 +42,9 @@ pub enum ErrorSource {
     Maintenance,
     /// Reading queue depths for `/metrics`.
     Scrape,
+    /// Push deliveries: the dispatcher's scan, a subscription's claim, the
+    /// ack or nack of a delivery.
+    Push,
 }
 
 /// Every metric of one server.
@@ -54,7 +57,7 @@ pub struct Metrics {
     pub http: http::RouteSeries,
     /// `onceq_db_errors_total` by `[source][kind]`, kind 0 = unavailable,
     /// 1 = internal.
-    db_errors: [[Counter; 2]; 3],
+    db_errors: [[Counter; 2]; 4],
     /// The cached result of the last depth query.
     depths: scrape::DepthCache,
     config: MetricsConfig,
@@ -82,6 +85,7 @@ impl Metrics {
             ErrorSource::Request,
             ErrorSource::Maintenance,
             ErrorSource::Scrape,
+            ErrorSource::Push,
         ]
         .map(|source| {
             ["unavailable", "internal"].map(|kind| {
@@ -122,7 +126,7 @@ impl Metrics {
         });
     }
 
-    /// A consume handed out `n` messages.
+    /// A consume (or a push subscription's claim) handed out `n` messages.
     pub fn consumed(&self, project: &str, queue: &str, n: usize) {
         if n > 0 {
             self.queues.with(&self.recorder, project, queue, |c| {
@@ -195,6 +199,7 @@ fn source_name(source: ErrorSource) -> &'static str {
         ErrorSource::Request => "request",
         ErrorSource::Maintenance => "maintenance",
         ErrorSource::Scrape => "scrape",
+        ErrorSource::Push => "push",
     }
 }
 

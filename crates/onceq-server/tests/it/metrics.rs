@@ -1,7 +1,7 @@
 //! `/metrics` over HTTP: after publishing, consuming, acking, nacking,
 //! dead-lettering and lease expiry, the scraped counters and gauges match
 //! what happened (and `/v1/queue/stats`); the label cap, the depth cache,
-//! the token and the switch.
+//! the token and the switch; push deliveries counted like the API's calls.
 
 use std::time::Duration;
 
@@ -335,3 +335,65 @@ async fn metrics_can_require_a_token_or_be_off(b: Backend) {
     assert!(msg.contains("--metrics-disable"), "{msg}");
 }
 both!(metrics_can_require_a_token_or_be_off);
+
+/// Push deliveries are hand-outs, acks and nacks like the API's: a delivery
+/// answered 500 counts as consumed and nacked, the next one answered 204 as
+/// consumed and acked.
+async fn push_deliveries_are_counted(b: Backend) {
+    use crate::push::receiver::{Answer, Receiver};
+
+    let s = TestServer::start_with(
+        b,
+        ServerConfig {
+            metrics: fresh().metrics,
+            ..crate::push::config()
+        },
+    )
+    .await;
+    let hook = Receiver::start([Answer::Status(500)], Answer::Status(204)).await;
+    s.post("/v1/queue/create", json!({"name": "hooked"}))
+        .await
+        .ok();
+    crate::push::subscribe(&s, "hooked", &hook.url("/h"), json!({})).await;
+    s.publish("hooked", json!(1)).await;
+
+    let q = [("project", "alpha"), ("queue", "hooked")];
+    // Settled after the endpoint answered: poll until the count shows.
+    let scrape_until = |name: &'static str, want: f64| {
+        let s = &s;
+        async move {
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+            loop {
+                let m = s.scrape().await;
+                if m.get(name, &q) == Some(want) {
+                    return m;
+                }
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "{name} never reached {want}:\n{}",
+                    m.text
+                );
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    };
+    hook.wait_for(1).await;
+    let m = scrape_until("onceq_messages_nacked_total", 1.0).await;
+    assert_eq!(m.value("onceq_messages_consumed_total", &q), 1.0);
+    assert_eq!(m.value("onceq_messages_acked_total", &q), 0.0);
+
+    // Past the retry's backoff (at most an hour).
+    s.clock.advance(jiff::SignedDuration::from_hours(2));
+    hook.wait_for(2).await;
+    let m = scrape_until("onceq_messages_acked_total", 1.0).await;
+    assert_eq!(m.value("onceq_messages_consumed_total", &q), 2.0);
+    assert_eq!(m.value("onceq_messages_nacked_total", &q), 1.0);
+    let db_errors = |source| {
+        m.value(
+            "onceq_db_errors_total",
+            &[("source", source), ("kind", "internal")],
+        )
+    };
+    assert_eq!(db_errors("push"), 0.0);
+}
+both!(push_deliveries_are_counted);
