@@ -33,6 +33,47 @@ pub struct ServerConfig {
     pub prices: PriceTable,
     /// Push deliveries: whom they may reach, how often the store is polled.
     pub push: PushConfig,
+    /// `/metrics`.
+    pub metrics: MetricsConfig,
+}
+
+/// How `/metrics` is served (`docs/metrics.md`).
+#[derive(Clone)]
+pub struct MetricsConfig {
+    /// Serve `/metrics` at all (default true; `--metrics-disable`).
+    pub enabled: bool,
+    /// When set, `/metrics` requires `Authorization: Bearer <token>`
+    /// (`--metrics-token`). Unset (the default), it is open, as Prometheus
+    /// targets usually are: it shows queue names and counts, no payloads.
+    pub token: Option<String>,
+    /// How many `(project, queue)` label sets the per-queue series may use
+    /// (default 1000); queues beyond are counted under `queue="_other"`.
+    pub max_queue_series: usize,
+    /// How long a depth query's answer serves later scrapes (default 5 s),
+    /// so that several scrapers, or a scraper gone wild, cost one query.
+    pub depth_max_age: Duration,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            token: None,
+            max_queue_series: 1000,
+            depth_max_age: Duration::from_secs(5),
+        }
+    }
+}
+
+impl std::fmt::Debug for MetricsConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MetricsConfig")
+            .field("enabled", &self.enabled)
+            .field("token", &self.token.as_ref().map(|_| "***"))
+            .field("max_queue_series", &self.max_queue_series)
+            .field("depth_max_age", &self.depth_max_age)
+            .finish()
+    }
 }
 
 impl Default for ServerConfig {
@@ -46,6 +87,7 @@ impl Default for ServerConfig {
             max_body_bytes: 4 * 1024 * 1024,
             max_batch: onceq_types::MAX_BATCH,
             prices: PriceTable::default(),
+            metrics: MetricsConfig::default(),
             push: PushConfig::default(),
         }
     }

@@ -11,6 +11,15 @@ use onceq_types::{ErrorBody, ErrorCode};
 
 use crate::envelope::error_response;
 
+/// Marks an answer caused by a failing store call (a response extension),
+/// for the metrics middleware to count.
+#[derive(Debug, Clone, Copy)]
+pub struct StoreFailure {
+    /// `UNAVAILABLE` (the database could not be reached) rather than
+    /// `INTERNAL`.
+    pub unavailable: bool,
+}
+
 /// An error answer.
 #[derive(Debug)]
 pub struct ApiError {
@@ -116,6 +125,11 @@ impl IntoResponse for ApiError {
                 retryable: self.code.retryable(),
             },
         );
+        if self.cause.is_some() {
+            res.extensions_mut().insert(StoreFailure {
+                unavailable: self.code == ErrorCode::Unavailable,
+            });
+        }
         if matches!(self.code, ErrorCode::Unavailable | ErrorCode::RateLimited) {
             res.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));

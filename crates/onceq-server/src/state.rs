@@ -5,7 +5,9 @@ use std::sync::Arc;
 use onceq_store::Store;
 use tokio_util::sync::CancellationToken;
 
-use crate::{ServerConfig, clock::Clock, throughput::Throughput, wakeup::Wakeups};
+use crate::{
+    ServerConfig, clock::Clock, metrics::Metrics, throughput::Throughput, wakeup::Wakeups,
+};
 
 /// Shared by all handlers and background services.
 #[derive(Clone)]
@@ -20,6 +22,8 @@ pub struct AppState {
     pub wakeups: Arc<Wakeups>,
     /// Cancelled when the server shuts down: long polls return early.
     pub shutdown: CancellationToken,
+    /// Counters and histograms behind `/metrics`.
+    pub metrics: Arc<Metrics>,
     /// Recent publish/ack counts per queue (this process only), for the
     /// dashboard's charts.
     pub throughput: Arc<Throughput>,
@@ -31,6 +35,7 @@ impl AppState {
         Self {
             store,
             clock: Clock::System,
+            metrics: Metrics::new(config.metrics.clone()),
             config: Arc::new(config),
             wakeups: Arc::new(Wakeups::default()),
             shutdown: CancellationToken::new(),

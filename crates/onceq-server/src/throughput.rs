@@ -2,8 +2,8 @@
 //! were published and acked in each 10-second bucket of the last 15
 //! minutes.
 //!
-//! Kept in memory, per process, and fed by the publish and ack handlers with
-//! one call each: no database write per request. The cost on the hot path is
+//! Kept in memory, per process, and fed by the publish and ack handlers (and
+//! push deliveries' acks) with one call each: no database write per request. The cost on the hot path is
 //! one hash, one uncontended-in-practice mutex of one of [`SHARDS`] shards
 //! and two integer writes. Memory is bounded: at most [`MAX_QUEUES`] rings of
 //! [`BUCKETS`] buckets; a ring idle for the whole window is dropped when its

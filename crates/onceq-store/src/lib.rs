@@ -8,6 +8,7 @@
 //! - [`params`]: a params struct per operation, and what each returns.
 //! - [`error`]: [`StoreError`], the failures callers branch on.
 //! - [`ids`]: message ids and lease receipts.
+//! - `depths`: the part of `queue_depths` both backends share.
 //! - [`postgres`]: PostgreSQL (production; several servers may share one
 //!   database). Claims use `FOR UPDATE SKIP LOCKED`.
 //! - [`sqlite`]: the embedded store, one file, one writer thread that commits
@@ -18,6 +19,7 @@
 //! caller said the time was.
 #![warn(missing_docs)]
 
+mod depths;
 pub mod error;
 pub mod ids;
 pub mod params;

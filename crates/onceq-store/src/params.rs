@@ -257,12 +257,80 @@ pub struct RedriveOutcome {
 // ---------------------------------------------------------------- maintenance
 
 /// What one `lease_expire` pass did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LeaseExpiry {
     /// Expired leases returned to their queue.
     pub requeued: u64,
     /// Expired leases that were the message's last allowed hand-out.
     pub dead_lettered: u64,
+    /// The same counts split by the queue the leases were on (the source
+    /// queue, not the DLQ), ordered by project then name. Only queues with
+    /// an expiry appear. Feeds the per-queue metrics.
+    pub by_queue: Vec<QueueLeaseExpiry>,
+}
+
+/// The expired leases of one queue in a `lease_expire` pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueLeaseExpiry {
+    /// The queue the leases were on.
+    pub queue: QueueRef,
+    /// Returned to it.
+    pub requeued: u64,
+    /// Moved to its dead-letter queue.
+    pub dead_lettered: u64,
+}
+
+impl LeaseExpiry {
+    /// Totals and per-queue counts from one entry per queue, in any order.
+    pub(crate) fn from_queues(mut by_queue: Vec<QueueLeaseExpiry>) -> Self {
+        by_queue.sort_by(|a, b| {
+            (&a.queue.project, &a.queue.queue).cmp(&(&b.queue.project, &b.queue.queue))
+        });
+        Self {
+            requeued: by_queue.iter().map(|q| q.requeued).sum(),
+            dead_lettered: by_queue.iter().map(|q| q.dead_lettered).sum(),
+            by_queue,
+        }
+    }
+}
+
+// ---------------------------------------------------------------- observation
+
+/// How many messages one queue holds, by state: what `/metrics` exports as
+/// gauges (`queue_depths`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueDepth {
+    /// The queue.
+    pub queue: QueueRef,
+    /// Ready now (due delayed messages included, as in `QueueStats`).
+    pub available: i64,
+    /// Waiting for their delay.
+    pub delayed: i64,
+    /// Under a lease.
+    pub in_flight: i64,
+    /// Held by its dead-letter queue (0 without one).
+    pub dead_lettered: i64,
+    /// When the first message it holds in publish order (lowest `seq`) was
+    /// stored; `None` when empty. The same as the oldest `created_at` except
+    /// after a redrive into a FIFO queue, which appends old messages at
+    /// their group's tail.
+    pub oldest_created_at: Option<Timestamp>,
+}
+
+/// A connection pool's use at one moment (`Store::pool_stats`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Which pool: `postgres`, `sqlite_readers` or `sqlite_writer`.
+    pub pool: &'static str,
+    /// The most connections it may hold (`None`: opened on demand, no cap).
+    pub max_size: Option<usize>,
+    /// Connections open now.
+    pub size: usize,
+    /// Open and idle.
+    pub available: usize,
+    /// Callers waiting for a connection (for the SQLite writer: requests
+    /// queued for its thread).
+    pub waiting: usize,
 }
 
 // ---------------------------------------------------------------- browsing

@@ -189,6 +189,7 @@ pub trait Store: Send + Sync + 'static {
 
     /// Ends up to `limit` leases that expired at or before `now`, in every
     /// project: back to the queue, or to the DLQ after the last hand-out.
+    /// Reports the counts per queue as well as in total.
     async fn lease_expire(
         &self,
         now: jiff::Timestamp,
@@ -198,4 +199,17 @@ pub trait Store: Send + Sync + 'static {
     async fn dedupe_purge(&self, now: jiff::Timestamp) -> crate::Result<u64>;
     /// Deletes messages older than their queue's retention.
     async fn message_retention_purge(&self, now: jiff::Timestamp) -> crate::Result<u64>;
+
+    // ------------------------------------------------------------ observation
+
+    /// Every queue of every project with its depth by state (`/metrics`),
+    /// ordered by project then name, in one statement. Cheap by design:
+    /// counts walk partial indexes (never the payloads), the oldest message
+    /// is one index probe per queue; see `docs/metrics.md` for the cost.
+    async fn queue_depths(&self, now: jiff::Timestamp) -> crate::Result<Vec<crate::QueueDepth>>;
+
+    /// The connection pools' use right now. No I/O.
+    fn pool_stats(&self) -> Vec<crate::PoolStats> {
+        Vec::new()
+    }
 }

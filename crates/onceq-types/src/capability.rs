@@ -82,6 +82,7 @@ pub fn capability(id: &str) -> Option<&'static CapabilityDef> {
 }
 
 /// `GET /v1/discovery`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Discovery {
     /// The server's version.
@@ -91,6 +92,7 @@ pub struct Discovery {
 }
 
 /// One entry of the discovery answer.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Capability {
     /// Stable id.
@@ -104,6 +106,7 @@ pub struct Capability {
 }
 
 /// The price of a capability.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Billing {
     /// Whether calls are charged at all.

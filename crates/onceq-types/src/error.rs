@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Every error code the server answers with. Each has one HTTP status.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
@@ -33,6 +34,22 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code, in declaration order (documents list them from here).
+    pub const ALL: [ErrorCode; 12] = [
+        Self::InvalidParams,
+        Self::Unauthorized,
+        Self::InsufficientCredit,
+        Self::QueueNotFound,
+        Self::NotFound,
+        Self::MethodNotAllowed,
+        Self::QueueAlreadyExists,
+        Self::QueueMessageTooLarge,
+        Self::IdempotencyKeyReused,
+        Self::RateLimited,
+        Self::Unavailable,
+        Self::Internal,
+    ];
+
     /// The HTTP status this code is sent with.
     pub fn http_status(self) -> u16 {
         match self {
@@ -84,6 +101,29 @@ impl std::fmt::Display for ErrorCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn all_lists_every_code_once_in_order() {
+        // Exhaustive: a new variant fails to compile here until it gets a
+        // place, and then the loop fails until ALL holds it there.
+        let place = |code: ErrorCode| match code {
+            ErrorCode::InvalidParams => 0,
+            ErrorCode::Unauthorized => 1,
+            ErrorCode::InsufficientCredit => 2,
+            ErrorCode::QueueNotFound => 3,
+            ErrorCode::NotFound => 4,
+            ErrorCode::MethodNotAllowed => 5,
+            ErrorCode::QueueAlreadyExists => 6,
+            ErrorCode::QueueMessageTooLarge => 7,
+            ErrorCode::IdempotencyKeyReused => 8,
+            ErrorCode::RateLimited => 9,
+            ErrorCode::Unavailable => 10,
+            ErrorCode::Internal => 11,
+        };
+        for (i, code) in ErrorCode::ALL.iter().enumerate() {
+            assert_eq!(place(*code), i, "{code}");
+        }
+    }
 
     #[test]
     fn wire_name_matches_serde() {

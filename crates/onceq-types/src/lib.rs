@@ -13,6 +13,8 @@
 //!   and what a delivery carries (body, headers, signature scheme).
 //! - [`capability`]: the endpoint catalogue served by `GET /v1/discovery`.
 //! - [`names`]: validation of queue names.
+//! - `openapi` (feature `openapi`): schemas the `ToSchema` derives cannot
+//!   express; the server builds its OpenAPI document from these types.
 //! - [`clock`]: the injectable clock (the one thing here that reads state:
 //!   the system time).
 #![warn(missing_docs)]
@@ -23,6 +25,8 @@ pub mod envelope;
 pub mod error;
 pub mod message;
 pub mod names;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 pub mod push;
 pub mod queue;
 pub mod reply;

@@ -45,31 +45,42 @@ pub const MIN_SECRET_BYTES: usize = 16;
 /// The longest secret a caller may choose, in bytes.
 pub const MAX_SECRET_BYTES: usize = 255;
 
-/// `POST /v1/queue/push_subscribe/{queue}`.
+/// `POST /v1/queue/push_subscribe/{queue}`. One of `url` and `endpoint` is
+/// required. Integer fields take any JSON number without a fractional part,
+/// as in [`crate::request`].
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct PushSubscribe {
     /// Where to POST messages: an `https://` URL (`http://` only where the
     /// operator allows it).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 2048))]
     pub url: Option<String>,
     /// Accepted as another name of `url`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 2048))]
     pub endpoint: Option<String>,
     /// The HMAC key deliveries are signed with, 16..=255 bytes of printable
     /// ASCII; generated (and answered once) when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[!-~]{16,255}$"))]
     pub secret: Option<String>,
     /// Deliveries in flight at once on each server process, 1..=100;
     /// default 10.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 100))]
+    #[serde(default, deserialize_with = "crate::request::whole::opt")]
     pub max_in_flight: Option<i64>,
     /// How long a delivery may take before it counts as failed, 1..=300 s;
     /// default 30.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 300))]
+    #[serde(default, deserialize_with = "crate::request::whole::opt")]
     pub timeout_seconds: Option<i64>,
 }
 
 /// A push subscription as the API shows it.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PushSubscription {
     /// `psub_` and 32 hex digits.
@@ -91,6 +102,7 @@ pub struct PushSubscription {
 }
 
 /// The answer of `push_unsubscribe`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PushUnsubscribed {
     /// The subscription's id.
@@ -114,4 +126,30 @@ pub struct PushDelivery {
     /// Hand-outs so far, this one included (also in
     /// [`HEADER_DELIVERY_COUNT`]).
     pub delivery_count: i32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_may_be_written_with_a_zero_fraction() {
+        let s: PushSubscribe = serde_json::from_str(
+            r#"{"url": "https://h/", "max_in_flight": 5.0, "timeout_seconds": 7}"#,
+        )
+        .unwrap();
+        assert_eq!((s.max_in_flight, s.timeout_seconds), (Some(5), Some(7)));
+        let none: PushSubscribe = serde_json::from_str(r#"{"max_in_flight": null}"#).unwrap();
+        assert_eq!((none.max_in_flight, none.timeout_seconds), (None, None));
+        for bad in [
+            r#"{"max_in_flight": 1.5}"#,
+            r#"{"timeout_seconds": "30"}"#,
+            r#"{"timeout_seconds": 1e300}"#,
+        ] {
+            let err = serde_json::from_str::<PushSubscribe>(bad)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("an integer"), "{bad}: {err}");
+        }
+    }
 }

@@ -4,7 +4,9 @@ use std::{net::SocketAddr, time::Duration};
 
 use anyhow::Context;
 use clap::Args;
-use onceq_server::{ServerConfig, pricing::PriceTable, push::PushConfig, serve::ServeOptions};
+use onceq_server::{
+    ServerConfig, config::MetricsConfig, pricing::PriceTable, push::PushConfig, serve::ServeOptions,
+};
 
 use super::StoreArgs;
 
@@ -36,6 +38,20 @@ pub struct ServeArgs {
     /// Prices per capability, e.g. "queue.publish=0.00002" (default: all free).
     #[arg(long, env = "ONCEQ_PRICES", default_value = "")]
     prices: String,
+    /// Require `Authorization: Bearer <TOKEN>` on /metrics (default: open).
+    #[arg(long, env = "ONCEQ_METRICS_TOKEN", hide_env_values = true)]
+    metrics_token: Option<String>,
+    /// Do not serve /metrics (it answers 404).
+    #[arg(long, env = "ONCEQ_METRICS_DISABLE")]
+    metrics_disable: bool,
+    /// Distinct (project, queue) label sets in the per-queue metrics; later
+    /// queues are counted under queue="_other".
+    #[arg(long, env = "ONCEQ_METRICS_MAX_QUEUES", default_value_t = 1000)]
+    metrics_max_queues: usize,
+    /// How long one queue-depth query serves later scrapes, in milliseconds
+    /// (0: query on every scrape).
+    #[arg(long, env = "ONCEQ_METRICS_DEPTH_CACHE_MS", default_value_t = 5_000)]
+    metrics_depth_cache_ms: u64,
     /// Hosts push subscriptions may target over plain http:// (and whose
     /// addresses are not checked against internal ranges), comma-separated.
     #[arg(long, env = "ONCEQ_PUSH_ALLOW_HTTP", value_delimiter = ',')]
@@ -71,7 +87,14 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         // 4 MiB per 10 messages: a full batch of 256 KiB payloads fits.
         max_body_bytes: 4 * 1024 * 1024 * args.max_batch.div_ceil(10),
         prices,
+        // Borrows `args`: before `metrics` takes the token out of it.
         push: push_config(&args),
+        metrics: MetricsConfig {
+            enabled: !args.metrics_disable,
+            token: args.metrics_token.filter(|t| !t.is_empty()),
+            max_queue_series: args.metrics_max_queues,
+            depth_max_age: Duration::from_millis(args.metrics_depth_cache_ms),
+        },
         ..ServerConfig::default()
     };
     onceq_server::serve::serve(ServeOptions {

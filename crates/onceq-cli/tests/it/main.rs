@@ -1,9 +1,12 @@
 //! End-to-end tests of the `onceq` binary: the real process, real stores,
 //! real HTTP. `process` starts servers; `cli` drives the subcommands;
 //! `compat` runs the seed's Node.js route and worker unchanged against it;
-//! `dashboard` drives the web dashboard in headless Chromium.
+//! `long_ops` checks bulk publish, purge, redrive and `stats --watch` when no
+//! terminal is attached; `dashboard` drives the web dashboard in headless
+//! Chromium.
 
 mod cli;
 mod compat;
 mod dashboard;
+mod long_ops;
 mod process;

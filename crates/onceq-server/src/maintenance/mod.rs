@@ -7,18 +7,21 @@
 //!   after the last allowed hand-out.
 //! - [`purger`]: forgets idempotency keys past the dedupe window and removes
 //!   messages past their queue's retention.
+//! - [`metrics_upkeep`]: folds latency samples into their histograms.
 
 pub mod lease_reaper;
+pub mod metrics_upkeep;
 pub mod purger;
 
 use tokio_util::task::TaskTracker;
 
-use crate::AppState;
+use crate::{AppState, metrics::ErrorSource};
 
 /// Starts every background service on `tracker`.
 pub fn spawn_all(state: &AppState, tracker: &TaskTracker) {
     tracker.spawn(lease_reaper::run(state.clone()));
     tracker.spawn(purger::run(state.clone()));
+    tracker.spawn(metrics_upkeep::run(state.clone()));
 }
 
 /// Runs `tick` every `interval` until shutdown. A failing tick is logged
@@ -40,6 +43,10 @@ pub(crate) async fn every<F, Fut>(
             _ = timer.tick() => {}
         }
         if let Err(e) = tick().await {
+            let unavailable = matches!(e, onceq_store::StoreError::Unavailable(_));
+            state
+                .metrics
+                .db_error(ErrorSource::Maintenance, unavailable);
             tracing::warn!(service = name, error = %e, "maintenance pass failed; will retry");
         }
     }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::SignedDuration;
-use onceq_store::{ClaimedMessage, LeaseRef, MessageAck, MessageNack};
+use onceq_store::{ClaimedMessage, LeaseRef, MessageAck, MessageNack, StoreError};
 use onceq_types::push::{
     HEADER_DELIVERY_COUNT, HEADER_MESSAGE_ID, HEADER_SIGNATURE, HEADER_SUBSCRIPTION_ID,
     HEADER_TIMESTAMP, PushDelivery,
@@ -19,7 +19,10 @@ use serde_json::value::RawValue;
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::{guard::Guard, signature, subscriber::Target};
-use crate::AppState;
+use crate::{
+    AppState,
+    metrics::{ErrorSource, Metrics},
+};
 
 /// What every delivery of this server shares.
 pub(super) struct Ctx {
@@ -157,6 +160,14 @@ async fn ack(ctx: &Ctx, target: &Target, message: &ClaimedMessage) {
         })
         .await;
     let (subscription, message_id) = (&target.record.subscription_id, &message.message_id);
+    count(ctx, target, &acked, |metrics, project, queue, &acked| {
+        metrics.acked(project, queue, acked);
+        if acked {
+            ctx.state
+                .throughput
+                .acked(project, queue, ctx.state.clock.now(), 1);
+        }
+    });
     match acked {
         Ok(true) => {
             tracing::debug!(%subscription, %message_id, delivery_count = message.delivery_count, "push delivered")
@@ -192,6 +203,9 @@ async fn nack(ctx: &Ctx, target: &Target, message: &ClaimedMessage, reason: &str
         .await;
     let (subscription, message_id) = (&target.record.subscription_id, &message.message_id);
     let delivery_count = message.delivery_count;
+    count(ctx, target, &nacked, |metrics, project, queue, outcome| {
+        metrics.nacked(project, queue, outcome)
+    });
     match nacked {
         Ok(o) if o.dead_lettered => {
             tracing::warn!(%subscription, %message_id, delivery_count, %reason, "push delivery failed for the last time; dead-lettered")
@@ -205,6 +219,24 @@ async fn nack(ctx: &Ctx, target: &Target, message: &ClaimedMessage, reason: &str
         Err(e) => {
             tracing::warn!(%subscription, %message_id, %reason, error = %e, "push delivery failed, and so did the nack; it is delivered again after its lease")
         }
+    }
+}
+
+/// Counts a settlement in `/metrics` (and the dashboard's throughput) as
+/// the ack and nack handlers count theirs, or its store failure.
+fn count<T>(
+    ctx: &Ctx,
+    target: &Target,
+    settled: &onceq_store::Result<T>,
+    record: impl FnOnce(&Metrics, &str, &str, &T),
+) {
+    let queue = &target.record.queue;
+    match settled {
+        Ok(v) => record(&ctx.state.metrics, &queue.project, &queue.queue, v),
+        Err(e) => ctx
+            .state
+            .metrics
+            .db_error(ErrorSource::Push, matches!(e, StoreError::Unavailable(_))),
     }
 }
 

@@ -13,7 +13,7 @@ use onceq_store::SubscriptionDue;
 use tokio_util::task::TaskTracker;
 
 use super::{delivery::Ctx, guard::Guard, subscriber};
-use crate::AppState;
+use crate::{AppState, metrics::ErrorSource};
 
 /// Runs until shutdown.
 pub async fn run(state: AppState, tracker: TaskTracker) {
@@ -43,6 +43,8 @@ pub async fn run(state: AppState, tracker: TaskTracker) {
             // An outage must not kill the loop; subscribers keep what they
             // have and get no pokes until the store answers again.
             Err(e) => {
+                let unavailable = matches!(e, onceq_store::StoreError::Unavailable(_));
+                state.metrics.db_error(ErrorSource::Push, unavailable);
                 tracing::warn!(service = "push_dispatcher", error = %e, "scan failed; will retry")
             }
         }

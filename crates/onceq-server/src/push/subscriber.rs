@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::delivery::{self, Ctx};
+use crate::metrics::ErrorSource;
 
 /// What one subscription's deliveries share.
 pub(super) struct Target {
@@ -125,6 +126,9 @@ async fn run(
         match claimed {
             Ok(messages) => {
                 let got = messages.len();
+                ctx.state
+                    .metrics
+                    .consumed(&record.queue.project, &record.queue.queue, got);
                 for (message, slot) in messages.into_iter().zip(permits) {
                     tracker.spawn(delivery::run(ctx.clone(), target.clone(), message, slot));
                 }
@@ -139,6 +143,9 @@ async fn run(
                 break;
             }
             Err(e) => {
+                ctx.state
+                    .metrics
+                    .db_error(ErrorSource::Push, matches!(e, StoreError::Unavailable(_)));
                 tracing::warn!(subscription = %record.subscription_id, error = %e, "push claim failed; waiting for the next poke");
             }
         }

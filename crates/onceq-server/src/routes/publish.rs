@@ -10,9 +10,35 @@ use onceq_types::{
 };
 use serde_json::value::RawValue;
 
-use crate::{ApiError, AppState, auth::Caller, envelope::Reply, extract::Body, validate};
+use crate::{
+    ApiError, AppState,
+    auth::Caller,
+    envelope::Reply,
+    extract::Body,
+    openapi::responses::{
+        InvalidParams, KeyReused, Ok, OkList, StoreFailed, TooLarge, Unauthorized,
+    },
+    validate,
+};
 
 /// `POST /v1/queue/publish`.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/publish",
+    tag = "messages",
+    summary = "Publish one message",
+    description = "Stores a message, creating the queue (and its <name>-dlq) with default settings if it does not exist. With an idempotency key (the body's, else the Idempotency-Key header), a second publish within the dedupe window stores nothing and answers the first message (metadata.idempotent_replay: true).",
+    params((
+        "Idempotency-Key" = Option<String>,
+        Header,
+        description = "Used when the body has no idempotency_key: 1 to 255 characters of printable ASCII.",
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[!-~]([ -~]*[!-~])?$"
+    )),
+    request_body = Publish,
+    responses(Ok<PublishedMessage>, InvalidParams, Unauthorized, TooLarge, KeyReused, StoreFailed)
+)]
 pub async fn publish(
     State(state): State<AppState>,
     caller: Caller,
@@ -20,10 +46,10 @@ pub async fn publish(
     Body(req): Body<Publish>,
 ) -> Result<Reply<PublishedMessage>, ApiError> {
     let queue = validate::required_queue("queue", req.queue)?;
-    let key = match req.idempotency_key {
-        Some(k) => Some(k),
-        None => header_key(&headers)?,
-    };
+    // The header is checked even when the body's key wins: a malformed
+    // header is refused, never silently ignored.
+    let header = header_key(&headers)?;
+    let key = req.idempotency_key.or(header);
     let message = new_message(
         "",
         BatchItem {
@@ -51,6 +77,15 @@ pub async fn publish(
 
 /// `POST /v1/queue/publish_batch`: 1..=10 messages (or the configured
 /// `max_batch`), stored all or none.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/publish_batch",
+    tag = "messages",
+    summary = "Publish 1 to 10 messages, all or none",
+    description = "Stores every message or none. Each item may carry its own idempotency key; each answer item says whether it was a replay, and metadata.idempotent_replay is true only when every item was. The contract's limit is 10 messages; a server started with --max-batch accepts up to that many instead.",
+    request_body = PublishBatch,
+    responses(OkList<PublishedMessage>, InvalidParams, Unauthorized, TooLarge, KeyReused, StoreFailed)
+)]
 pub async fn publish_batch(
     State(state): State<AppState>,
     caller: Caller,
@@ -100,6 +135,7 @@ async fn store_messages(
         })
         .await
         .map_err(|e| ApiError::from_store(e, queue))?;
+    state.metrics.published(&caller.project, queue, &outcomes);
     if outcomes
         .iter()
         .any(|o| !o.replay && o.status == MessageStatus::Available)
@@ -145,9 +181,11 @@ fn header_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     headers
         .get("idempotency-key")
         .map(|v| {
-            v.to_str()
-                .map(str::to_owned)
-                .map_err(|_| ApiError::invalid("Idempotency-Key header must be visible ASCII"))
+            let key = v
+                .to_str()
+                .map_err(|_| ApiError::invalid("Idempotency-Key header must be visible ASCII"))?;
+            validate::token("Idempotency-Key header", key)?;
+            Ok(key.to_owned())
         })
         .transpose()
 }

@@ -21,11 +21,26 @@ use crate::{
     auth::Caller,
     envelope::Reply,
     extract::{Body, QueuePath},
+    openapi::{
+        params::{QueueParam, SubscriptionParams},
+        responses::{InvalidParams, NotFound, Ok, OkList, StoreFailed, TooLarge, Unauthorized},
+    },
     push::guard::Guard,
     validate,
 };
 
 /// `POST /v1/queue/push_subscribe/{queue}`.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/push_subscribe/{queue}",
+    operation_id = "push_subscribe",
+    tag = "push",
+    summary = "Subscribe a webhook to a queue",
+    description = "Adds a push subscription to an existing queue (at most 10 per queue): the server claims the queue's messages and POSTs each one, signed, to the URL; a 2xx answer acks it, anything else is a failed attempt, retried with backoff and dead-lettered like a nack. One of url and endpoint is required: an https:// URL (http:// and loopback only where the operator allows them; internal addresses and credentials are refused). The answer is the only one that shows the secret (the caller's, or a generated whsec_ one). 400 also when the queue already has 10 subscriptions; 404 when the queue does not exist.",
+    params(QueueParam),
+    request_body = PushSubscribe,
+    responses(Ok<PushSubscription>, InvalidParams, Unauthorized, NotFound, TooLarge, StoreFailed)
+)]
 pub async fn subscribe(
     State(state): State<AppState>,
     caller: Caller,
@@ -86,6 +101,16 @@ pub async fn subscribe(
 }
 
 /// `GET /v1/queue/push_subscriptions/{queue}`.
+#[utoipa::path(
+    get,
+    path = "/v1/queue/push_subscriptions/{queue}",
+    operation_id = "push_subscriptions",
+    tag = "push",
+    summary = "A queue's push subscriptions",
+    description = "Oldest first, never with their secrets.",
+    params(QueueParam),
+    responses(OkList<PushSubscription>, InvalidParams, Unauthorized, NotFound, StoreFailed)
+)]
 pub async fn list(
     State(state): State<AppState>,
     caller: Caller,
@@ -104,6 +129,16 @@ pub async fn list(
 
 /// `DELETE /v1/queue/push_unsubscribe/{queue}/{subscription_id}` (and
 /// `POST` to the same path).
+#[utoipa::path(
+    method(delete, post),
+    path = "/v1/queue/push_unsubscribe/{queue}/{subscription_id}",
+    operation_id = "push_unsubscribe",
+    tag = "push",
+    summary = "Delete a push subscription",
+    description = "Deliveries already in progress finish. POST is accepted as well as DELETE. 404 QUEUE_NOT_FOUND for an unknown queue, 404 NOT_FOUND when the queue has no such subscription.",
+    params(SubscriptionParams),
+    responses(Ok<PushUnsubscribed>, InvalidParams, Unauthorized, NotFound, StoreFailed)
+)]
 pub async fn unsubscribe(
     State(state): State<AppState>,
     caller: Caller,

@@ -1,8 +1,8 @@
 //! HTTP tests of the server: every endpoint of the contract, over a real
-//! socket, on both backends. `harness` starts servers; each other module is
-//! one capability group (`push`: push subscriptions, with a webhook
-//! receiver). Every test is written once and run on SQLite and
-//! PostgreSQL by the `both!` macro.
+//! socket, on both backends. `harness` starts servers; `prom` reads
+//! `/metrics` answers; each other module is one capability group (`push`:
+//! push subscriptions, with a webhook receiver). Every test is written once
+//! and run on SQLite and PostgreSQL by the `both!` macro.
 
 mod harness;
 
@@ -11,7 +11,10 @@ mod consume;
 mod dashboard;
 mod envelope;
 mod fifo;
+mod metrics;
+mod openapi;
 mod outage;
+mod prom;
 mod publish;
 mod push;
 mod queues;

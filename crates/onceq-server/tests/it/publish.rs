@@ -128,6 +128,23 @@ async fn header_key_is_used_and_body_field_wins(b: Backend) {
     assert_ne!(c["data"]["message_id"], a["data"]["message_id"]);
     assert_eq!(c["metadata"]["idempotent_replay"], false);
     assert_eq!(s.stats("q").await["message_count"], 2);
+    // a malformed header is refused even when the body's key wins
+    // (schemathesis found it silently ignored)
+    let long: &'static str = Box::leak("h".repeat(256).into_boxed_str());
+    for body in [
+        json!({"queue": "q", "payload": 1}),
+        json!({"queue": "q", "payload": 1, "idempotency_key": "bk"}),
+    ] {
+        let r = send(Some(long), body).await;
+        assert_eq!(r["error"]["code"], "INVALID_PARAMS", "{r}");
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("Idempotency-Key header")
+        );
+    }
+    assert_eq!(s.stats("q").await["message_count"], 2);
 }
 both!(header_key_is_used_and_body_field_wins);
 

@@ -9,6 +9,7 @@
 //! - [`publish_group`]: group commit of concurrent publishes.
 //! - [`keys`], [`queues`], [`publish`], [`claim`], [`lease`], [`dlq`],
 //!   [`browse`], [`subscriptions`], [`maintenance`]: the operations, by concept.
+//! - [`observe`]: queue depths and pool use for `/metrics`.
 //!
 //! # Concurrency
 //!
@@ -31,6 +32,7 @@ mod keys;
 mod lease;
 mod maintenance;
 mod migrate;
+mod observe;
 mod pool;
 mod publish;
 mod publish_group;
@@ -208,6 +210,14 @@ impl crate::Store for PgStore {
 
     async fn message_retention_purge(&self, now: jiff::Timestamp) -> Result<u64> {
         errors::retrying(|| self.retention_purge_once(now)).await
+    }
+
+    async fn queue_depths(&self, now: jiff::Timestamp) -> Result<Vec<crate::QueueDepth>> {
+        errors::retrying(|| self.queue_depths_once(now)).await
+    }
+
+    fn pool_stats(&self) -> Vec<crate::PoolStats> {
+        self.pool_stats_now()
     }
 }
 

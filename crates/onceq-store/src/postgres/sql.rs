@@ -26,6 +26,7 @@ statements! {
     QUEUE_DELETE => "queue_delete.sql",
     QUEUE_PURGE => "queue_purge.sql",
     QUEUE_STATS => "queue_stats.sql",
+    QUEUE_DEPTHS => "queue_depths.sql",
     MESSAGE_INSERT => "message_insert.sql",
     DEDUPE_KEY_CLAIM => "dedupe_key_claim.sql",
     QUEUE_LOOKUP_MANY => "queue_lookup_many.sql",

@@ -5,8 +5,9 @@
 //! - [`reader`]: read connections for the read-only operations.
 //! - [`conn`]: PRAGMAs and migrations.
 //! - [`keys`], [`queues`], [`publish`], [`leases`], [`dlq`], [`browse`],
-//!   [`subscriptions`], [`maintenance`]: the operations, one concept each,
-//!   written against a plain `&Connection` so they run on either.
+//!   [`subscriptions`], [`maintenance`], [`observe`]: the operations, one
+//!   concept each, written against a plain `&Connection` so they run on
+//!   either.
 //! - [`time`]: timestamps as INTEGER microseconds.
 //! - [`error`]: SQLite errors as `StoreError`s.
 //!
@@ -40,6 +41,7 @@ mod error;
 mod keys;
 mod leases;
 mod maintenance;
+mod observe;
 mod publish;
 mod queues;
 mod reader;
@@ -223,5 +225,15 @@ impl Store for SqliteStore {
         self.writer
             .run(move |tx| maintenance::retention_purge(tx, now))
             .await
+    }
+
+    async fn queue_depths(&self, now: Timestamp) -> Result<Vec<crate::QueueDepth>> {
+        self.readers
+            .run(move |conn| observe::queue_depths(conn, now))
+            .await
+    }
+
+    fn pool_stats(&self) -> Vec<crate::PoolStats> {
+        vec![self.readers.stats(), self.writer.stats()]
     }
 }

@@ -18,6 +18,7 @@
 //! - [`lease`]: extend, lease expiry, stale receipts.
 //! - [`dlq`]: the dead-letter rule and redrive.
 //! - [`stats`]: counts by state, oldest message age.
+//! - [`depths`]: every queue's depth at once (`/metrics`), pool use.
 //! - [`browse`]: message pages, search, one message, delete and redrive of one.
 //! - [`maintenance`]: retention purge.
 //! - [`keys`]: API key storage.
@@ -71,6 +72,7 @@ mod browse;
 mod claim;
 mod concurrency;
 mod dedupe;
+mod depths;
 mod dlq;
 mod fifo;
 mod keys;

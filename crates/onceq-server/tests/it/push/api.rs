@@ -29,7 +29,7 @@ async fn subscribe_list_unsubscribe(b: Backend) {
     let r = s
         .post(
             "/v1/queue/push_subscribe/jobs",
-            json!({"endpoint": "https://hooks.example.com", "secret": SECRET, "max_in_flight": 3, "timeout_seconds": 7}),
+            json!({"endpoint": "https://hooks.example.com", "secret": SECRET, "max_in_flight": 3, "timeout_seconds": 7.0}),
         )
         .await;
     r.ok();
@@ -151,6 +151,7 @@ async fn bad_requests_name_the_field_and_store_nothing(b: Backend) {
             "max_in_flight must be between 1 and 100",
         ),
         (json!({"url": ok, "max_in_flight": "2"}), "max_in_flight"),
+        (json!({"url": ok, "max_in_flight": 2.5}), "max_in_flight"),
         (
             json!({"url": ok, "timeout_seconds": 0}),
             "timeout_seconds must be between 1 and 300",
