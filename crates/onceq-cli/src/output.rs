@@ -32,8 +32,16 @@ pub fn table(headers: &[&str], rows: Vec<Vec<String>>) {
 
 /// Prints `key: value` lines, keys aligned.
 pub fn fields(pairs: &[(&str, String)]) {
-    let width = pairs.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-    for (k, v) in pairs {
-        println!("{k:<width$}  {v}");
+    for line in field_lines(pairs) {
+        println!("{line}");
     }
+}
+
+/// `key: value` lines, keys aligned.
+pub fn field_lines(pairs: &[(&str, String)]) -> Vec<String> {
+    let width = pairs.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    pairs
+        .iter()
+        .map(|(k, v)| format!("{k:<width$}  {v}"))
+        .collect()
 }

@@ -1,76 +1,50 @@
 //! The router: every route of the contract, and the layers around them.
+//!
+//! Routes are registered from their handlers' `#[utoipa::path]`
+//! annotations (`routes!`), so the path and methods a handler is served at
+//! are the ones `/openapi.json` documents (see `openapi`'s module doc for
+//! adding one).
 
 use axum::{
     Router,
     extract::DefaultBodyLimit,
     http::{Method, Uri, header},
     middleware,
-    routing::{MethodRouter, delete, get, post},
 };
 use onceq_types::ErrorCode;
 use tower_http::{
     sensitive_headers::SetSensitiveRequestHeadersLayer,
     trace::{DefaultMakeSpan, TraceLayer},
 };
+use utoipa::OpenApi;
+use utoipa_axum::{
+    router::{OpenApiRouter, UtoipaMethodRouter},
+    routes,
+};
 
 use crate::{
-    ApiError, AppState, envelope,
+    ApiError, AppState, dashboard, envelope,
     guard::{Guarded, guard},
-    routes::{account, consume, discovery, health, publish, queues},
+    metrics, openapi,
+    routes::{account, consume, discovery, health, publish, push, queues},
 };
 
 /// Builds the HTTP application over `state`.
 pub fn app(state: AppState) -> Router {
-    // Every keyed route runs behind the guard of its capability (auth,
-    // rate limit, scope, credit, metering).
-    let keyed = |id: &str, route: MethodRouter<AppState>| {
-        route.layer(middleware::from_fn_with_state(
-            Guarded::new(&state, id),
-            guard,
-        ))
-    };
-    let queue_api = Router::new()
-        .route("/publish", keyed("queue.publish", post(publish::publish)))
-        .route(
-            "/publish_batch",
-            keyed("queue.publish_batch", post(publish::publish_batch)),
-        )
-        .route("/consume", keyed("queue.consume", post(consume::consume)))
-        .route("/ack", keyed("queue.ack", post(consume::ack)))
-        .route("/nack", keyed("queue.nack", post(consume::nack)))
-        .route("/extend", keyed("queue.extend", post(consume::extend)))
-        .route("/create", keyed("queue.create", post(queues::create)))
-        .route("/list", keyed("queue.list", get(queues::list)))
-        .route("/get/{queue}", keyed("queue.get", get(queues::get)))
-        .route(
-            "/delete",
-            keyed("queue.delete", post(queues::delete_by_body)),
-        )
-        .route(
-            "/delete/{queue}",
-            keyed("queue.delete", delete(queues::delete).post(queues::delete)),
-        )
-        .route("/stats/{queue}", keyed("queue.stats", get(queues::stats)))
-        .route("/purge/{queue}", keyed("queue.purge", post(queues::purge)))
-        .route(
-            "/dlq/redrive/{queue}",
-            keyed("queue.dlq.redrive", post(queues::redrive)),
-        );
-    let account_api = Router::new()
-        .route("/balance", keyed("account.balance", get(account::balance)))
-        .route("/usage", keyed("account.usage", get(account::usage)));
-
-    Router::new()
-        .nest("/v1/queue", queue_api)
-        .nest("/v1/account", account_api)
-        .route("/v1/discovery", get(discovery::discovery))
-        .route("/healthz", get(health::healthz))
-        .route("/readyz", get(health::readyz))
+    let (router, _) = routes(Some(&state)).split_for_parts();
+    router
+        // The dashboard's HTML pages (and `/` redirecting to them) are for
+        // people, not part of the API: served, never in `/openapi.json`.
+        .merge(dashboard::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         // Bodies are read (and limited) by `extract::Body` so that an
         // oversized body still gets the contract's envelope.
         .layer(DefaultBodyLimit::disable())
+        .layer(middleware::from_fn_with_state(
+            state.metrics.clone(),
+            metrics::http::track,
+        ))
         .layer(middleware::from_fn(envelope::track_request))
         // Request spans carry method and path only. Headers are not logged,
         // and Authorization is marked sensitive in case a layer ever does
@@ -85,6 +59,54 @@ pub fn app(state: AppState) -> Router {
             header::COOKIE,
         ]))
         .with_state(state)
+}
+
+/// Every route, each with its OpenAPI operation.
+///
+/// With `state`, every keyed route runs behind the guard of its capability
+/// (auth, rate limit, scope, credit, metering): `auth::Caller` only comes
+/// from the guard, so a keyed handler routed without `keyed` answers 500.
+/// Without it (building the document only) the routes are left bare: the
+/// layer does not change what the document says.
+pub(crate) fn routes(state: Option<&AppState>) -> OpenApiRouter<AppState> {
+    let keyed = |id: &str, (schemas, paths, route): UtoipaMethodRouter<AppState>| {
+        let route = match state {
+            Some(state) => route.layer(middleware::from_fn_with_state(
+                Guarded::new(state, id),
+                guard,
+            )),
+            None => route,
+        };
+        (schemas, paths, route)
+    };
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .routes(keyed("queue.publish", routes!(publish::publish)))
+        .routes(keyed(
+            "queue.publish_batch",
+            routes!(publish::publish_batch),
+        ))
+        .routes(keyed("queue.consume", routes!(consume::consume)))
+        .routes(keyed("queue.ack", routes!(consume::ack)))
+        .routes(keyed("queue.nack", routes!(consume::nack)))
+        .routes(keyed("queue.extend", routes!(consume::extend)))
+        .routes(keyed("queue.create", routes!(queues::create)))
+        .routes(keyed("queue.list", routes!(queues::list)))
+        .routes(keyed("queue.get", routes!(queues::get)))
+        .routes(keyed("queue.delete", routes!(queues::delete_by_body)))
+        .routes(keyed("queue.delete", routes!(queues::delete)))
+        .routes(keyed("queue.stats", routes!(queues::stats)))
+        .routes(keyed("queue.purge", routes!(queues::purge)))
+        .routes(keyed("queue.dlq.redrive", routes!(queues::redrive)))
+        .routes(keyed("queue.push_subscribe", routes!(push::subscribe)))
+        .routes(keyed("queue.push_subscriptions", routes!(push::list)))
+        .routes(keyed("queue.push_unsubscribe", routes!(push::unsubscribe)))
+        .routes(keyed("account.balance", routes!(account::balance)))
+        .routes(keyed("account.usage", routes!(account::usage)))
+        .routes(routes!(discovery::discovery))
+        .routes(routes!(health::healthz))
+        .routes(routes!(health::readyz))
+        .routes(routes!(metrics::scrape::metrics))
+        .routes(routes!(openapi::openapi_json))
 }
 
 async fn not_found(method: Method, uri: Uri) -> ApiError {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use onceq_store::RateLimit;
 
-use crate::pricing::PriceTable;
+use crate::{pricing::PriceTable, push::PushConfig};
 
 /// Settings of the HTTP layer and its background services.
 #[derive(Debug, Clone)]
@@ -27,6 +27,10 @@ pub struct ServerConfig {
     /// Largest request body accepted, in bytes (default 4 MiB: a full batch
     /// of ten 256 KiB payloads plus JSON overhead).
     pub max_body_bytes: usize,
+    /// Most messages one `publish_batch` may carry (default 10, the
+    /// contract's limit). Raising it is an extension for onceq's own clients
+    /// and benchmarks: an Infrai client never sends more than 10.
+    pub max_batch: usize,
     /// Prices per capability.
     pub prices: PriceTable,
     /// Default rate limit of every key (`None`: unlimited). A key's own
@@ -49,6 +53,49 @@ pub struct ServerConfig {
     /// Most connections served at once (default 1024); connections beyond
     /// it are closed as soon as they are accepted.
     pub max_connections: usize,
+    /// Push deliveries: whom they may reach, how often the store is polled.
+    pub push: PushConfig,
+    /// `/metrics`.
+    pub metrics: MetricsConfig,
+}
+
+/// How `/metrics` is served (`docs/metrics.md`).
+#[derive(Clone)]
+pub struct MetricsConfig {
+    /// Serve `/metrics` at all (default true; `--metrics-disable`).
+    pub enabled: bool,
+    /// When set, `/metrics` requires `Authorization: Bearer <token>`
+    /// (`--metrics-token`). Unset (the default), it is open, as Prometheus
+    /// targets usually are: it shows queue names and counts, no payloads.
+    pub token: Option<String>,
+    /// How many `(project, queue)` label sets the per-queue series may use
+    /// (default 1000); queues beyond are counted under `queue="_other"`.
+    pub max_queue_series: usize,
+    /// How long a depth query's answer serves later scrapes (default 5 s),
+    /// so that several scrapers, or a scraper gone wild, cost one query.
+    pub depth_max_age: Duration,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            token: None,
+            max_queue_series: 1000,
+            depth_max_age: Duration::from_secs(5),
+        }
+    }
+}
+
+impl std::fmt::Debug for MetricsConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MetricsConfig")
+            .field("enabled", &self.enabled)
+            .field("token", &self.token.as_ref().map(|_| "***"))
+            .field("max_queue_series", &self.max_queue_series)
+            .field("depth_max_age", &self.depth_max_age)
+            .finish()
+    }
 }
 
 impl Default for ServerConfig {
@@ -60,6 +107,7 @@ impl Default for ServerConfig {
             purge_interval: Duration::from_secs(60),
             long_poll_recheck: Duration::from_millis(250),
             max_body_bytes: 4 * 1024 * 1024,
+            max_batch: onceq_types::MAX_BATCH,
             prices: PriceTable::default(),
             key_rate: None,
             project_rate: None,
@@ -67,6 +115,8 @@ impl Default for ServerConfig {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             max_connections: 1024,
+            metrics: MetricsConfig::default(),
+            push: PushConfig::default(),
         }
     }
 }

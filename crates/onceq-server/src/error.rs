@@ -11,6 +11,15 @@ use onceq_types::{ErrorBody, ErrorCode};
 
 use crate::envelope::error_response;
 
+/// Marks an answer caused by a failing store call (a response extension),
+/// for the metrics middleware to count.
+#[derive(Debug, Clone, Copy)]
+pub struct StoreFailure {
+    /// `UNAVAILABLE` (the database could not be reached) rather than
+    /// `INTERNAL`.
+    pub unavailable: bool,
+}
+
 /// An error answer.
 #[derive(Debug)]
 pub struct ApiError {
@@ -62,6 +71,23 @@ impl ApiError {
         self.code
     }
 
+    /// The client-facing message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Logs the cause of a 5xx (never sent to the client); answers that
+    /// are not `ApiError`'s own (the dashboard's HTML pages) call this too.
+    pub fn log_cause(&self) {
+        if let Some(cause) = &self.cause {
+            if self.code == ErrorCode::Unavailable {
+                tracing::warn!(code = %self.code, cause = %cause, "store unavailable");
+            } else {
+                tracing::error!(code = %self.code, cause = %cause, "request failed");
+            }
+        }
+    }
+
     /// Maps a store failure, naming `queue` where the error concerns it.
     pub fn from_store(err: StoreError, queue: &str) -> Self {
         match err {
@@ -104,13 +130,7 @@ impl std::fmt::Display for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        if let Some(cause) = &self.cause {
-            if self.code == ErrorCode::Unavailable {
-                tracing::warn!(code = %self.code, cause = %cause, "store unavailable");
-            } else {
-                tracing::error!(code = %self.code, cause = %cause, "request failed");
-            }
-        }
+        self.log_cause();
         let status = StatusCode::from_u16(self.code.http_status())
             .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let mut res = error_response(
@@ -121,6 +141,11 @@ impl IntoResponse for ApiError {
                 retryable: self.code.retryable(),
             },
         );
+        if self.cause.is_some() {
+            res.extensions_mut().insert(StoreFailure {
+                unavailable: self.code == ErrorCode::Unavailable,
+            });
+        }
         if matches!(self.code, ErrorCode::Unavailable | ErrorCode::RateLimited) {
             let secs = self.retry_after_secs.unwrap_or(1);
             res.headers_mut()

@@ -70,12 +70,12 @@ pub struct BatchInput {
 }
 
 /// `publish_batch`.
-pub fn publish_batch(req: PublishBatch) -> Result<BatchInput, ApiError> {
+pub fn publish_batch(req: PublishBatch, max: usize) -> Result<BatchInput, ApiError> {
     let queue = validate::required_queue("queue", req.queue)?;
     let items = validate::required("messages", req.messages)?;
-    if items.is_empty() || items.len() > MAX_BATCH {
+    if items.is_empty() || items.len() > max {
         return Err(ApiError::invalid(format!(
-            "messages must hold 1 to {MAX_BATCH} messages (got {})",
+            "messages must hold 1 to {max} messages (got {})",
             items.len()
         )));
     }

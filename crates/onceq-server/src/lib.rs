@@ -6,7 +6,7 @@
 //! - [`config`]: server settings and their defaults.
 //! - [`clock`]: the injectable clock; tests move time instead of sleeping.
 //! - [`routes`]: one module per capability group (publish, consume, queues,
-//!   discovery, health).
+//!   discovery, health); each handler carries its `#[utoipa::path]`.
 //! - [`envelope`]: the `{ok, data, error, metadata}` answer, the request id
 //!   and latency measured around each call.
 //! - [`error`]: [`ApiError`], the one error type of the HTTP layer.
@@ -21,8 +21,17 @@
 //!   (also what the fuzz targets drive).
 //! - [`pricing`]: the price table behind `cost_usd` and discovery.
 //! - [`wakeup`]: wakes long-polling consumers when a message arrives.
+//! - [`throughput`]: recent publish/ack counts per queue, in memory, for the
+//!   dashboard's charts.
+//! - [`dashboard`]: the web dashboard under `/dashboard` (server-rendered
+//!   HTML, vendored htmx, sign-in with an API key).
 //! - [`maintenance`]: background services: lease expiry, dedupe-key purge,
-//!   retention.
+//!   retention, metrics upkeep, account sync.
+//! - [`metrics`]: Prometheus counters, histograms and gauges; `GET /metrics`.
+//! - [`openapi`]: the OpenAPI document generated from the handlers;
+//!   `GET /openapi.json`.
+//! - [`push`]: push subscriptions: the dispatcher that POSTs messages to
+//!   webhooks, its SSRF guard and its signatures.
 //! - [`serve`]: binds, bootstraps a key, runs until SIGTERM/Ctrl-C; the
 //!   connection limit and read timeouts.
 #![warn(missing_docs)]
@@ -32,16 +41,21 @@ pub mod app;
 pub mod auth;
 pub mod clock;
 pub mod config;
+pub mod dashboard;
 pub mod envelope;
 pub mod error;
 pub mod extract;
 pub mod guard;
 pub mod input;
 pub mod maintenance;
+pub mod metrics;
+pub mod openapi;
 pub mod pricing;
+pub mod push;
 pub mod routes;
 pub mod serve;
 pub mod state;
+pub mod throughput;
 pub mod validate;
 pub mod wakeup;
 

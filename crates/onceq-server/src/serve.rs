@@ -3,7 +3,8 @@
 //!
 //! Shutdown order: stop accepting connections, let in-flight requests
 //! finish (long polls return early), write the last usage, stop the
-//! background services. Every write a client was told succeeded was
+//! background services, let push deliveries in flight finish (for up to
+//! `push.shutdown_grace`). Every write a client was told succeeded was
 //! committed before its answer, so nothing acknowledged is lost.
 //!
 //! Hostile clients: at most `max_connections` connections are served at
@@ -24,7 +25,7 @@ use onceq_store::{Store, StoreError};
 use tokio::{net::TcpListener, sync::Semaphore};
 use tokio_util::task::TaskTracker;
 
-use crate::{AppState, ServerConfig, auth, maintenance};
+use crate::{AppState, ServerConfig, auth, maintenance, push};
 
 /// What `onceq serve` was asked for.
 #[derive(Debug, Clone)]
@@ -91,6 +92,7 @@ pub async fn run(
 ) -> Result<(), ServeError> {
     let tracker = TaskTracker::new();
     maintenance::spawn_all(&state, &tracker);
+    push::spawn(&state, &tracker);
     let token = state.shutdown.clone();
     let router = crate::app(state.clone());
     let permits = Arc::new(Semaphore::new(state.config.max_connections));

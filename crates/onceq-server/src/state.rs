@@ -5,7 +5,10 @@ use std::sync::Arc;
 use onceq_store::Store;
 use tokio_util::sync::CancellationToken;
 
-use crate::{ServerConfig, accounts::Accounts, clock::Clock, wakeup::Wakeups};
+use crate::{
+    ServerConfig, accounts::Accounts, clock::Clock, metrics::Metrics, throughput::Throughput,
+    wakeup::Wakeups,
+};
 
 /// Shared by all handlers and background services.
 #[derive(Clone)]
@@ -22,6 +25,11 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// Metering, credit and rate limits of this process.
     pub accounts: Arc<Accounts>,
+    /// Counters and histograms behind `/metrics`.
+    pub metrics: Arc<Metrics>,
+    /// Recent publish/ack counts per queue (this process only), for the
+    /// dashboard's charts.
+    pub throughput: Arc<Throughput>,
 }
 
 impl AppState {
@@ -30,10 +38,12 @@ impl AppState {
         Self {
             store,
             clock: Clock::System,
+            metrics: Metrics::new(config.metrics.clone()),
             config: Arc::new(config),
             wakeups: Arc::new(Wakeups::default()),
             shutdown: CancellationToken::new(),
             accounts: Arc::new(Accounts::default()),
+            throughput: Arc::new(Throughput::default()),
         }
     }
 

@@ -17,3 +17,8 @@ pub fn receipt() -> String {
 pub fn payload_hash(payload: &str) -> [u8; 32] {
     Sha256::digest(payload.as_bytes()).into()
 }
+
+/// A new push subscription id: `psub_` and a UUID v7 in hex.
+pub fn subscription_id() -> String {
+    format!("psub_{}", uuid::Uuid::now_v7().simple())
+}

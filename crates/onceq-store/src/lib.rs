@@ -10,6 +10,7 @@
 //! - [`ids`]: message ids and lease receipts.
 //! - [`accounts`]: params of the account operations (credit limits, rate
 //!   overrides, usage, server heartbeats).
+//! - `depths`: the part of `queue_depths` both backends share.
 //! - [`postgres`]: PostgreSQL (production; several servers may share one
 //!   database). Claims use `FOR UPDATE SKIP LOCKED`.
 //! - [`sqlite`]: the embedded store, one file, one writer thread that commits
@@ -21,6 +22,7 @@
 #![warn(missing_docs)]
 
 pub mod accounts;
+mod depths;
 pub mod error;
 pub mod ids;
 pub mod params;

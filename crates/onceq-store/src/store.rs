@@ -25,6 +25,9 @@
 //!   window, however concurrent the publishes; the key outlives the message.
 //!   A key whose window passed is treated as absent (and replaced).
 //! - **Tenancy**: every queue lookup is by `(project, name)`.
+//! - **Push subscriptions** belong to a queue and go with it. They hold no
+//!   delivery state: the push dispatcher claims, acks and nacks messages
+//!   like any consumer, so deliveries live in the messages' leases.
 //!
 //! # FIFO queues (`queue_type: fifo`)
 //!
@@ -174,10 +177,63 @@ pub trait Store: Send + Sync + 'static {
     /// `QueueNotFound` for an unknown queue, `Invalid` if it has no DLQ.
     async fn dlq_redrive(&self, p: crate::DlqRedrive) -> crate::Result<crate::RedriveOutcome>;
 
+    // ------------------------------------------------------------ browsing
+
+    /// One page of a queue's messages, oldest first (see [`crate::MessageList`]).
+    /// `QueueNotFound` for an unknown queue; `Invalid` for a limit outside
+    /// 1..=[`crate::MAX_LIST_LIMIT`] or a `Gone` state filter. Walks the
+    /// `(queue, seq)` index from the cursor; a search probes the id and
+    /// `(queue, idempotency_key)` indexes, never the backlog.
+    async fn message_list(&self, p: crate::MessageList) -> crate::Result<crate::MessagePage>;
+    /// One message of a queue; `None` when the queue does not hold it.
+    /// `QueueNotFound` for an unknown queue.
+    async fn message_get(
+        &self,
+        p: crate::MessageGet,
+    ) -> crate::Result<Option<crate::MessageRecord>>;
+    /// Deletes one message unless it is in flight. `QueueNotFound` for an
+    /// unknown queue.
+    async fn message_delete(&self, p: crate::MessageDelete) -> crate::Result<crate::SingleOutcome>;
+    /// Moves one dead letter of the queue's DLQ back, exactly as
+    /// [`Store::dlq_redrive`] moves each (FIFO: at its group's tail). An
+    /// in-flight dead letter stays with its holder. `QueueNotFound` for an
+    /// unknown queue, `Invalid` if it has no DLQ.
+    async fn dlq_redrive_one(
+        &self,
+        p: crate::DlqRedriveOne,
+    ) -> crate::Result<crate::RedriveOneOutcome>;
+
+    // ------------------------------------------------------------ push subscriptions
+
+    /// Adds a push subscription to an existing queue (`QueueNotFound`
+    /// otherwise); `Invalid` when the queue already has
+    /// `onceq_types::push::MAX_SUBSCRIPTIONS_PER_QUEUE`. Deleting the queue
+    /// deletes its subscriptions.
+    async fn subscription_insert(
+        &self,
+        p: crate::SubscriptionInsert,
+    ) -> crate::Result<crate::SubscriptionRecord>;
+    /// The queue's subscriptions, oldest first; `QueueNotFound` for an
+    /// unknown queue.
+    async fn subscription_list(
+        &self,
+        q: &crate::QueueRef,
+    ) -> crate::Result<Vec<crate::SubscriptionRecord>>;
+    /// Deletes one subscription of the queue; false when the queue has no
+    /// such subscription, `QueueNotFound` for an unknown queue.
+    async fn subscription_delete(&self, p: crate::SubscriptionDelete) -> crate::Result<bool>;
+    /// Every subscription of every project, oldest first, each with whether
+    /// its queue has a message due at `now` (what the push dispatcher polls).
+    async fn subscription_scan(
+        &self,
+        now: jiff::Timestamp,
+    ) -> crate::Result<Vec<crate::SubscriptionDue>>;
+
     // ------------------------------------------------------------ maintenance
 
     /// Ends up to `limit` leases that expired at or before `now`, in every
     /// project: back to the queue, or to the DLQ after the last hand-out.
+    /// Reports the counts per queue as well as in total.
     async fn lease_expire(
         &self,
         now: jiff::Timestamp,
@@ -187,4 +243,17 @@ pub trait Store: Send + Sync + 'static {
     async fn dedupe_purge(&self, now: jiff::Timestamp) -> crate::Result<u64>;
     /// Deletes messages older than their queue's retention.
     async fn message_retention_purge(&self, now: jiff::Timestamp) -> crate::Result<u64>;
+
+    // ------------------------------------------------------------ observation
+
+    /// Every queue of every project with its depth by state (`/metrics`),
+    /// ordered by project then name, in one statement. Cheap by design:
+    /// counts walk partial indexes (never the payloads), the oldest message
+    /// is one index probe per queue; see `docs/metrics.md` for the cost.
+    async fn queue_depths(&self, now: jiff::Timestamp) -> crate::Result<Vec<crate::QueueDepth>>;
+
+    /// The connection pools' use right now. No I/O.
+    fn pool_stats(&self) -> Vec<crate::PoolStats> {
+        Vec::new()
+    }
 }

@@ -4,6 +4,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 /// `GET /v1/account/usage`: what the key's project used in `[from, to)`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Usage {
     /// The project.
@@ -19,6 +20,7 @@ pub struct Usage {
 }
 
 /// Usage of one capability.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct UsageItem {
     /// Capability id, e.g. `queue.publish`.
@@ -32,6 +34,7 @@ pub struct UsageItem {
 }
 
 /// `GET /v1/account/balance`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Balance {
     /// Credit left: `credit_limit_usd - spent_usd` (never below 0), or

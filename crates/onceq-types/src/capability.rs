@@ -79,6 +79,24 @@ pub const CAPABILITIES: &[CapabilityDef] = &[
         Action::Read,
     ),
     call("account.usage", "GET", "/v1/account/usage", Action::Read),
+    call(
+        "queue.push_subscribe",
+        "POST",
+        "/v1/queue/push_subscribe/{queue}",
+        Action::Admin,
+    ),
+    call(
+        "queue.push_subscriptions",
+        "GET",
+        "/v1/queue/push_subscriptions/{queue}",
+        Action::Read,
+    ),
+    call(
+        "queue.push_unsubscribe",
+        "DELETE",
+        "/v1/queue/push_unsubscribe/{queue}/{subscription_id}",
+        Action::Admin,
+    ),
     // Needs no key, so it is never metered nor scoped; listed for
     // completeness of the catalogue.
     call("discovery", "GET", "/v1/discovery", Action::Read),
@@ -115,6 +133,7 @@ pub fn capability(id: &str) -> Option<&'static CapabilityDef> {
 }
 
 /// `GET /v1/discovery`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Discovery {
     /// The server's version.
@@ -124,6 +143,7 @@ pub struct Discovery {
 }
 
 /// One entry of the discovery answer.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Capability {
     /// Stable id.
@@ -137,6 +157,7 @@ pub struct Capability {
 }
 
 /// The price of a capability.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Billing {
     /// Whether calls are charged at all.

@@ -18,6 +18,7 @@ pub struct Envelope<T> {
 }
 
 /// The `error` member of a failed call.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ErrorBody {
     /// A stable machine-readable code.
@@ -29,6 +30,7 @@ pub struct ErrorBody {
 }
 
 /// The `metadata` member of every answer.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Metadata {
     /// A UUID v7 naming this call; also sent as the `x-request-id` header.

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Every error code the server answers with. Each has one HTTP status.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
@@ -38,6 +39,24 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code, in declaration order (documents list them from here).
+    pub const ALL: [ErrorCode; 14] = [
+        Self::InvalidParams,
+        Self::Unauthorized,
+        Self::InsufficientCredit,
+        Self::Forbidden,
+        Self::QueueNotFound,
+        Self::NotFound,
+        Self::MethodNotAllowed,
+        Self::RequestTimeout,
+        Self::QueueAlreadyExists,
+        Self::QueueMessageTooLarge,
+        Self::IdempotencyKeyReused,
+        Self::RateLimited,
+        Self::Unavailable,
+        Self::Internal,
+    ];
+
     /// The HTTP status this code is sent with.
     pub fn http_status(self) -> u16 {
         match self {
@@ -96,6 +115,31 @@ impl std::fmt::Display for ErrorCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn all_lists_every_code_once_in_order() {
+        // Exhaustive: a new variant fails to compile here until it gets a
+        // place, and then the loop fails until ALL holds it there.
+        let place = |code: ErrorCode| match code {
+            ErrorCode::InvalidParams => 0,
+            ErrorCode::Unauthorized => 1,
+            ErrorCode::InsufficientCredit => 2,
+            ErrorCode::Forbidden => 3,
+            ErrorCode::QueueNotFound => 4,
+            ErrorCode::NotFound => 5,
+            ErrorCode::MethodNotAllowed => 6,
+            ErrorCode::RequestTimeout => 7,
+            ErrorCode::QueueAlreadyExists => 8,
+            ErrorCode::QueueMessageTooLarge => 9,
+            ErrorCode::IdempotencyKeyReused => 10,
+            ErrorCode::RateLimited => 11,
+            ErrorCode::Unavailable => 12,
+            ErrorCode::Internal => 13,
+        };
+        for (i, code) in ErrorCode::ALL.iter().enumerate() {
+            assert_eq!(place(*code), i, "{code}");
+        }
+    }
 
     #[test]
     fn wire_name_matches_serde() {

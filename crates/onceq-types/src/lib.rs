@@ -9,10 +9,14 @@
 //! - [`message`]: messages as published and as consumed, and their states.
 //! - [`request`]: the JSON bodies clients send.
 //! - [`reply`]: the `data` bodies of the smaller answers (ack, nack, ...).
+//! - [`push`]: push subscriptions (webhooks): their calls, their record,
+//!   and what a delivery carries (body, headers, signature scheme).
 //! - [`capability`]: the endpoint catalogue served by `GET /v1/discovery`.
 //! - [`account`]: the usage and balance answers.
 //! - [`scope`]: what a key may do: actions and queue-name patterns.
 //! - [`names`]: validation of queue names.
+//! - `openapi` (feature `openapi`): schemas the `ToSchema` derives cannot
+//!   express; the server builds its OpenAPI document from these types.
 //! - [`clock`]: the injectable clock (the one thing here that reads state:
 //!   the system time).
 #![warn(missing_docs)]
@@ -24,6 +28,9 @@ pub mod envelope;
 pub mod error;
 pub mod message;
 pub mod names;
+#[cfg(feature = "openapi")]
+pub mod openapi;
+pub mod push;
 pub mod queue;
 pub mod reply;
 pub mod request;

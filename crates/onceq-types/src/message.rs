@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 /// Where a message is in its life (see `docs/state-machines.md`).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MessageStatus {
@@ -43,6 +44,7 @@ impl MessageStatus {
 }
 
 /// The `data` of a publish, and each item of a batch publish.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PublishedMessage {
     /// `qmsg_<random>`; the first id again on a replay.
@@ -50,6 +52,7 @@ pub struct PublishedMessage {
     /// The queue it went to.
     pub queue: String,
     /// The payload, in its stored (compact) form.
+    #[cfg_attr(feature = "openapi", schema(value_type = Value))]
     pub payload: Box<RawValue>,
     /// `available` or `delayed` for a new message; on a replay, where the
     /// first message is now (`gone` if it was already acked).
@@ -64,6 +67,7 @@ pub struct PublishedMessage {
 }
 
 /// An item of a `consume` answer.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ConsumedMessage {
     /// The message's id.
@@ -71,6 +75,7 @@ pub struct ConsumedMessage {
     /// The queue it came from.
     pub queue: String,
     /// The payload as published (compact form).
+    #[cfg_attr(feature = "openapi", schema(value_type = Value))]
     pub payload: Box<RawValue>,
     /// Always `in_flight`.
     pub status: MessageStatus,

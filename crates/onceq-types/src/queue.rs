@@ -4,6 +4,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 /// The kind of queue.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum QueueType {
@@ -34,6 +35,7 @@ impl QueueType {
 }
 
 /// A queue as `create`, `get` and `list` return it.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QueueRecord {
     /// The queue's name, unique within its project.
@@ -88,6 +90,7 @@ impl Default for QueueSettings {
 }
 
 /// `GET /v1/queue/stats/{queue}`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QueueStats {
     /// The queue's name.

@@ -4,6 +4,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 /// A list answer: `{items: [...]}`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Items<T> {
     /// The items.
@@ -11,6 +12,7 @@ pub struct Items<T> {
 }
 
 /// `ack`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Acked {
     /// True only when the message was in flight under the given receipt.
@@ -18,6 +20,7 @@ pub struct Acked {
 }
 
 /// `nack`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Nacked {
     /// True when the message was in flight (under the receipt, if given).
@@ -31,6 +34,7 @@ pub struct Nacked {
 }
 
 /// `extend`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Extended {
     /// True when the lease was still held and is now longer.
@@ -40,6 +44,7 @@ pub struct Extended {
 }
 
 /// `purge`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Purged {
     /// Messages removed.
@@ -47,6 +52,7 @@ pub struct Purged {
 }
 
 /// `delete`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Deleted {
     /// The queue removed.
@@ -58,6 +64,7 @@ pub struct Deleted {
 }
 
 /// `dlq/redrive`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Redriven {
     /// The queue messages went back to.

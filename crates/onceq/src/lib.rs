@@ -8,6 +8,8 @@
 //! - [`worker`]: a worker runtime that claims a *job fact* per message in the
 //!   application's database and commits the handler's effects together with
 //!   the fact (key 3: the work).
+//! - [`push`]: receiving push deliveries: verify a webhook request's
+//!   `Onceq-Signature`.
 //! - [`clock`]: the injectable clock the ledger and the worker use, so tests
 //!   move time instead of sleeping.
 //! - [`failpoint`]: named points where tests make the pipeline "crash".
@@ -31,6 +33,7 @@ pub mod client;
 pub mod clock;
 pub mod failpoint;
 pub mod idempotency;
+pub mod push;
 pub mod worker;
 
 pub use client::{

@@ -1,11 +1,14 @@
-//! Commands that talk to a running server: publish, consume, stats,
-//! queues, dlq redrive.
+//! Commands that talk to a running server: publish (one message, or a
+//! file of them: `bulk`), consume, stats (once, or `--watch`), queues.
+
+use std::{path::PathBuf, time::Duration};
 
 use anyhow::Context;
-use clap::{Args, Subcommand};
-use onceq::{Client, ConsumeOptions, PublishOptions};
+use clap::Args;
+use onceq::{ConsumeOptions, PublishOptions};
+use onceq_types::QueueStats;
 
-use super::ServerArgs;
+use super::{ServerArgs, bulk, client, watch};
 use crate::output;
 
 #[derive(Debug, Args)]
@@ -13,14 +16,20 @@ pub struct PublishArgs {
     /// The queue (created on first publish).
     queue: String,
     /// The payload, as JSON.
-    payload: String,
+    #[arg(required_unless_present = "file")]
+    payload: Option<String>,
+    /// Publish one message per line of FILE ("-" for stdin) instead: each
+    /// line a JSON payload, or a publish body {"payload": ..., "priority":
+    /// ..., ...}. Sent ten per request; a progress bar shows on a terminal.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["payload", "key"])]
+    file: Option<PathBuf>,
     /// Idempotency key: the same key publishes once.
     #[arg(long)]
     key: Option<String>,
-    /// Delay in seconds.
+    /// Delay in seconds (with --file: for lines that set none).
     #[arg(long)]
     delay: Option<i64>,
-    /// Priority (higher first).
+    /// Priority, higher first (with --file: for lines that set none).
     #[arg(long)]
     priority: Option<i64>,
     #[command(flatten)]
@@ -51,8 +60,24 @@ pub struct ConsumeArgs {
 pub struct StatsArgs {
     /// The queue.
     queue: String,
+    /// Refresh until Ctrl-C: in place on a terminal, appended in a pipe
+    /// (one JSON object per line with --json).
+    #[arg(long)]
+    watch: bool,
+    /// Seconds between refreshes with --watch.
+    #[arg(long, value_name = "SECS", default_value_t = 2.0, requires = "watch", value_parser = interval)]
+    interval: f64,
     #[command(flatten)]
     server: ServerArgs,
+}
+
+fn interval(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.1..=86_400.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "must be a number of seconds from 0.1 to 86400 (got {s:?})"
+        )),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -61,27 +86,17 @@ pub struct QueuesArgs {
     server: ServerArgs,
 }
 
-#[derive(Debug, Subcommand)]
-pub enum DlqCmd {
-    /// Move dead-lettered messages back into QUEUE.
-    Redrive {
-        /// The source queue (its DLQ is drained into it).
-        queue: String,
-        /// At most this many.
-        #[arg(long)]
-        max: Option<i64>,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-}
-
-fn client(s: &ServerArgs) -> anyhow::Result<Client> {
-    Ok(Client::new(&s.url, &s.api_key)?)
-}
-
 pub async fn publish(a: PublishArgs) -> anyhow::Result<()> {
+    if let Some(file) = &a.file {
+        let defaults = bulk::Defaults {
+            delay_seconds: a.delay,
+            priority: a.priority,
+        };
+        return bulk::publish_file(&a.queue, file, defaults, &a.server).await;
+    }
+    let payload = a.payload.as_deref().unwrap_or_default();
     let payload: serde_json::Value =
-        serde_json::from_str(&a.payload).context("PAYLOAD must be valid JSON")?;
+        serde_json::from_str(payload).context("PAYLOAD must be valid JSON")?;
     let out = client(&a.server)?
         .publish(
             &a.queue,
@@ -154,11 +169,22 @@ pub async fn consume(a: ConsumeArgs) -> anyhow::Result<()> {
 }
 
 pub async fn stats(a: StatsArgs) -> anyhow::Result<()> {
-    let s = client(&a.server)?.stats(&a.queue).await?;
+    let c = client(&a.server)?;
+    if a.watch {
+        let every = Duration::from_secs_f64(a.interval);
+        return watch::watch(&c, &a.queue, every, a.server.json).await;
+    }
+    let s = c.stats(&a.queue).await?;
     if a.server.json {
         return output::json(&s);
     }
-    output::fields(&[
+    output::fields(&stats_fields(&s));
+    Ok(())
+}
+
+/// The lines `stats` prints.
+pub(super) fn stats_fields(s: &QueueStats) -> Vec<(&'static str, String)> {
+    vec![
         ("queue", s.queue.clone()),
         ("message_count", s.message_count.to_string()),
         ("available", s.available.to_string()),
@@ -173,8 +199,7 @@ pub async fn stats(a: StatsArgs) -> anyhow::Result<()> {
             "oldest_message_age_seconds",
             s.oldest_message_age_seconds.to_string(),
         ),
-    ]);
-    Ok(())
+    ]
 }
 
 pub async fn queues(a: QueuesArgs) -> anyhow::Result<()> {
@@ -207,20 +232,4 @@ pub async fn queues(a: QueuesArgs) -> anyhow::Result<()> {
         rows,
     );
     Ok(())
-}
-
-pub async fn dlq(cmd: DlqCmd) -> anyhow::Result<()> {
-    match cmd {
-        DlqCmd::Redrive { queue, max, server } => {
-            let r = client(&server)?.redrive(&queue, max).await?;
-            if server.json {
-                return output::json(&r);
-            }
-            println!(
-                "moved {} message(s) from {} back to {}",
-                r.redriven, r.dead_letter_queue, r.queue
-            );
-            Ok(())
-        }
-    }
 }

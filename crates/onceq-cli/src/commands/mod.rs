@@ -3,10 +3,14 @@
 //! running server over HTTP with the `onceq` client.
 
 mod bench;
+mod bulk;
 mod client_cmds;
+mod dlq;
 mod keys;
 mod projects;
+mod purge;
 mod serve;
+mod watch;
 
 use std::path::PathBuf;
 
@@ -30,17 +34,19 @@ enum Command {
     /// Projects' credit limits and rate limits (works while the server runs).
     #[command(subcommand)]
     Projects(projects::ProjectsCmd),
-    /// Publish one message.
+    /// Publish one message, or one per line of a file (--file).
     Publish(client_cmds::PublishArgs),
     /// Take messages from a queue (and ack them with --ack).
     Consume(client_cmds::ConsumeArgs),
-    /// Show a queue's counts.
+    /// Show a queue's counts (--watch: keep refreshing).
     Stats(client_cmds::StatsArgs),
     /// List queues.
     Queues(client_cmds::QueuesArgs),
+    /// Delete every message a queue holds (asks first; --yes to skip).
+    Purge(purge::PurgeArgs),
     /// Dead-letter queue operations.
     #[command(subcommand)]
-    Dlq(client_cmds::DlqCmd),
+    Dlq(dlq::DlqCmd),
     /// Run the peers' benchmark workload against a running server.
     Bench(bench::BenchArgs),
 }
@@ -70,6 +76,11 @@ pub struct ServerArgs {
     pub json: bool,
 }
 
+/// A client of the server `s` names.
+fn client(s: &ServerArgs) -> anyhow::Result<onceq::Client> {
+    Ok(onceq::Client::new(&s.url, &s.api_key)?)
+}
+
 /// Runs the parsed command.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
@@ -80,7 +91,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Consume(args) => client_cmds::consume(args).await,
         Command::Stats(args) => client_cmds::stats(args).await,
         Command::Queues(args) => client_cmds::queues(args).await,
-        Command::Dlq(cmd) => client_cmds::dlq(cmd).await,
+        Command::Purge(args) => purge::run(args).await,
+        Command::Dlq(cmd) => dlq::run(cmd).await,
         Command::Bench(args) => bench::run(args).await,
     }
 }

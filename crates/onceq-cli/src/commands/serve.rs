@@ -4,7 +4,9 @@ use std::{net::SocketAddr, time::Duration};
 
 use anyhow::Context;
 use clap::Args;
-use onceq_server::{ServerConfig, pricing::PriceTable, serve::ServeOptions};
+use onceq_server::{
+    ServerConfig, config::MetricsConfig, pricing::PriceTable, push::PushConfig, serve::ServeOptions,
+};
 use onceq_store::RateLimit;
 
 use super::StoreArgs;
@@ -23,6 +25,11 @@ pub struct ServeArgs {
     /// How long publish idempotency keys are remembered, in seconds.
     #[arg(long, env = "ONCEQ_DEDUPE_WINDOW_SECS", default_value_t = 86_400)]
     dedupe_window_secs: u64,
+    /// Most messages one publish_batch may carry. The contract's limit is
+    /// 10; more is an extension for onceq's own clients (e.g. `onceq bench
+    /// --batch-size 100`). The body size limit grows with it.
+    #[arg(long, env = "ONCEQ_MAX_BATCH", default_value_t = onceq_types::MAX_BATCH)]
+    max_batch: usize,
     /// How often expired leases are returned to their queue, in milliseconds.
     #[arg(long, env = "ONCEQ_LEASE_REAP_MS", default_value_t = 1_000)]
     lease_reap_ms: u64,
@@ -56,6 +63,32 @@ pub struct ServeArgs {
     /// Most connections served at once; more are closed at once.
     #[arg(long, env = "ONCEQ_MAX_CONNECTIONS", default_value_t = 1024)]
     max_connections: usize,
+    /// Require `Authorization: Bearer <TOKEN>` on /metrics (default: open).
+    #[arg(long, env = "ONCEQ_METRICS_TOKEN", hide_env_values = true)]
+    metrics_token: Option<String>,
+    /// Do not serve /metrics (it answers 404).
+    #[arg(long, env = "ONCEQ_METRICS_DISABLE")]
+    metrics_disable: bool,
+    /// Distinct (project, queue) label sets in the per-queue metrics; later
+    /// queues are counted under queue="_other".
+    #[arg(long, env = "ONCEQ_METRICS_MAX_QUEUES", default_value_t = 1000)]
+    metrics_max_queues: usize,
+    /// How long one queue-depth query serves later scrapes, in milliseconds
+    /// (0: query on every scrape).
+    #[arg(long, env = "ONCEQ_METRICS_DEPTH_CACHE_MS", default_value_t = 5_000)]
+    metrics_depth_cache_ms: u64,
+    /// Hosts push subscriptions may target over plain http:// (and whose
+    /// addresses are not checked against internal ranges), comma-separated.
+    #[arg(long, env = "ONCEQ_PUSH_ALLOW_HTTP", value_delimiter = ',')]
+    push_allow_http: Vec<String>,
+    /// Let push subscriptions target loopback (localhost, 127.0.0.0/8, ::1),
+    /// over https:// or http://. For development.
+    #[arg(long, env = "ONCEQ_PUSH_ALLOW_LOOPBACK")]
+    push_allow_loopback: bool,
+    /// How often the push dispatcher polls the store for subscriptions and
+    /// queues with work, in milliseconds.
+    #[arg(long, env = "ONCEQ_PUSH_SCAN_MS", default_value_t = 1_000)]
+    push_scan_ms: u64,
 }
 
 /// `--*-rate` and `--*-burst` as a limit; 0 means none.
@@ -91,10 +124,18 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         args.max_connections > 0,
         "--max-connections must be positive"
     );
+    anyhow::ensure!(args.push_scan_ms > 0, "--push-scan-ms must be positive");
+    anyhow::ensure!(
+        (1..=1000).contains(&args.max_batch),
+        "--max-batch must be 1 to 1000"
+    );
     let config = ServerConfig {
         dedupe_window: Duration::from_secs(args.dedupe_window_secs),
         lease_reap_interval: Duration::from_millis(args.lease_reap_ms),
         purge_interval: Duration::from_secs(args.purge_secs),
+        max_batch: args.max_batch,
+        // 4 MiB per 10 messages: a full batch of 256 KiB payloads fits.
+        max_body_bytes: 4 * 1024 * 1024 * args.max_batch.div_ceil(10),
         prices,
         key_rate: rate("key", args.key_rate, args.key_burst)?,
         project_rate: rate("project", args.project_rate, args.project_burst)?,
@@ -102,6 +143,14 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         header_read_timeout: Duration::from_secs(args.header_timeout_secs),
         body_read_timeout: Duration::from_secs(args.body_timeout_secs),
         max_connections: args.max_connections,
+        // Borrows `args`: before `metrics` takes the token out of it.
+        push: push_config(&args),
+        metrics: MetricsConfig {
+            enabled: !args.metrics_disable,
+            token: args.metrics_token.filter(|t| !t.is_empty()),
+            max_queue_series: args.metrics_max_queues,
+            depth_max_age: Duration::from_millis(args.metrics_depth_cache_ms),
+        },
         ..ServerConfig::default()
     };
     onceq_server::serve::serve(ServeOptions {
@@ -113,4 +162,55 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     })
     .await
     .context("onceq serve")
+}
+
+/// The `--push-*` flags.
+fn push_config(args: &ServeArgs) -> PushConfig {
+    PushConfig {
+        allow_http_hosts: args
+            .push_allow_http
+            .iter()
+            .map(|h| h.trim().to_owned())
+            .filter(|h| !h.is_empty())
+            .collect(),
+        allow_loopback: args.push_allow_loopback,
+        scan_interval: Duration::from_millis(args.push_scan_ms),
+        ..PushConfig::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    #[test]
+    fn push_flags() {
+        let default = push_config(&Cmd::try_parse_from(["serve"]).unwrap().serve);
+        assert!(default.allow_http_hosts.is_empty());
+        assert!(!default.allow_loopback);
+        assert_eq!(default.scan_interval, Duration::from_secs(1));
+
+        let args = Cmd::try_parse_from([
+            "serve",
+            "--push-allow-http",
+            "hooks.internal, 10.0.0.7",
+            "--push-allow-loopback",
+            "--push-scan-ms",
+            "250",
+        ])
+        .unwrap()
+        .serve;
+        let push = push_config(&args);
+        assert_eq!(push.allow_http_hosts, ["hooks.internal", "10.0.0.7"]);
+        assert!(push.allow_loopback);
+        assert_eq!(push.scan_interval, Duration::from_millis(250));
+    }
 }

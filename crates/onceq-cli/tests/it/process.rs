@@ -91,8 +91,9 @@ fn lines(stream: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> 
     rx
 }
 
-/// Runs `onceq <args>` against a server and returns its output.
-pub fn run(args: &[&str], envs: &[(&str, &str)]) -> Output {
+/// `onceq <args>` with `envs` and nothing inherited that could point it
+/// elsewhere.
+pub fn command(args: &[&str], envs: &[(&str, &str)]) -> Command {
     let mut cmd = onceq();
     cmd.args(args)
         .env_remove("ONCEQ_API_KEY")
@@ -100,7 +101,68 @@ pub fn run(args: &[&str], envs: &[(&str, &str)]) -> Output {
     for (k, v) in envs {
         cmd.env(k, v);
     }
-    cmd.output().unwrap()
+    cmd
+}
+
+/// Runs `onceq <args>` against a server and returns its output. Its
+/// stdin, stdout and stderr are not terminals.
+pub fn run(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    command(args, envs).output().unwrap()
+}
+
+/// Runs `onceq <args>` with `input` on its stdin.
+pub fn run_with_stdin(args: &[&str], envs: &[(&str, &str)], input: &str) -> Output {
+    use std::io::Write;
+    let mut child = command(args, envs)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// A running `onceq <args>` whose stdout is read line by line.
+pub struct Running {
+    child: Child,
+    pub stdout_lines: mpsc::Receiver<String>,
+}
+
+impl Running {
+    pub fn spawn(args: &[&str], envs: &[(&str, &str)]) -> Self {
+        let mut child = command(args, envs)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout_lines = lines(child.stdout.take().unwrap());
+        Self {
+            child,
+            stdout_lines,
+        }
+    }
+
+    /// The next line it prints, waiting up to 30 s.
+    #[track_caller]
+    pub fn next_line(&self) -> String {
+        self.stdout_lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("a line within 30 s")
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// Runs and asserts success; returns stdout.

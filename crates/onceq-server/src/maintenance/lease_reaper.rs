@@ -16,6 +16,7 @@ pub async fn pass(state: &AppState) -> Result<(), onceq_store::StoreError> {
     let batch = state.config.lease_reap_batch;
     loop {
         let done = state.store.lease_expire(state.clock.now(), batch).await?;
+        state.metrics.leases_expired(&done);
         if done.dead_lettered > 0 {
             tracing::info!(count = done.dead_lettered, "expired leases dead-lettered");
         }

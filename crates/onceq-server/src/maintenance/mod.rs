@@ -9,20 +9,23 @@
 //!   messages past their queue's retention.
 //! - [`account_sync`]: writes usage, records the heartbeat, re-reads credit
 //!   and rate limits.
+//! - [`metrics_upkeep`]: folds latency samples into their histograms.
 
 pub mod account_sync;
 pub mod lease_reaper;
+pub mod metrics_upkeep;
 pub mod purger;
 
 use tokio_util::task::TaskTracker;
 
-use crate::AppState;
+use crate::{AppState, metrics::ErrorSource};
 
 /// Starts every background service on `tracker`.
 pub fn spawn_all(state: &AppState, tracker: &TaskTracker) {
     tracker.spawn(lease_reaper::run(state.clone()));
     tracker.spawn(purger::run(state.clone()));
     tracker.spawn(account_sync::run(state.clone()));
+    tracker.spawn(metrics_upkeep::run(state.clone()));
 }
 
 /// Runs `tick` every `interval` until shutdown. A failing tick is logged
@@ -44,6 +47,10 @@ pub(crate) async fn every<F, Fut>(
             _ = timer.tick() => {}
         }
         if let Err(e) = tick().await {
+            let unavailable = matches!(e, onceq_store::StoreError::Unavailable(_));
+            state
+                .metrics
+                .db_error(ErrorSource::Maintenance, unavailable);
             tracing::warn!(service = name, error = %e, "maintenance pass failed; will retry");
         }
     }

@@ -11,18 +11,37 @@ use onceq_store::{UsageQuery, UsageTotal};
 use onceq_types::account::{Balance, Usage, UsageItem, micros_to_usd};
 use serde::Deserialize;
 
-use crate::{ApiError, AppState, auth::Caller, envelope::Reply, input};
+use crate::{
+    ApiError, AppState,
+    auth::Caller,
+    envelope::Reply,
+    input,
+    openapi::responses::{InvalidParams, Ok, Refused, StoreFailed, Unauthorized},
+};
 
 /// Query parameters of `GET /v1/account/usage`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct UsageParams {
-    /// RFC 3339; default the Unix epoch.
+    /// Start of the range, RFC 3339 (inclusive); default the Unix epoch.
+    #[param(format = DateTime)]
     pub from: Option<String>,
-    /// RFC 3339, exclusive; default the end of the current minute.
+    /// End of the range, RFC 3339 (exclusive); default the end of the
+    /// current minute.
+    #[param(format = DateTime)]
     pub to: Option<String>,
 }
 
 /// `GET /v1/account/usage?from=..&to=..`.
+#[utoipa::path(
+    get,
+    path = "/v1/account/usage",
+    tag = "account",
+    summary = "The project's usage per capability",
+    description = "Calls, billable calls and cost per capability of the key's project in [from, to); includes this server's usage not written yet. With several servers, what the others have not written yet (at most one sync interval's worth) is missing.",
+    params(UsageParams),
+    responses(Ok<Usage>, InvalidParams, Unauthorized, Refused, StoreFailed)
+)]
 pub async fn usage(
     State(state): State<AppState>,
     caller: Caller,
@@ -78,6 +97,14 @@ pub async fn usage(
 }
 
 /// `GET /v1/account/balance`.
+#[utoipa::path(
+    get,
+    path = "/v1/account/balance",
+    tag = "account",
+    summary = "The project's credit left",
+    description = "The project's credit limit, what it has spent and the difference (null without a credit limit).",
+    responses(Ok<Balance>, Unauthorized, Refused, StoreFailed)
+)]
 pub async fn balance(
     State(state): State<AppState>,
     caller: Caller,

@@ -18,6 +18,9 @@ use crate::{
     envelope::Reply,
     extract::Body,
     input::{self, LeaseInput},
+    openapi::responses::{
+        InvalidParams, NotFound, Ok, OkList, Refused, StoreFailed, TimedOut, TooLarge, Unauthorized,
+    },
 };
 
 /// `POST /v1/queue/consume`.
@@ -27,6 +30,15 @@ use crate::{
 /// While waiting it sleeps on the queue's wake-up channel (a publish on this
 /// server wakes it at once) and re-checks the store every
 /// `long_poll_recheck` for work that arrived some other way.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/consume",
+    tag = "messages",
+    summary = "Take up to 10 messages under a lease",
+    description = "Hands out available messages (priority first, then oldest) under a lease of visibility_timeout seconds; with wait_seconds it long-polls until a message arrives or the wait ends (then items is empty).",
+    request_body = Consume,
+    responses(OkList<ConsumedMessage>, InvalidParams, Unauthorized, Refused, NotFound, TooLarge, TimedOut, StoreFailed)
+)]
 pub async fn consume(
     State(state): State<AppState>,
     caller: Caller,
@@ -57,6 +69,9 @@ pub async fn consume(
             .map_err(|e| ApiError::from_store(e, &queue))?;
         let now = tokio::time::Instant::now();
         if !claimed.is_empty() || now >= deadline || state.shutdown.is_cancelled() {
+            state
+                .metrics
+                .consumed(&caller.project, &queue, claimed.len());
             let items = claimed
                 .into_iter()
                 .map(|m| {
@@ -85,6 +100,15 @@ pub async fn consume(
 }
 
 /// `POST /v1/queue/ack`.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/ack",
+    tag = "messages",
+    summary = "Delete a message held under a lease",
+    description = "acked is false (still 200) when the message is not in flight, the receipt names another lease, or the queue or message is unknown.",
+    request_body = Ack,
+    responses(Ok<Acked>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, StoreFailed)
+)]
 pub async fn ack(
     State(state): State<AppState>,
     caller: Caller,
@@ -100,10 +124,23 @@ pub async fn ack(
         })
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
+    state.metrics.acked(&caller.project, &queue, acked);
+    state
+        .throughput
+        .acked(&caller.project, &queue, state.clock.now(), u64::from(acked));
     Ok(Reply::new(Acked { acked }))
 }
 
 /// `POST /v1/queue/nack`.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/nack",
+    tag = "messages",
+    summary = "Give a message back, or dead-letter it",
+    description = "Ends a lease early: back to the queue (after delay_seconds), or to the dead-letter queue with requeue false or after the last allowed delivery. nacked is false when the lease is not held.",
+    request_body = Nack,
+    responses(Ok<Nacked>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, StoreFailed)
+)]
 pub async fn nack(
     State(state): State<AppState>,
     caller: Caller,
@@ -123,6 +160,7 @@ pub async fn nack(
         })
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
+    state.metrics.nacked(&caller.project, &queue, &outcome);
     if outcome.requeued && delay == 0 {
         state.wakeups.wake(&caller.project, &queue);
     }
@@ -135,6 +173,15 @@ pub async fn nack(
 }
 
 /// `POST /v1/queue/extend`.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/extend",
+    tag = "messages",
+    summary = "Move a lease's end to now + visibility_timeout",
+    description = "extended is false when the lease is not held; lease_expires_at is then the current lease's end, or null.",
+    request_body = Extend,
+    responses(Ok<Extended>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, StoreFailed)
+)]
 pub async fn extend(
     State(state): State<AppState>,
     caller: Caller,

@@ -3,9 +3,18 @@
 use axum::extract::State;
 use onceq_types::capability::{Capability, Discovery};
 
-use crate::{AppState, envelope::Reply};
+use crate::{AppState, envelope::Reply, openapi::responses::Ok};
 
 /// `GET /v1/discovery`.
+#[utoipa::path(
+    get,
+    path = "/v1/discovery",
+    tag = "discovery",
+    summary = "Every endpoint with its price",
+    description = "No key needed.",
+    security(()),
+    responses(Ok<Discovery>)
+)]
 pub async fn discovery(State(state): State<AppState>) -> Reply<Discovery> {
     let capabilities = state
         .config

@@ -15,9 +15,36 @@ use onceq_types::{
 };
 use serde_json::value::RawValue;
 
-use crate::{ApiError, AppState, auth::Caller, envelope::Reply, extract::Body, input};
+use crate::{
+    ApiError, AppState,
+    auth::Caller,
+    envelope::Reply,
+    extract::Body,
+    input,
+    openapi::responses::{
+        InvalidParams, KeyReused, Ok, OkList, Refused, StoreFailed, TimedOut, TooLarge,
+        Unauthorized,
+    },
+};
 
 /// `POST /v1/queue/publish`.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/publish",
+    tag = "messages",
+    summary = "Publish one message",
+    description = "Stores a message, creating the queue (and its <name>-dlq) with default settings if it does not exist. With an idempotency key (the body's, else the Idempotency-Key header), a second publish within the dedupe window stores nothing and answers the first message (metadata.idempotent_replay: true).",
+    params((
+        "Idempotency-Key" = Option<String>,
+        Header,
+        description = "Used when the body has no idempotency_key: 1 to 255 characters of printable ASCII.",
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[!-~]([ -~]*[!-~])?$"
+    )),
+    request_body = Publish,
+    responses(Ok<PublishedMessage>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, KeyReused, StoreFailed)
+)]
 pub async fn publish(
     State(state): State<AppState>,
     caller: Caller,
@@ -42,13 +69,23 @@ pub async fn publish(
         .replay(replay))
 }
 
-/// `POST /v1/queue/publish_batch`: 1..=10 messages, stored all or none.
+/// `POST /v1/queue/publish_batch`: 1..=10 messages (or the configured
+/// `max_batch`), stored all or none.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/publish_batch",
+    tag = "messages",
+    summary = "Publish 1 to 10 messages, all or none",
+    description = "Stores every message or none. Each item may carry its own idempotency key; each answer item says whether it was a replay, and metadata.idempotent_replay is true only when every item was. The contract's limit is 10 messages; a server started with --max-batch accepts up to that many instead.",
+    request_body = PublishBatch,
+    responses(OkList<PublishedMessage>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, KeyReused, StoreFailed)
+)]
 pub async fn publish_batch(
     State(state): State<AppState>,
     caller: Caller,
     Body(req): Body<PublishBatch>,
 ) -> Result<Reply<Items<PublishedMessage>>, ApiError> {
-    let input::BatchInput { queue, messages } = input::publish_batch(req)?;
+    let input::BatchInput { queue, messages } = input::publish_batch(req, state.config.max_batch)?;
     let target = caller.queue(&queue)?;
     let cap = "queue.publish_batch";
     caller.reserve(state.config.prices.cost_micros(cap, messages.len()))?;
@@ -82,12 +119,21 @@ async fn store_messages(
         })
         .await
         .map_err(|e| ApiError::from_store(e, &queue.queue))?;
+    state
+        .metrics
+        .published(&queue.project, &queue.queue, &outcomes);
     if outcomes
         .iter()
         .any(|o| !o.replay && o.status == MessageStatus::Available)
     {
         state.wakeups.wake(&queue.project, &queue.queue);
     }
+    state.throughput.published(
+        &queue.project,
+        &queue.queue,
+        state.clock.now(),
+        outcomes.iter().filter(|o| !o.replay).count() as u64,
+    );
     Ok(outcomes)
 }
 

@@ -15,9 +15,25 @@ use crate::{
     envelope::Reply,
     extract::{Body, QueuePath},
     input,
+    openapi::{
+        params::QueueParam,
+        responses::{
+            Conflict, InvalidParams, NotFound, Ok, OkList, Refused, StoreFailed, TimedOut,
+            TooLarge, Unauthorized,
+        },
+    },
 };
 
 /// `POST /v1/queue/create`.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/create",
+    tag = "queues",
+    summary = "Create a queue",
+    description = "Creates a queue and, unless dead_letter_queue names an existing one, its <name>-dlq. Creating it again with the same settings answers the existing queue; other settings are 409.",
+    request_body = CreateQueue,
+    responses(Ok<QueueRecord>, InvalidParams, Unauthorized, Refused, NotFound, Conflict, TooLarge, TimedOut, StoreFailed)
+)]
 pub async fn create(
     State(state): State<AppState>,
     caller: Caller,
@@ -42,6 +58,13 @@ pub async fn create(
 }
 
 /// `GET /v1/queue/list`.
+#[utoipa::path(
+    get,
+    path = "/v1/queue/list",
+    tag = "queues",
+    summary = "Every queue of the key's project",
+    responses(OkList<QueueRecord>, Unauthorized, Refused, StoreFailed)
+)]
 pub async fn list(
     State(state): State<AppState>,
     caller: Caller,
@@ -57,6 +80,14 @@ pub async fn list(
 }
 
 /// `GET /v1/queue/get/{queue}`.
+#[utoipa::path(
+    get,
+    path = "/v1/queue/get/{queue}",
+    tag = "queues",
+    summary = "One queue",
+    params(QueueParam),
+    responses(Ok<QueueRecord>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
+)]
 pub async fn get(
     State(state): State<AppState>,
     caller: Caller,
@@ -72,6 +103,15 @@ pub async fn get(
 }
 
 /// `DELETE /v1/queue/delete/{queue}` (and `POST` to the same path).
+#[utoipa::path(
+    method(delete, post),
+    path = "/v1/queue/delete/{queue}",
+    tag = "queues",
+    summary = "Delete a queue and its messages",
+    description = "Queues using it as their dead-letter queue are left without one. POST is accepted as well as DELETE.",
+    params(QueueParam),
+    responses(Ok<Deleted>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
+)]
 pub async fn delete(
     State(state): State<AppState>,
     caller: Caller,
@@ -81,6 +121,14 @@ pub async fn delete(
 }
 
 /// `POST /v1/queue/delete` with `{queue}`.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/delete",
+    tag = "queues",
+    summary = "Delete a queue named in the body",
+    request_body = DeleteQueue,
+    responses(Ok<Deleted>, InvalidParams, Unauthorized, Refused, NotFound, TooLarge, TimedOut, StoreFailed)
+)]
 pub async fn delete_by_body(
     State(state): State<AppState>,
     caller: Caller,
@@ -108,6 +156,14 @@ async fn delete_queue(
 }
 
 /// `GET /v1/queue/stats/{queue}`.
+#[utoipa::path(
+    get,
+    path = "/v1/queue/stats/{queue}",
+    tag = "queues",
+    summary = "A queue's counts by state",
+    params(QueueParam),
+    responses(Ok<QueueStats>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
+)]
 pub async fn stats(
     State(state): State<AppState>,
     caller: Caller,
@@ -122,6 +178,15 @@ pub async fn stats(
 }
 
 /// `POST /v1/queue/purge/{queue}`.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/purge/{queue}",
+    tag = "queues",
+    summary = "Delete every message a queue holds",
+    description = "In-flight messages included; their holders' acks then answer acked: false.",
+    params(QueueParam),
+    responses(Ok<Purged>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
+)]
 pub async fn purge(
     State(state): State<AppState>,
     caller: Caller,
@@ -136,6 +201,22 @@ pub async fn purge(
 }
 
 /// `POST /v1/queue/dlq/redrive/{queue}`.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/dlq/redrive/{queue}",
+    tag = "queues",
+    summary = "Move dead-lettered messages back into their queue",
+    description = "Moves up to max_messages (default all) from the queue's dead-letter queue back into it, oldest first, delivery_count reset to 0. 400 when the queue has no dead-letter queue. The body may be empty.",
+    params(QueueParam),
+    // A $ref rather than `Option<Redrive>`: the body may be left out, but
+    // when sent it is an object, never `null`.
+    request_body(
+        content = ref("#/components/schemas/Redrive"),
+        content_type = "application/json",
+        description = "Optional: an empty body moves every message."
+    ),
+    responses(Ok<Redriven>, InvalidParams, Unauthorized, Refused, NotFound, TooLarge, TimedOut, StoreFailed)
+)]
 pub async fn redrive(
     State(state): State<AppState>,
     caller: Caller,

@@ -358,3 +358,38 @@ async fn long_poll_wakes_on_publish(b: Backend) {
     assert!(items.is_empty());
 }
 both!(long_poll_wakes_on_publish);
+
+/// JSON Schema's `integer` (what /openapi.json says) admits `2.0`; so does
+/// the server, for every integer field. A fraction is still refused.
+async fn integers_may_carry_a_zero_fraction(b: Backend) {
+    let s = TestServer::start(b).await;
+    for n in 0..3 {
+        s.publish("q", json!(n)).await;
+    }
+    let got = consume(
+        &s,
+        json!({"queue": "q", "max_messages": 2.0, "visibility_timeout": 60.0}),
+    )
+    .await;
+    assert_eq!(got.len(), 2);
+    let msg = s
+        .post(
+            "/v1/queue/consume",
+            json!({"queue": "q", "max_messages": 1.5}),
+        )
+        .await
+        .err(400, "INVALID_PARAMS");
+    assert!(
+        msg.contains("max_messages") && msg.contains("an integer"),
+        "{msg}"
+    );
+    let r = s
+        .post(
+            "/v1/queue/publish",
+            json!({"queue": "q", "payload": 1, "delay_seconds": 60.0, "priority": -1.0}),
+        )
+        .await;
+    r.ok();
+    assert_eq!(r.data()["status"], "delayed");
+}
+both!(integers_may_carry_a_zero_fraction);

@@ -77,6 +77,7 @@ pub struct TestServer {
     pub http: reqwest::Client,
     _store: Option<StoreHandle>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl TestServer {
@@ -94,7 +95,19 @@ impl TestServer {
 
     /// A server over an existing store (e.g. a second server on one database).
     pub async fn on_store(store: Arc<dyn Store>, config: ServerConfig) -> Self {
-        let clock = Clock::manual("2026-07-26T12:00:00Z".parse::<Timestamp>().unwrap());
+        Self::on_store_at(store, config, Self::T0.parse().unwrap()).await
+    }
+
+    /// Where every test server's clock starts.
+    pub const T0: &str = "2026-07-26T12:00:00Z";
+
+    /// A server over an existing store whose clock starts at `start`.
+    pub async fn on_store_at(
+        store: Arc<dyn Store>,
+        config: ServerConfig,
+        start: Timestamp,
+    ) -> Self {
+        let clock = Clock::manual(start);
         let now = clock.now();
         let (key, _) = onceq_server::auth::create_key(store.as_ref(), "alpha", None, now)
             .await
@@ -107,7 +120,7 @@ impl TestServer {
         let addr = listener.local_addr().unwrap();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let run_state = state.clone();
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             onceq_server::serve::run(listener, run_state, async {
                 let _ = rx.await;
             })
@@ -126,6 +139,18 @@ impl TestServer {
                 .unwrap(),
             _store: None,
             stop: Some(tx),
+            task: Some(task),
+        }
+    }
+
+    /// Shuts the server down as SIGTERM would and waits until it has
+    /// stopped: no request served, no background task left running.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.unwrap();
         }
     }
 

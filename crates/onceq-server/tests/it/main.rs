@@ -1,18 +1,24 @@
 //! HTTP tests of the server: every endpoint of the contract, over a real
-//! socket, on both backends. `harness` starts servers; each other module is
-//! one capability group. Every test is written once and run on SQLite and
-//! PostgreSQL by the `both!` macro.
+//! socket, on both backends. `harness` starts servers; `prom` reads
+//! `/metrics` answers; each other module is one capability group (`push`:
+//! push subscriptions, with a webhook receiver). Every test is written once
+//! and run on SQLite and PostgreSQL by the `both!` macro.
 
 mod harness;
 
 mod auth;
 mod consume;
+mod dashboard;
 mod envelope;
 mod fifo;
 mod hostile;
 mod metering;
+mod metrics;
+mod openapi;
 mod outage;
+mod prom;
 mod publish;
+mod push;
 mod queues;
 mod rate_limits;
 mod scopes;

@@ -29,6 +29,31 @@ async fn postgres_outage_is_503_then_recovers() {
     let r = s.http.get(s.url("/readyz")).send().await.unwrap();
     assert_eq!(r.status(), 503);
     assert_eq!(r.headers()["retry-after"], "1");
+    // /metrics still answers, with the counters; the outage shows in them
+    let m = s.scrape().await;
+    assert_eq!(m.value("onceq_queue_depth_ok", &[]), 0.0);
+    assert!(
+        m.get(
+            "onceq_queue_messages",
+            &[("project", "alpha"), ("queue", "q"), ("state", "available")]
+        )
+        .is_none()
+    );
+    let errors = |source| {
+        m.value(
+            "onceq_db_errors_total",
+            &[("source", source), ("kind", "unavailable")],
+        )
+    };
+    assert!(errors("request") >= 1.0, "{}", m.text);
+    assert_eq!(errors("scrape"), 1.0);
+    assert_eq!(
+        m.value(
+            "onceq_messages_published_total",
+            &[("project", "alpha"), ("queue", "q")]
+        ),
+        1.0
+    );
 
     cluster.restart_server().await;
     let mut recovered = false;

@@ -128,6 +128,23 @@ async fn header_key_is_used_and_body_field_wins(b: Backend) {
     assert_ne!(c["data"]["message_id"], a["data"]["message_id"]);
     assert_eq!(c["metadata"]["idempotent_replay"], false);
     assert_eq!(s.stats("q").await["message_count"], 2);
+    // a malformed header is refused even when the body's key wins
+    // (schemathesis found it silently ignored)
+    let long: &'static str = Box::leak("h".repeat(256).into_boxed_str());
+    for body in [
+        json!({"queue": "q", "payload": 1}),
+        json!({"queue": "q", "payload": 1, "idempotency_key": "bk"}),
+    ] {
+        let r = send(Some(long), body).await;
+        assert_eq!(r["error"]["code"], "INVALID_PARAMS", "{r}");
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("Idempotency-Key header")
+        );
+    }
+    assert_eq!(s.stats("q").await["message_count"], 2);
 }
 both!(header_key_is_used_and_body_field_wins);
 
@@ -366,3 +383,24 @@ async fn batch_is_all_or_nothing(b: Backend) {
     assert_eq!(s.stats("q").await["message_count"], 3);
 }
 both!(batch_is_all_or_nothing);
+
+/// `--max-batch` raises the contract's 10 for onceq's own clients; past the
+/// raised limit it is refused the same way.
+async fn max_batch_can_be_raised(b: Backend) {
+    let config = onceq_server::ServerConfig {
+        max_batch: 100,
+        ..onceq_server::ServerConfig::default()
+    };
+    let s = TestServer::start_with(b, config).await;
+    let batch = |n: usize| json!({"queue": "q", "messages": (0..n).map(|i| json!({"payload": i})).collect::<Vec<_>>()});
+    let r = s.post("/v1/queue/publish_batch", batch(100)).await;
+    r.ok();
+    assert_eq!(r.data()["items"].as_array().unwrap().len(), 100);
+    let msg = s
+        .post("/v1/queue/publish_batch", batch(101))
+        .await
+        .err(400, "INVALID_PARAMS");
+    assert!(msg.contains("1 to 100"), "{msg}");
+    assert_eq!(s.stats("q").await["message_count"], 100);
+}
+both!(max_batch_can_be_raised);

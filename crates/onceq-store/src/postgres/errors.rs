@@ -133,17 +133,34 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, Error>>,
 {
-    let mut tries = 0;
+    let mut retry = Retry::default();
     loop {
-        tries += 1;
         match attempt().await {
             Ok(v) => return Ok(v),
-            Err(e) if tries < ATTEMPTS && e.is_race() => {
-                tracing::debug!(error = ?e, tries, "postgres: retrying after a lost race");
-                // Let the winner finish before we go again.
-                tokio::time::sleep(Duration::from_millis(u64::from(tries) * 5)).await;
-            }
-            Err(e) => return Err(e.into_store()),
+            Err(e) => retry.after(e).await?,
         }
+    }
+}
+
+/// The retry policy of [`retrying`], for loops written out by hand (a
+/// closure returning a borrowing future cannot be proven `Send` inside a
+/// spawned task).
+#[derive(Default)]
+pub(super) struct Retry {
+    tries: u32,
+}
+
+impl Retry {
+    /// After a failed attempt: `Ok` (having waited) when it is worth
+    /// another, the reported error otherwise.
+    pub(super) async fn after(&mut self, e: Error) -> crate::Result<()> {
+        self.tries += 1;
+        if self.tries < ATTEMPTS && e.is_race() {
+            tracing::debug!(error = ?e, tries = self.tries, "postgres: retrying after a lost race");
+            // Let the winner finish before we go again.
+            tokio::time::sleep(Duration::from_millis(u64::from(self.tries) * 5)).await;
+            return Ok(());
+        }
+        Err(e.into_store())
     }
 }

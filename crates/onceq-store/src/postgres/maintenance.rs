@@ -3,7 +3,7 @@
 
 use super::errors::Error;
 use super::{PgStore, sql};
-use crate::LeaseExpiry;
+use crate::{LeaseExpiry, QueueLeaseExpiry, QueueRef};
 
 impl PgStore {
     pub(super) async fn lease_expire_once(
@@ -13,12 +13,22 @@ impl PgStore {
     ) -> Result<LeaseExpiry, Error> {
         let client = self.client().await?;
         let stmt = client.prepare_cached(sql::LEASE_EXPIRE).await?;
-        let row = client.query_one(&stmt, &[&now, &i64::from(limit)]).await?;
-        let n = |col: &str| u64::try_from(row.get::<_, i64>(col)).unwrap_or(0);
-        Ok(LeaseExpiry {
-            requeued: n("requeued"),
-            dead_lettered: n("dead_lettered"),
-        })
+        let rows = client.query(&stmt, &[&now, &i64::from(limit)]).await?;
+        let n = |row: &tokio_postgres::Row, col: &str| {
+            u64::try_from(row.get::<_, i64>(col)).unwrap_or(0)
+        };
+        Ok(LeaseExpiry::from_queues(
+            rows.iter()
+                .map(|row| QueueLeaseExpiry {
+                    queue: QueueRef::new(
+                        row.get::<_, String>("project"),
+                        row.get::<_, String>("name"),
+                    ),
+                    requeued: n(row, "requeued"),
+                    dead_lettered: n(row, "dead_lettered"),
+                })
+                .collect(),
+        ))
     }
 
     pub(super) async fn dedupe_purge_once(&self, now: jiff::Timestamp) -> Result<u64, Error> {

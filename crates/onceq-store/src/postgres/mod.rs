@@ -7,8 +7,10 @@
 //!   that lost a deadlock or a race.
 //! - [`sql`]: every statement, one `.sql` file each under `sql/`.
 //! - [`accounts`]: credit limits, usage buckets, server heartbeats.
+//! - [`publish_group`]: group commit of concurrent publishes.
 //! - [`keys`], [`queues`], [`publish`], [`claim`], [`lease`], [`dlq`],
-//!   [`maintenance`]: the operations, by concept.
+//!   [`browse`], [`subscriptions`], [`maintenance`]: the operations, by concept.
+//! - [`observe`]: queue depths and pool use for `/metrics`.
 //!
 //! # Concurrency
 //!
@@ -24,6 +26,7 @@
 //! rounded to the microsecond; what operations return is what was stored.
 
 mod accounts;
+mod browse;
 mod claim;
 mod dlq;
 mod errors;
@@ -31,16 +34,21 @@ mod keys;
 mod lease;
 mod maintenance;
 mod migrate;
+mod observe;
 mod pool;
 mod publish;
+mod publish_group;
 mod queues;
 mod sql;
+mod subscriptions;
 
 use crate::{Result, StoreError};
 
 /// The PostgreSQL store. Cheap to share: it is a connection pool.
 pub struct PgStore {
     pool: deadpool_postgres::Pool,
+    /// Where publishes go: they are stored in groups (see [`publish_group`]).
+    publishes: publish_group::GroupCommit,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -62,7 +70,8 @@ impl PgStore {
         migrate::run(&pool)
             .await
             .map_err(errors::Error::into_store)?;
-        Ok(PgStore { pool })
+        let publishes = publish_group::GroupCommit::start(pool.clone());
+        Ok(PgStore { pool, publishes })
     }
 
     /// A pooled connection.
@@ -178,8 +187,7 @@ impl crate::Store for PgStore {
         &self,
         p: crate::MessagePublish,
     ) -> Result<Vec<crate::PublishOutcome>> {
-        let batch = publish::Batch::new(&p)?;
-        errors::retrying(|| self.publish_once(&p, &batch)).await
+        self.publishes.publish(p).await
     }
 
     async fn message_claim(&self, p: crate::MessageClaim) -> Result<Vec<crate::ClaimedMessage>> {
@@ -202,6 +210,46 @@ impl crate::Store for PgStore {
         errors::retrying(|| self.redrive_once(&p)).await
     }
 
+    async fn message_list(&self, p: crate::MessageList) -> Result<crate::MessagePage> {
+        errors::retrying(|| self.message_list_once(&p)).await
+    }
+
+    async fn message_get(&self, p: crate::MessageGet) -> Result<Option<crate::MessageRecord>> {
+        errors::retrying(|| self.message_get_once(&p)).await
+    }
+
+    async fn message_delete(&self, p: crate::MessageDelete) -> Result<crate::SingleOutcome> {
+        errors::retrying(|| self.message_delete_once(&p)).await
+    }
+
+    async fn dlq_redrive_one(&self, p: crate::DlqRedriveOne) -> Result<crate::RedriveOneOutcome> {
+        errors::retrying(|| self.redrive_one_once(&p)).await
+    }
+
+    async fn subscription_insert(
+        &self,
+        p: crate::SubscriptionInsert,
+    ) -> Result<crate::SubscriptionRecord> {
+        // Made once, so a retried insert reuses it.
+        let id = crate::ids::subscription_id();
+        errors::retrying(|| self.subscription_insert_once(&p, &id)).await
+    }
+
+    async fn subscription_list(
+        &self,
+        q: &crate::QueueRef,
+    ) -> Result<Vec<crate::SubscriptionRecord>> {
+        errors::retrying(|| self.subscription_list_once(q)).await
+    }
+
+    async fn subscription_delete(&self, p: crate::SubscriptionDelete) -> Result<bool> {
+        errors::retrying(|| self.subscription_delete_once(&p)).await
+    }
+
+    async fn subscription_scan(&self, now: jiff::Timestamp) -> Result<Vec<crate::SubscriptionDue>> {
+        errors::retrying(|| self.subscription_scan_once(now)).await
+    }
+
     async fn lease_expire(&self, now: jiff::Timestamp, limit: u32) -> Result<crate::LeaseExpiry> {
         errors::retrying(|| self.lease_expire_once(now, limit)).await
     }
@@ -212,6 +260,14 @@ impl crate::Store for PgStore {
 
     async fn message_retention_purge(&self, now: jiff::Timestamp) -> Result<u64> {
         errors::retrying(|| self.retention_purge_once(now)).await
+    }
+
+    async fn queue_depths(&self, now: jiff::Timestamp) -> Result<Vec<crate::QueueDepth>> {
+        errors::retrying(|| self.queue_depths_once(now)).await
+    }
+
+    fn pool_stats(&self) -> Vec<crate::PoolStats> {
+        self.pool_stats_now()
     }
 }
 

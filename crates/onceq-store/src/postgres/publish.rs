@@ -14,16 +14,16 @@ use jiff::Timestamp;
 use onceq_types::{MessageStatus, QueueType};
 
 use super::errors::Error;
-use super::{PgStore, queues, sql};
+use super::{queues, sql};
 use crate::{DEFAULT_GROUP, MessagePublish, PublishOutcome, StoreError, ids};
 
 /// What a publish computes once, before any attempt: retries reuse the same
 /// ids, so nothing about the outcome depends on how many attempts it took.
 pub(super) struct Batch {
-    ids: Vec<String>,
-    visible_at: Vec<Timestamp>,
-    hashes: Vec<[u8; 32]>,
-    key_expires_at: Timestamp,
+    pub(super) ids: Vec<String>,
+    pub(super) visible_at: Vec<Timestamp>,
+    pub(super) hashes: Vec<[u8; 32]>,
+    pub(super) key_expires_at: Timestamp,
 }
 
 impl Batch {
@@ -56,7 +56,7 @@ struct Stored {
     created_at: Timestamp,
 }
 
-fn status(state: &str) -> Result<MessageStatus, Error> {
+pub(super) fn status(state: &str) -> Result<MessageStatus, Error> {
     MessageStatus::parse(state)
         .ok_or_else(|| StoreError::internal(format!("unknown message state {state:?}")).into())
 }
@@ -124,83 +124,84 @@ enum Keyed {
     SameAs(usize),
 }
 
-impl PgStore {
-    pub(super) async fn publish_once(
-        &self,
-        p: &MessagePublish,
-        batch: &Batch,
-    ) -> Result<Vec<PublishOutcome>, Error> {
-        if p.messages.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut client = self.client().await?;
-        let all: Vec<usize> = (0..p.messages.len()).collect();
-
-        let keyed = p.messages.iter().any(|m| m.idempotency_key.is_some());
-        if !keyed {
-            // The common case: one statement. Nothing back means the queue
-            // is missing (create it below and insert in that transaction),
-            // or is a FIFO queue (take its groups' locks first, below).
-            let stored = insert(&client, p, batch, &all, true).await?;
-            if !stored.is_empty() {
-                return new_outcomes(p, batch, &all, &stored);
-            }
-        }
-
-        let tx = client.transaction().await?;
-        let (queue_id, queue_type) = queues::ensure(&tx, &p.queue, p.now).await?;
-
-        let mut resolved = Vec::with_capacity(p.messages.len());
-        let mut taken: HashMap<&str, usize> = HashMap::new();
-        for (i, m) in p.messages.iter().enumerate() {
-            let Some(key) = m.idempotency_key.as_deref() else {
-                resolved.push(Keyed::New);
-                continue;
-            };
-            // A key twice in one batch: the second is a replay of the first.
-            if let Some(&first) = taken.get(key) {
-                if batch.hashes[first] != batch.hashes[i] {
-                    return Err(reused(i, key));
-                }
-                resolved.push(Keyed::SameAs(first));
-                continue;
-            }
-            let outcome = take_key(&tx, p, batch, queue_id, i, key).await?;
-            if matches!(outcome, Keyed::New) {
-                taken.insert(key, i);
-            }
-            resolved.push(outcome);
-        }
-
-        let fresh: Vec<usize> = resolved
-            .iter()
-            .enumerate()
-            .filter_map(|(i, r)| matches!(r, Keyed::New).then_some(i))
-            .collect();
-        let stored = if fresh.is_empty() {
-            HashMap::new()
-        } else {
-            if queue_type == QueueType::Fifo {
-                let groups = fresh.iter().map(|&i| p.messages[i].group_id.as_deref());
-                lock_groups(&tx, queue_id, groups).await?;
-            }
-            insert(&tx, p, batch, &fresh, false).await?
-        };
-        let mut outcomes: Vec<PublishOutcome> = Vec::with_capacity(resolved.len());
-        for (i, r) in resolved.into_iter().enumerate() {
-            outcomes.push(match r {
-                Keyed::New => new_outcome(p, batch, i, &stored)?,
-                Keyed::Replay(outcome) => outcome,
-                Keyed::SameAs(first) => PublishOutcome {
-                    payload: p.messages[i].payload.clone(),
-                    replay: true,
-                    ..outcomes[first].clone()
-                },
-            });
-        }
-        tx.commit().await?;
-        Ok(outcomes)
+/// Stores one publish in a transaction of its own: the path of a publish
+/// whose group failed (see `publish_group`), so that one bad request never
+/// fails its neighbours.
+pub(super) async fn publish_alone(
+    pool: &deadpool_postgres::Pool,
+    p: &MessagePublish,
+    batch: &Batch,
+) -> Result<Vec<PublishOutcome>, Error> {
+    if p.messages.is_empty() {
+        return Ok(Vec::new());
     }
+    let mut client = pool.get().await?;
+    let all: Vec<usize> = (0..p.messages.len()).collect();
+
+    let keyed = p.messages.iter().any(|m| m.idempotency_key.is_some());
+    if !keyed {
+        // The common case: one statement. Nothing back means the queue
+        // is missing (create it below and insert in that transaction),
+        // or is a FIFO queue (take its groups' locks first, below).
+        let stored = insert(&client, p, batch, &all, true).await?;
+        if !stored.is_empty() {
+            return new_outcomes(p, batch, &all, &stored);
+        }
+    }
+
+    let tx = client.transaction().await?;
+    let (queue_id, queue_type) = queues::ensure(&tx, &p.queue, p.now).await?;
+
+    let mut resolved = Vec::with_capacity(p.messages.len());
+    let mut taken: HashMap<&str, usize> = HashMap::new();
+    for (i, m) in p.messages.iter().enumerate() {
+        let Some(key) = m.idempotency_key.as_deref() else {
+            resolved.push(Keyed::New);
+            continue;
+        };
+        // A key twice in one batch: the second is a replay of the first.
+        if let Some(&first) = taken.get(key) {
+            if batch.hashes[first] != batch.hashes[i] {
+                return Err(reused(i, key));
+            }
+            resolved.push(Keyed::SameAs(first));
+            continue;
+        }
+        let outcome = take_key(&tx, p, batch, queue_id, i, key).await?;
+        if matches!(outcome, Keyed::New) {
+            taken.insert(key, i);
+        }
+        resolved.push(outcome);
+    }
+
+    let fresh: Vec<usize> = resolved
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| matches!(r, Keyed::New).then_some(i))
+        .collect();
+    let stored = if fresh.is_empty() {
+        HashMap::new()
+    } else {
+        if queue_type == QueueType::Fifo {
+            let groups = fresh.iter().map(|&i| p.messages[i].group_id.as_deref());
+            lock_groups(&tx, queue_id, groups).await?;
+        }
+        insert(&tx, p, batch, &fresh, false).await?
+    };
+    let mut outcomes: Vec<PublishOutcome> = Vec::with_capacity(resolved.len());
+    for (i, r) in resolved.into_iter().enumerate() {
+        outcomes.push(match r {
+            Keyed::New => new_outcome(p, batch, i, &stored)?,
+            Keyed::Replay(outcome) => outcome,
+            Keyed::SameAs(first) => PublishOutcome {
+                payload: p.messages[i].payload.clone(),
+                replay: true,
+                ..outcomes[first].clone()
+            },
+        });
+    }
+    tx.commit().await?;
+    Ok(outcomes)
 }
 
 /// Takes the advisory locks of these groups of a FIFO queue (`None` is the
@@ -261,6 +262,16 @@ async fn take_key(
     if first_hash != hash {
         return Err(reused(i, key));
     }
+    Ok(Keyed::Replay(replay(&row, p.now, &p.messages[i].payload)?))
+}
+
+/// The answer to a publish whose key is held, from the key's row joined
+/// with its first message (`sql/dedupe_key_get.sql`'s columns).
+pub(super) fn replay(
+    row: &tokio_postgres::Row,
+    now: Timestamp,
+    payload: &str,
+) -> Result<PublishOutcome, Error> {
     let state: Option<&str> = row.get("state");
     let (status, delivery_count) = match state {
         // Its first message is gone (acked, purged, expired).
@@ -269,23 +280,23 @@ async fn take_key(
             let visible_at: Timestamp = row.get("visible_at");
             let status = match status(state)? {
                 // Due: the next claim hands it out; report it as stats do.
-                MessageStatus::Delayed if visible_at <= p.now => MessageStatus::Available,
+                MessageStatus::Delayed if visible_at <= now => MessageStatus::Available,
                 s => s,
             };
             (status, row.get("delivery_count"))
         }
     };
-    Ok(Keyed::Replay(PublishOutcome {
+    Ok(PublishOutcome {
         message_id: row.get("message_id"),
-        payload: p.messages[i].payload.clone(),
+        payload: payload.to_owned(),
         status,
         delivery_count,
         created_at: row.get("created_at"),
         replay: true,
-    }))
+    })
 }
 
-fn reused(index: usize, key: &str) -> Error {
+pub(super) fn reused(index: usize, key: &str) -> Error {
     StoreError::IdempotencyKeyReused {
         index,
         key: key.to_owned(),

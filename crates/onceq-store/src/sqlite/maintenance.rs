@@ -1,5 +1,7 @@
 //! Background maintenance: lease expiry, dedupe-key purge, retention.
 
+use std::collections::HashMap;
+
 use jiff::{SignedDuration, Timestamp};
 use rusqlite::{Connection, params};
 
@@ -7,24 +9,42 @@ use super::{
     leases::{self, Ending, Held},
     time,
 };
-use crate::{LeaseExpiry, Result};
+use crate::{LeaseExpiry, QueueLeaseExpiry, QueueRef, Result};
 
 /// `Store::lease_expire`: at most `limit` leases per call, so one pass is a
 /// bounded write that does not hold up the writer's other requests.
 pub(super) fn lease_expire(conn: &Connection, now: Timestamp, limit: u32) -> Result<LeaseExpiry> {
     let expired = {
         let mut stmt = conn.prepare_cached(sql!("lease_expired"))?;
-        let rows = stmt.query_map(params![time::micros(now), i64::from(limit)], Held::from_row)?;
+        let rows = stmt.query_map(params![time::micros(now), i64::from(limit)], |r| {
+            Ok((
+                Held::from_row(r)?,
+                QueueRef::new(r.get::<_, String>(4)?, r.get::<_, String>(5)?),
+            ))
+        })?;
         rows.collect::<rusqlite::Result<Vec<_>>>()?
     };
-    let mut out = LeaseExpiry::default();
-    for held in &expired {
-        match leases::end(conn, held, now, SignedDuration::ZERO)? {
-            Ending::DeadLettered => out.dead_lettered += 1,
-            Ending::Requeued | Ending::Dropped => out.requeued += 1,
+    // (requeued, dead-lettered) per (project, queue)
+    let mut counts: HashMap<(String, String), (u64, u64)> = HashMap::new();
+    for (held, queue) in expired {
+        let ending = leases::end(conn, &held, now, SignedDuration::ZERO)?;
+        let c = counts.entry((queue.project, queue.queue)).or_default();
+        match ending {
+            Ending::DeadLettered => c.1 += 1,
+            Ending::Requeued | Ending::Dropped => c.0 += 1,
         }
     }
-    Ok(out)
+    let by_queue = counts
+        .into_iter()
+        .map(
+            |((project, queue), (requeued, dead_lettered))| QueueLeaseExpiry {
+                queue: QueueRef::new(project, queue),
+                requeued,
+                dead_lettered,
+            },
+        )
+        .collect();
+    Ok(LeaseExpiry::from_queues(by_queue))
 }
 
 /// `Store::dedupe_purge`.

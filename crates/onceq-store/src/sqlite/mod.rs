@@ -5,9 +5,10 @@
 //! - [`reader`]: read connections for the read-only operations.
 //! - [`conn`]: PRAGMAs and migrations.
 //! - [`accounts`]: credit limits, usage buckets, server heartbeats.
-//! - [`keys`], [`queues`], [`publish`], [`leases`], [`dlq`],
-//!   [`maintenance`]: the operations, one concept each, written against a
-//!   plain `&Connection` so they run on either.
+//! - [`keys`], [`queues`], [`publish`], [`leases`], [`dlq`], [`browse`],
+//!   [`subscriptions`], [`maintenance`], [`observe`]: the operations, one
+//!   concept each, written against a plain `&Connection` so they run on
+//!   either.
 //! - [`time`]: timestamps as INTEGER microseconds.
 //! - [`error`]: SQLite errors as `StoreError`s.
 //!
@@ -20,10 +21,12 @@ use jiff::Timestamp;
 use onceq_types::{QueueRecord, QueueStats};
 
 use crate::{
-    ClaimedMessage, DlqRedrive, ExtendOutcome, KeyInsert, KeyRecord, LeaseExpiry, MessageAck,
-    MessageClaim, MessageExtend, MessageNack, MessagePublish, NackOutcome, ProjectRecord,
-    PublishOutcome, QueueCreate, QueueCreated, QueueRef, RateLimit, RedriveOutcome, Result,
-    ServerHeartbeat, Store, StoreError, UsageQuery, UsageRow, UsageTotal,
+    ClaimedMessage, DlqRedrive, DlqRedriveOne, ExtendOutcome, KeyInsert, KeyRecord, LeaseExpiry,
+    MessageAck, MessageClaim, MessageDelete, MessageExtend, MessageGet, MessageList, MessageNack,
+    MessagePage, MessagePublish, MessageRecord, NackOutcome, ProjectRecord, PublishOutcome,
+    QueueCreate, QueueCreated, QueueRef, RateLimit, RedriveOneOutcome, RedriveOutcome, Result,
+    ServerHeartbeat, SingleOutcome, Store, StoreError, SubscriptionDelete, SubscriptionDue,
+    SubscriptionInsert, SubscriptionRecord, UsageQuery, UsageRow, UsageTotal,
 };
 
 /// A statement from `sql/<name>.sql`, for `prepare_cached`.
@@ -34,15 +37,18 @@ macro_rules! sql {
 }
 
 mod accounts;
+mod browse;
 mod conn;
 mod dlq;
 mod error;
 mod keys;
 mod leases;
 mod maintenance;
+mod observe;
 mod publish;
 mod queues;
 mod reader;
+mod subscriptions;
 mod time;
 mod writer;
 
@@ -237,6 +243,47 @@ impl Store for SqliteStore {
         self.writer.run(move |tx| dlq::redrive(tx, &p)).await
     }
 
+    async fn message_list(&self, p: MessageList) -> Result<MessagePage> {
+        self.readers.run(move |conn| browse::list(conn, &p)).await
+    }
+
+    async fn message_get(&self, p: MessageGet) -> Result<Option<MessageRecord>> {
+        self.readers.run(move |conn| browse::get(conn, &p)).await
+    }
+
+    async fn message_delete(&self, p: MessageDelete) -> Result<SingleOutcome> {
+        self.writer.run(move |tx| browse::delete(tx, &p)).await
+    }
+
+    async fn dlq_redrive_one(&self, p: DlqRedriveOne) -> Result<RedriveOneOutcome> {
+        self.writer.run(move |tx| browse::redrive_one(tx, &p)).await
+    }
+
+    async fn subscription_insert(&self, p: SubscriptionInsert) -> Result<SubscriptionRecord> {
+        self.writer
+            .run(move |tx| subscriptions::insert(tx, &p))
+            .await
+    }
+
+    async fn subscription_list(&self, q: &QueueRef) -> Result<Vec<SubscriptionRecord>> {
+        let q = q.clone();
+        self.readers
+            .run(move |conn| subscriptions::list(conn, &q))
+            .await
+    }
+
+    async fn subscription_delete(&self, p: SubscriptionDelete) -> Result<bool> {
+        self.writer
+            .run(move |tx| subscriptions::delete(tx, &p))
+            .await
+    }
+
+    async fn subscription_scan(&self, now: Timestamp) -> Result<Vec<SubscriptionDue>> {
+        self.readers
+            .run(move |conn| subscriptions::scan(conn, now))
+            .await
+    }
+
     async fn lease_expire(&self, now: Timestamp, limit: u32) -> Result<LeaseExpiry> {
         self.writer
             .run(move |tx| maintenance::lease_expire(tx, now, limit))
@@ -253,5 +300,15 @@ impl Store for SqliteStore {
         self.writer
             .run(move |tx| maintenance::retention_purge(tx, now))
             .await
+    }
+
+    async fn queue_depths(&self, now: Timestamp) -> Result<Vec<crate::QueueDepth>> {
+        self.readers
+            .run(move |conn| observe::queue_depths(conn, now))
+            .await
+    }
+
+    fn pool_stats(&self) -> Vec<crate::PoolStats> {
+        vec![self.readers.stats(), self.writer.stats()]
     }
 }

@@ -1,6 +1,7 @@
 //! Reads (`key_lookup`, `key_list`, `queue_get`, `queue_list`,
-//! `queue_stats`) go through read connections on blocking tasks, not through
-//! the writer thread.
+//! `queue_stats`, `message_list`, `message_get`, `subscription_list`,
+//! `subscription_scan`) go through read connections
+//! on blocking tasks, not through the writer thread.
 //!
 //! Why: `key_lookup` runs on every authenticated HTTP request; queueing it
 //! behind a group of writes (and its fsync) would add the commit latency to
@@ -12,13 +13,16 @@
 
 use std::{
     path::PathBuf,
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
 };
 
 use rusqlite::Connection;
 
 use super::conn;
-use crate::{Result, StoreError};
+use crate::{PoolStats, Result, StoreError};
 
 /// Idle read connections kept open; more are opened on demand under load
 /// and closed when returned beyond this number.
@@ -29,6 +33,8 @@ const MAX_IDLE: usize = 4;
 pub(super) struct Readers {
     path: Arc<PathBuf>,
     idle: Arc<Mutex<Vec<Connection>>>,
+    /// Connections open, idle or in use (for `pool_stats`).
+    open: Arc<AtomicUsize>,
 }
 
 impl Readers {
@@ -37,6 +43,7 @@ impl Readers {
         Self {
             path: Arc::new(path),
             idle: Arc::default(),
+            open: Arc::default(),
         }
     }
 
@@ -59,7 +66,9 @@ impl Readers {
             };
             // A connection that hit an I/O or lock problem may be in a bad
             // state; open a fresh one next time instead.
-            if !matches!(result, Err(StoreError::Unavailable(_))) {
+            if matches!(result, Err(StoreError::Unavailable(_))) {
+                this.close(conn);
+            } else {
                 this.checkin(conn);
             }
             result
@@ -68,11 +77,28 @@ impl Readers {
         .map_err(|e| StoreError::internal(format!("a SQLite read task failed: {e}")))?
     }
 
+    /// Open and idle connections; nobody ever waits (another connection is
+    /// opened instead), so `waiting` is 0.
+    pub(super) fn stats(&self) -> PoolStats {
+        let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).len();
+        PoolStats {
+            pool: "sqlite_readers",
+            max_size: None,
+            size: self.open.load(Ordering::Relaxed),
+            available: idle,
+            waiting: 0,
+        }
+    }
+
     fn checkout(&self) -> Result<Connection> {
         let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
         match idle {
             Some(conn) => Ok(conn),
-            None => conn::open_reader(&self.path),
+            None => {
+                let conn = conn::open_reader(&self.path)?;
+                self.open.fetch_add(1, Ordering::Relaxed);
+                Ok(conn)
+            }
         }
     }
 
@@ -80,6 +106,14 @@ impl Readers {
         let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
         if idle.len() < MAX_IDLE {
             idle.push(conn);
+        } else {
+            drop(idle);
+            self.close(conn);
         }
+    }
+
+    fn close(&self, conn: Connection) {
+        drop(conn);
+        self.open.fetch_sub(1, Ordering::Relaxed);
     }
 }

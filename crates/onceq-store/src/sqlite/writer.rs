@@ -54,6 +54,19 @@ impl Writer {
         Ok(Writer { jobs })
     }
 
+    /// The writer as a pool of one connection: `waiting` is the requests
+    /// queued for the thread (beyond the one group it may be running).
+    pub(super) fn stats(&self) -> crate::PoolStats {
+        let waiting = self.jobs.max_capacity() - self.jobs.capacity();
+        crate::PoolStats {
+            pool: "sqlite_writer",
+            max_size: Some(1),
+            size: 1,
+            available: usize::from(waiting == 0),
+            waiting,
+        }
+    }
+
     /// Runs `f` in the next group's transaction and answers once that
     /// transaction is committed. If `f` fails, its changes are rolled back
     /// and its error returned.

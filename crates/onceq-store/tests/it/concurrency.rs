@@ -14,6 +14,7 @@ conformance!(
     multi_thread
     concurrent_publishes_of_one_key_store_one_message,
     concurrent_first_publishes_create_the_queue_once,
+    concurrent_first_keyed_publishes_create_the_queue_once,
     concurrent_claimers_never_share_a_message,
 );
 
@@ -81,6 +82,28 @@ async fn concurrent_first_publishes_create_the_queue_once(h: Harness) {
     }
     assert_eq!(h.stats("fresh").await.message_count, TASKS as i64);
     assert!(h.get("fresh-dlq").await.is_some());
+}
+
+/// As above with keys: a key taken under a queue another publish is still
+/// creating must not fail (on PostgreSQL, publishes grouped by different
+/// committers race to create the queue).
+async fn concurrent_first_keyed_publishes_create_the_queue_once(h: Harness) {
+    let outs = race(|i| {
+        let (store, p) = (
+            h.store.clone(),
+            publish(
+                &h,
+                "fresh",
+                vec![msg(&payload(i as i64)).key(&format!("k{i}"))],
+            ),
+        );
+        async move { store.message_publish(p).await }
+    })
+    .await;
+    for o in &outs {
+        assert!(o.is_ok(), "publish failed: {o:?}");
+    }
+    assert_eq!(h.stats("fresh").await.message_count, TASKS as i64);
 }
 
 /// Publishes 200 messages to `queue` in batches of 10; returns their ids.

@@ -1,6 +1,6 @@
 //! The dead-letter rule (at most `max_retries + 1` hand-outs) and redrive.
 
-use onceq_store::{DlqRedrive, LeaseExpiry, RedriveOutcome, StoreError};
+use onceq_store::{DlqRedrive, LeaseExpiry, QueueLeaseExpiry, RedriveOutcome, StoreError};
 use onceq_types::queue::QueueSettings;
 
 use crate::{Harness, defaults, payload};
@@ -40,16 +40,15 @@ async fn fourth_expired_lease_dead_letters(mut h: Harness) {
         let c = h.claim_one("jobs").await;
         assert_eq!(c.delivery_count, n);
         h.advance(31);
-        let want = if n < 4 {
-            LeaseExpiry {
-                requeued: 1,
-                dead_lettered: 0,
-            }
-        } else {
-            LeaseExpiry {
-                requeued: 0,
-                dead_lettered: 1,
-            }
+        let (requeued, dead_lettered) = if n < 4 { (1, 0) } else { (0, 1) };
+        let want = LeaseExpiry {
+            requeued,
+            dead_lettered,
+            by_queue: vec![QueueLeaseExpiry {
+                queue: h.q("jobs"),
+                requeued,
+                dead_lettered,
+            }],
         };
         assert_eq!(h.lease_expire(100).await, want, "expiry {n}");
     }

@@ -1,6 +1,6 @@
 //! Leases: extend, expiry, and receipts that outlived their lease.
 
-use onceq_store::LeaseExpiry;
+use onceq_store::{LeaseExpiry, QueueLeaseExpiry};
 
 use crate::{Harness, payload};
 
@@ -11,11 +11,13 @@ conformance!(
     expired_but_unreaped_lease_can_be_acked,
     lease_expire_waits_for_expiry,
     lease_expire_respects_limit,
+    lease_expire_counts_per_queue,
 );
 
 const NONE: LeaseExpiry = LeaseExpiry {
     requeued: 0,
     dead_lettered: 0,
+    by_queue: Vec::new(),
 };
 
 async fn extend_moves_the_lease_end(mut h: Harness) {
@@ -93,6 +95,11 @@ async fn lease_expire_waits_for_expiry(mut h: Harness) {
     let want = LeaseExpiry {
         requeued: 1,
         dead_lettered: 0,
+        by_queue: vec![QueueLeaseExpiry {
+            queue: h.q("jobs"),
+            requeued: 1,
+            dead_lettered: 0,
+        }],
     };
     assert_eq!(h.lease_expire(100).await, want);
     let s = h.stats("jobs").await;
@@ -115,4 +122,43 @@ async fn lease_expire_respects_limit(mut h: Harness) {
     };
     assert_eq!(requeued, [2, 2, 1, 0]);
     assert_eq!(h.stats("jobs").await.available, 5);
+}
+
+async fn lease_expire_counts_per_queue(mut h: Harness) {
+    let settings = |max_retries| onceq_types::queue::QueueSettings {
+        max_retries,
+        ..crate::defaults()
+    };
+    // "last" dead-letters on its first expiry; "jobs" requeues.
+    h.create("last", settings(0)).await.unwrap();
+    h.create("jobs", settings(3)).await.unwrap();
+    for n in 0..3 {
+        h.publish_one("jobs", &payload(n)).await;
+    }
+    for n in 0..2 {
+        h.publish_one("last", &payload(n)).await;
+    }
+    h.publish_one("idle", &payload(9)).await;
+    assert_eq!(h.claim("jobs", 10).await.len(), 3);
+    assert_eq!(h.claim("last", 10).await.len(), 2);
+    h.advance(31);
+    let got = h.lease_expire(100).await;
+    let want = LeaseExpiry {
+        requeued: 3,
+        dead_lettered: 2,
+        by_queue: vec![
+            QueueLeaseExpiry {
+                queue: h.q("jobs"),
+                requeued: 3,
+                dead_lettered: 0,
+            },
+            QueueLeaseExpiry {
+                queue: h.q("last"),
+                requeued: 0,
+                dead_lettered: 2,
+            },
+        ],
+    };
+    assert_eq!(got, want, "only queues with expiries, by name");
+    assert_eq!(h.stats("last").await.dead_lettered, 2);
 }

@@ -18,12 +18,16 @@
 //! - [`lease`]: extend, lease expiry, stale receipts.
 //! - [`dlq`]: the dead-letter rule and redrive.
 //! - [`stats`]: counts by state, oldest message age.
+//! - [`depths`]: every queue's depth at once (`/metrics`), pool use.
+//! - [`browse`]: message pages, search, one message, delete and redrive of one.
 //! - [`maintenance`]: retention purge.
 //! - [`keys`]: API key storage.
 //! - [`accounts`]: key scopes and rate overrides, credit limits, usage,
 //!   server heartbeats.
 //! - [`tenancy`]: two projects owning the same queue name.
 //! - [`concurrency`]: racing publishers and claimers, two Postgres "servers".
+//! - [`subscriptions`]: push subscriptions: add, list, delete, limits,
+//!   tenancy, and the dispatcher's scan.
 //! - [`fifo`]: FIFO queues: order and one in flight per group, alone and
 //!   under concurrent claimers (and two Postgres "servers").
 
@@ -67,9 +71,11 @@ macro_rules! conformance {
 
 mod accounts;
 mod ack_nack;
+mod browse;
 mod claim;
 mod concurrency;
 mod dedupe;
+mod depths;
 mod dlq;
 mod fifo;
 mod keys;
@@ -78,6 +84,7 @@ mod maintenance;
 mod publish;
 mod queues;
 mod stats;
+mod subscriptions;
 mod tenancy;
 
 /// The project a harness acts as unless told otherwise.

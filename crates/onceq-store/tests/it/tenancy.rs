@@ -1,7 +1,7 @@
 //! Tenancy: two projects own a queue of the same name and never see each
 //! other's messages.
 
-use onceq_store::{LeaseExpiry, StoreError};
+use onceq_store::{LeaseExpiry, QueueLeaseExpiry, StoreError};
 use onceq_types::queue::QueueSettings;
 
 use crate::{Harness, MsgExt, defaults, ids, msg, payload};
@@ -97,9 +97,15 @@ async fn lease_expire_covers_every_project(mut a: Harness) {
     a.claim_one("orders").await;
     b.claim_one("orders").await;
     a.advance(31);
+    let one = |queue| QueueLeaseExpiry {
+        queue,
+        requeued: 1,
+        dead_lettered: 0,
+    };
     let want = LeaseExpiry {
         requeued: 2,
         dead_lettered: 0,
+        by_queue: vec![one(a.q("orders")), one(b.q("orders"))],
     };
     assert_eq!(a.lease_expire(100).await, want);
 }

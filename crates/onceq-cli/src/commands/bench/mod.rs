@@ -53,6 +53,25 @@ pub struct BenchArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
+    /// Which phases to run: `single` (enqueue one per call, then work),
+    /// `batch` (enqueue with publish_batch, then work), `mixed`.
+    #[arg(long, value_delimiter = ',', default_value = "single,batch,mixed")]
+    phases: Vec<Phase>,
+    /// Messages per `publish_batch` call (the contract allows 10; a server
+    /// started with a higher `--max-batch` takes more).
+    #[arg(long, default_value_t = onceq_types::MAX_BATCH)]
+    batch_size: usize,
+}
+
+/// A part of the workload, for `--phases`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Phase {
+    /// Enqueue one job per call, then work through the backlog.
+    Single,
+    /// Enqueue with `publish_batch`, then work through the backlog.
+    Batch,
+    /// Mixed load at the offered `--rates`.
+    Mixed,
 }
 
 /// Shared settings of every phase.
@@ -76,10 +95,15 @@ pub struct BenchResult {
     workers: usize,
     date: String,
     runtime: &'static str,
-    enqueue_single: phases::Throughput,
-    work: phases::Throughput,
-    enqueue_batch: phases::Throughput,
-    work2: phases::Throughput,
+    batch_size: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    enqueue_single: Option<phases::Throughput>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    work: Option<phases::Throughput>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    enqueue_batch: Option<phases::Throughput>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    work2: Option<phases::Throughput>,
     mixed: std::collections::BTreeMap<u32, phases::Mixed>,
 }
 
@@ -92,6 +116,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         args.rates.iter().all(|r| *r > 0),
         "--rates must be positive"
     );
+    anyhow::ensure!(args.batch_size > 0, "--batch-size must be positive");
     let load = Load::new(&args.url, &args.api_key, args.producers + args.workers + 64)?;
     let plan = Plan {
         jobs: args.jobs,
@@ -104,12 +129,23 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     let run_id = uuid::Uuid::now_v7().simple().to_string();
     let queue = |phase: &str| format!("bench-{phase}-{}", &run_id[20..]);
 
-    let enqueue_single = phases::enqueue(&load, &plan, &queue("a"), 1).await?;
-    let work = phases::work(&load, &plan, &queue("a")).await?;
-    let enqueue_batch = phases::enqueue(&load, &plan, &queue("b"), onceq_types::MAX_BATCH).await?;
-    let work2 = phases::work(&load, &plan, &queue("b")).await?;
+    let (mut enqueue_single, mut work, mut enqueue_batch, mut work2) = (None, None, None, None);
+    if args.phases.contains(&Phase::Single) {
+        enqueue_single = Some(phases::enqueue(&load, &plan, &queue("a"), 1).await?);
+        work = Some(phases::work(&load, &plan, &queue("a")).await?);
+    }
+    if args.phases.contains(&Phase::Batch) {
+        let size = args.batch_size;
+        enqueue_batch = Some(phases::enqueue(&load, &plan, &queue("b"), size).await?);
+        work2 = Some(phases::work(&load, &plan, &queue("b")).await?);
+    }
     let mut mixed = std::collections::BTreeMap::new();
-    for rate in &args.rates {
+    let rates = if args.phases.contains(&Phase::Mixed) {
+        args.rates.as_slice()
+    } else {
+        &[]
+    };
+    for rate in rates {
         let name = queue(&format!("m{rate}"));
         let result = phases::mixed(
             &load,
@@ -149,6 +185,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         workers: plan.workers,
         date: jiff::Timestamp::now().to_string(),
         runtime: "rust release build, tokio multi-thread (client)",
+        batch_size: args.batch_size,
         enqueue_single,
         work,
         enqueue_batch,

@@ -10,12 +10,14 @@ pub fn table(r: &BenchResult) {
     println!("{}", r.config);
     println!();
     println!("{:<26} {:>10} {:>8}", "phase", "jobs/s", "secs");
+    let batch = format!("enqueue batch ({}/call)", r.batch_size);
     for (name, t) in [
         ("enqueue single", &r.enqueue_single),
         ("work", &r.work),
-        ("enqueue batch (10/call)", &r.enqueue_batch),
+        (batch.as_str(), &r.enqueue_batch),
         ("work after batch", &r.work2),
     ] {
+        let Some(t) = t else { continue };
         let flag = if t.timed_out { " (timed out)" } else { "" };
         println!("{name:<26} {:>10} {:>8.2}{flag}", t.jobs_per_s, t.secs);
     }

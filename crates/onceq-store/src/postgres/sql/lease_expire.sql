@@ -2,6 +2,7 @@
 -- messages; bounded so one pass never holds many locks. SKIP LOCKED leaves a
 -- lease being acked or nacked right now to that call.
 -- The last allowed hand-out goes to the DLQ; a queue without one requeues.
+-- One row per source queue that had an expiry (the metrics count per queue).
 WITH expired AS (
     SELECT id
     FROM onceq_messages
@@ -23,8 +24,10 @@ WITH expired AS (
     FROM expired, onceq_queues q
     WHERE m.id = expired.id AND q.id = m.queue_id
     -- m is the new row here, q the queue it came from
-    RETURNING m.queue_id <> q.id AS dead_lettered
+    RETURNING q.project, q.name, m.queue_id <> q.id AS dead_lettered
 )
-SELECT count(*) FILTER (WHERE NOT dead_lettered) AS requeued,
+SELECT project, name,
+       count(*) FILTER (WHERE NOT dead_lettered) AS requeued,
        count(*) FILTER (WHERE dead_lettered) AS dead_lettered
 FROM moved
+GROUP BY project, name

@@ -1,0 +1,132 @@
+// The dashboard, driven in a real browser against a real `onceq serve`
+// (started by crates/onceq-cli/tests/it/dashboard.rs, which passes
+// ONCEQ_BASE and ONCEQ_API_KEY). The story: sign in; a message published
+// through the API appears without a reload; one is dead-lettered through
+// the API and the queue's numbers change on screen; it is redriven from the
+// DLQ page with the keyboard, and the numbers change back. Any script error
+// or Content-Security-Policy violation on a page fails the run.
+import assert from "node:assert/strict";
+import { client, launch, waitFor } from "./lib.mjs";
+
+const base = process.env.ONCEQ_BASE;
+const key = process.env.ONCEQ_API_KEY;
+assert.ok(base && key, "ONCEQ_BASE and ONCEQ_API_KEY must be set");
+const api = client(base, key);
+
+const { page, close } = await launch();
+const problems = [];
+page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+page.on("console", (m) => {
+  if (m.type() === "error") problems.push(`console error: ${m.text()}`);
+});
+page.on("response", (r) => {
+  if (r.status() >= 400 && r.status() !== 401) problems.push(`${r.status()} from ${r.url()}`);
+});
+
+const text = async (selector) => ((await page.locator(selector).textContent()) ?? "").trim();
+const step = (s) => console.log(`dashboard: ${s}`);
+
+try {
+  // Signed out, / leads to the sign-in form.
+  await page.goto(base + "/");
+  assert.equal(new URL(page.url()).pathname, "/dashboard/signin");
+  await page.getByLabel("API key").fill(key);
+  await page.keyboard.press("Enter");
+  await page.waitForURL(base + "/dashboard");
+  await page.getByText("No queues yet.").waitFor();
+  // The first Tab reaches the skip link, which moves focus to the content.
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Skip to content");
+  await page.keyboard.press("Enter");
+  assert.equal(await page.evaluate(() => document.activeElement?.id), "main");
+  step("signed in");
+
+  // From here on the page must never reload: live regions do the work.
+  await page.evaluate(() => (window.__sameDocument = true));
+  const stillSameDocument = () => page.evaluate(() => window.__sameDocument === true);
+
+  const published = await api("POST", "/v1/queue/publish", {
+    queue: "emails",
+    payload: { to: "ada@example.com", template: "welcome" },
+    idempotency_key: "signup-42",
+  });
+  const id = published.message_id;
+  const overviewCell = (label) =>
+    text(`tr:has(#queue-emails) td[data-label="${label}"]`);
+  await waitFor("the published message in the overview", async () =>
+    (await overviewCell("Available")) === "1");
+  assert.ok(await stillSameDocument(), "the overview updated without a reload");
+  step("overview shows the published message");
+
+  // Into the queue, with the keyboard.
+  await page.locator("#queue-emails").focus();
+  await page.keyboard.press("Enter");
+  await page.waitForURL(base + "/dashboard/queues/emails");
+  await page.locator(`#msg-${id}`).waitFor();
+  assert.equal(await text("#stat-available"), "1");
+  // Found by its idempotency key.
+  await page.getByLabel("Find a message").fill("signup-42");
+  await page.keyboard.press("Enter");
+  await page.waitForURL(/q=signup-42/);
+  await page.locator(`#msg-${id}`).waitFor();
+  await page.goto(base + "/dashboard/queues/emails");
+  await page.evaluate(() => (window.__sameDocument = true));
+  step("queue page lists it, search finds it");
+
+  // Dead-letter it through the API; the numbers change on screen.
+  const { items } = await api("POST", "/v1/queue/consume", { queue: "emails", max_messages: 1 });
+  assert.equal(items[0].message_id, id);
+  await waitFor("in flight 1 on screen", async () => (await text("#stat-in-flight")) === "1");
+  await api("POST", "/v1/queue/nack", {
+    queue: "emails",
+    message_id: id,
+    receipt: items[0].receipt,
+    requeue: false,
+  });
+  await waitFor("the dead letter on screen", async () =>
+    (await text("#stat-dead-lettered")) === "1" &&
+    (await text("#stat-available")) === "0" &&
+    (await text("#stat-in-flight")) === "0");
+  assert.ok(await stillSameDocument(), "the queue page updated without a reload");
+  step("dead-lettered through the API, seen on screen");
+
+  // Redrive it from the DLQ page, with the keyboard.
+  await page.locator("#dlq-link").click();
+  await page.waitForURL(base + "/dashboard/queues/emails/dlq");
+  await page.evaluate(() => (window.__sameDocument = true));
+  assert.equal(await text("#dlq-count"), "1");
+  await page.locator(`#redrive-${id}`).focus();
+  await page.keyboard.press("Enter");
+  await waitFor("the redrive's notice", async () => (await text("#flash")).includes(`Redrove ${id} to emails.`));
+  await waitFor("an empty DLQ on screen", async () => (await text("#dlq-count")) === "0");
+  await page.getByText("No dead letters.").waitFor();
+  assert.ok(await stillSameDocument(), "the redrive happened without a reload");
+  step("redriven from the page");
+
+  // Back on the queue, the numbers have changed back.
+  await page.locator('nav[aria-label="Breadcrumb"] a', { hasText: "emails" }).click();
+  await page.waitForURL(base + "/dashboard/queues/emails");
+  await waitFor("the message back in the queue", async () =>
+    (await text("#stat-available")) === "1" && (await text("#stat-dead-lettered")) === "0");
+  const stats = await api("GET", "/v1/queue/stats/emails");
+  assert.equal(stats.available, 1);
+  assert.equal(stats.dead_lettered, 0);
+  // The message page tells its story: back with its count reset.
+  await page.locator(`#msg-${id}`).click();
+  await page.locator("#message-deliveries").waitFor();
+  assert.equal(await text("#message-deliveries"), "0");
+  assert.ok((await text("pre.payload")).includes('"to": "ada@example.com"'));
+  step("queue numbers back, message page shows it");
+
+  // Signing out ends the session.
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.waitForURL(base + "/dashboard/signin");
+  await page.goto(base + "/dashboard");
+  assert.equal(new URL(page.url()).pathname, "/dashboard/signin");
+  step("signed out");
+
+  assert.deepEqual(problems, [], "no script errors or CSP violations");
+  console.log("dashboard: browser story passed");
+} finally {
+  await close();
+}

@@ -1,0 +1,112 @@
+// Seeds realistic traffic into a running `onceq serve` and saves
+// screenshots of the dashboard's main pages (run by scripts/screenshots,
+// which starts the server and passes ONCEQ_BASE, ONCEQ_API_KEY, OUT_DIR).
+//
+// The throughput charts show what this server process saw, so the seeding
+// runs in real time for SEED_SECONDS (default 120): bursts of publishes,
+// workers that ack most messages, fail some (to the DLQ) and hold a few.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { client, launch, waitFor } from "./lib.mjs";
+
+const base = process.env.ONCEQ_BASE;
+const key = process.env.ONCEQ_API_KEY;
+const out = process.env.OUT_DIR;
+const seconds = Number(process.env.SEED_SECONDS || 120);
+const api = client(base, key);
+mkdirSync(out, { recursive: true });
+
+const pick = (xs, i) => xs[i % xs.length];
+const tenants = ["acme", "globex", "initech", "umbrella", "hooli", "stark"];
+const templates = ["welcome", "password-reset", "receipt", "weekly-digest"];
+
+await api("POST", "/v1/queue/create", { name: "emails", max_retries: 3 });
+await api("POST", "/v1/queue/create", { name: "exports", max_retries: 2, visibility_timeout_default: 120 });
+await api("POST", "/v1/queue/create", { name: "webhooks", max_retries: 0 });
+await api("POST", "/v1/queue/create", { name: "invoices", type: "fifo" });
+
+let n = 0;
+async function publish(queue, payload, extra = {}) {
+  n += 1;
+  return api("POST", "/v1/queue/publish", { queue, payload, ...extra });
+}
+
+async function work(queue, max, fate) {
+  const { items } = await api("POST", "/v1/queue/consume", { queue, max_messages: max });
+  for (const m of items) {
+    const f = fate(m);
+    if (f === "ack") await api("POST", "/v1/queue/ack", { queue, message_id: m.message_id, receipt: m.receipt });
+    if (f === "fail") await api("POST", "/v1/queue/nack", { queue, message_id: m.message_id, receipt: m.receipt, requeue: false });
+    // "hold": left in flight under its lease.
+  }
+}
+
+const started = Date.now();
+let tick = 0;
+console.log(`screenshots: seeding for ${seconds} s`);
+while (Date.now() - started < seconds * 1000) {
+  tick += 1;
+  const wave = 1 + Math.round(2 * (1 + Math.sin(tick / 9)));
+  for (let i = 0; i < wave; i++) {
+    await publish("emails", { to: `user${n}@${pick(tenants, n)}.example`, template: pick(templates, n), locale: pick(["en", "fr", "de"], n) },
+      { idempotency_key: `signup-${n}` });
+  }
+  if (tick % 2 === 0) {
+    await publish("exports", { job: "export", tenant: pick(tenants, tick), format: pick(["csv", "xlsx", "parquet"], tick), rows: 1000 * (tick % 37) },
+      { idempotency_key: `req_export_${tick}` });
+  }
+  await publish("webhooks", { event: pick(["invoice.paid", "customer.created", "subscription.renewed"], tick), endpoint: `https://hooks.${pick(tenants, tick)}.example/onceq`, attempt: 1 });
+  if (tick % 3 === 0) {
+    await publish("invoices", { invoice: `INV-2026-${1000 + tick}`, amount_cents: 1250 * (tick % 17 + 1), currency: "EUR" },
+      { message_group_id: pick(tenants, tick) });
+  }
+  await work("emails", Math.max(1, wave - (tick % 4 === 0 ? 1 : 0)), () => "ack");
+  if (tick % 3 === 0) await work("exports", 1, () => "ack");
+  await work("webhooks", 1, () => (tick % 13 === 0 ? "fail" : "ack"));
+  if (tick % 4 === 0) await work("invoices", 2, () => "ack");
+  await new Promise((r) => setTimeout(r, 350));
+}
+// A little of every state: delayed, in flight, dead letters.
+for (let i = 0; i < 4; i++) {
+  await publish("emails", { to: `later${i}@acme.example`, template: "weekly-digest", locale: "en" }, { delay_seconds: 3600 });
+}
+await work("exports", 2, () => "hold");
+await publish("webhooks", { event: "invoice.paid", endpoint: "https://hooks.initech.example/onceq", attempt: 1, note: "<b>escaped</b>" },
+  { idempotency_key: "evt_7Hq2" });
+await work("webhooks", 10, (m) => (m.idempotency_key === "evt_7Hq2" ? "fail" : "ack"));
+
+const shots = [];
+async function shoot(scheme, name, path, { full = false, prepare } = {}) {
+  const { page, close } = await launch({ colorScheme: scheme, width: 1280, height: 800 });
+  try {
+    await page.goto(base + "/dashboard/signin");
+    if (name !== "signin") {
+      await page.getByLabel("API key").fill(key);
+      await page.keyboard.press("Enter");
+      await page.waitForURL(base + "/dashboard");
+      await page.goto(base + path);
+    }
+    if (prepare) await prepare(page);
+    const file = join(out, `${name}.png`);
+    await page.screenshot({ path: file, fullPage: full });
+    shots.push(file);
+  } finally {
+    await close();
+  }
+}
+
+const dlq = await api("GET", "/v1/queue/stats/webhooks");
+console.log(`screenshots: webhooks holds ${dlq.dead_lettered} dead letters`);
+await shoot("light", "overview", "/dashboard");
+await shoot("dark", "overview-dark", "/dashboard");
+await shoot("light", "queue", "/dashboard/queues/exports");
+await shoot("light", "dlq", "/dashboard/queues/webhooks/dlq");
+await shoot("dark", "message", "/dashboard/queues/webhooks/dlq", {
+  prepare: async (page) => {
+    await page.locator("table.messages tbody tr:last-child th a").click();
+    await waitFor("the message page", () => page.locator("pre.payload").isVisible());
+  },
+});
+await shoot("light", "purge", "/dashboard/queues/exports/purge");
+await shoot("light", "signin", "/dashboard/signin");
+console.log(`screenshots: wrote ${shots.join(", ")}`);

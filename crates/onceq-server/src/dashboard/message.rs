@@ -1,0 +1,189 @@
+//! One message: its state, what the store knows of its history, its payload.
+//!
+//! The store keeps a message's current state, not a log of its events: the
+//! history shown is what that state tells (published, delayed or requeued
+//! until, handed out N times, the current lease). A per-message event log
+//! would cost a write on every state change of the hot path; see
+//! docs/dashboard.md.
+
+use axum::{
+    extract::{Path, State},
+    response::{Html, IntoResponse, Response},
+};
+use maud::{Markup, html};
+use onceq_store::{MessageGet, MessageRecord};
+use onceq_types::{MessageStatus, QueueRecord};
+
+use super::{
+    error::DashError,
+    format::{count, pretty, time_full, url_part},
+    layout::{self, Crumb},
+    queue::{badge, queue_name},
+    session::Viewer,
+};
+use crate::{AppState, validate};
+
+async fn load(
+    state: &AppState,
+    viewer: &Viewer,
+    queue: &str,
+    id: &str,
+) -> Result<(QueueRecord, Option<MessageRecord>), DashError> {
+    let q = viewer.queue(queue)?;
+    let record = state
+        .store
+        .queue_get(&q)
+        .await
+        .map_err(|e| DashError::store(e, queue))?
+        .ok_or_else(|| DashError::NotFound(format!("queue {queue:?} not found")))?;
+    let message = state
+        .store
+        .message_get(MessageGet {
+            queue: q,
+            message_id: id.to_owned(),
+            now: state.clock.now(),
+        })
+        .await
+        .map_err(|e| DashError::store(e, queue))?;
+    Ok((record, message))
+}
+
+fn history(record: &QueueRecord, m: &MessageRecord, now: jiff::Timestamp) -> Markup {
+    let allowed = record.max_retries + 1;
+    html! {
+        ol.timeline {
+            li { span.when { (time_full(m.created_at, now)) } " Published." }
+            @if m.visible_at > m.created_at {
+                li {
+                    span.when { (time_full(m.visible_at, now)) }
+                    @if m.visible_at > now {
+                        " Delayed until then."
+                    } @else if m.delivery_count > 0 || m.status != MessageStatus::Delayed {
+                        " Last made available (end of a delay, a requeue, a dead-lettering or a redrive)."
+                    } @else {
+                        " Its delay ended."
+                    }
+                }
+            }
+            li {
+                @if m.delivery_count == 0 {
+                    "Not handed out yet"
+                } @else {
+                    "Handed out " strong { (m.delivery_count) } " time" @if m.delivery_count != 1 { "s" }
+                }
+                @if record.dead_letter_queue.is_some() {
+                    " (dead-lettered after " (allowed) " failed hand-out" @if allowed != 1 { "s" } ")."
+                } @else {
+                    "."
+                }
+            }
+            @if let Some(lease) = m.lease_expires_at {
+                li.now {
+                    span.when { (time_full(lease, now)) }
+                    " In flight: the current lease ends then, unless the consumer acks, nacks or extends it."
+                }
+            } @else {
+                li.now { "Now " (badge(m.status)) "." }
+            }
+        }
+        p.hint {
+            "onceq keeps each message's current state, not a log of its events; this is what that state tells."
+        }
+    }
+}
+
+fn facts(queue: &str, m: &MessageRecord) -> Markup {
+    html! {
+        dl.facts {
+            div { dt { "State" } dd #message-state { (badge(m.status)) } }
+            div { dt { "Queue" } dd { a href=(format!("/dashboard/queues/{}", url_part(queue))) { (queue) } } }
+            div { dt { "Deliveries" } dd #message-deliveries { (m.delivery_count) } }
+            div { dt { "Priority" } dd { (m.priority) } }
+            div { dt { "Group" } dd.mono { @if let Some(g) = &m.group_id { (g) } @else { span.muted { "—" } } } }
+            div { dt { "Idempotency key" } dd.mono { @if let Some(k) = &m.idempotency_key { (k) } @else { span.muted { "—" } } } }
+            div { dt { "Sequence" } dd.mono { (m.seq) } }
+        }
+    }
+}
+
+fn live_body(
+    queue: &str,
+    record: &QueueRecord,
+    m: Option<&MessageRecord>,
+    now: jiff::Timestamp,
+) -> Markup {
+    html! {
+        @match m {
+            Some(m) => {
+                (facts(queue, m))
+                h2 { "History" }
+                (history(record, m, now))
+            }
+            None => div.notice {
+                strong { "This message is no longer in " (queue) "." }
+                " It was acked, dead-lettered, redriven, purged or removed by retention."
+            }
+        }
+    }
+}
+
+fn check_id(id: &str) -> Result<(), DashError> {
+    validate::token("message id (in the path)", id).map_err(DashError::from_api)
+}
+
+/// `GET /dashboard/queues/{queue}/messages/{id}`.
+pub async fn page(
+    State(state): State<AppState>,
+    viewer: Viewer,
+    Path((queue, id)): Path<(String, String)>,
+) -> Result<Response, DashError> {
+    let queue = queue_name(queue)?;
+    check_id(&id)?;
+    let (record, message) = load(&state, &viewer, &queue, &id).await?;
+    let now = state.clock.now();
+    let base = format!(
+        "/dashboard/queues/{}/messages/{}",
+        url_part(&queue),
+        url_part(&id)
+    );
+    let main = html! {
+        div.page-head {
+            h1 { "Message " span.mono { (id) } }
+        }
+        (layout::live("message-live", &format!("{base}/live"), live_body(&queue, &record, message.as_ref(), now)))
+        @if let Some(m) = &message {
+            h2 { "Payload " span.muted { "(" (count(m.payload.len() as i64)) " bytes)" } }
+            pre.payload tabindex="0" aria-label="Payload" { code { (pretty(&m.payload)) } }
+        }
+    };
+    let crumbs = [
+        Crumb::link("Queues", "/dashboard"),
+        Crumb::link(
+            queue.clone(),
+            format!("/dashboard/queues/{}", url_part(&queue)),
+        ),
+        Crumb::here(id.clone()),
+    ];
+    Ok(layout::html(layout::page(
+        &format!("Message {id}"),
+        &viewer,
+        &crumbs,
+        None,
+        main,
+    ))
+    .into_response())
+}
+
+/// `GET /dashboard/queues/{queue}/messages/{id}/live`.
+pub async fn live(
+    State(state): State<AppState>,
+    viewer: Viewer,
+    Path((queue, id)): Path<(String, String)>,
+) -> Result<Html<String>, DashError> {
+    let queue = queue_name(queue)?;
+    check_id(&id)?;
+    let (record, message) = load(&state, &viewer, &queue, &id).await?;
+    Ok(Html(
+        live_body(&queue, &record, message.as_ref(), state.clock.now()).into_string(),
+    ))
+}

@@ -1,0 +1,141 @@
+//! Gauges read at scrape time: queue depths (from the store's one query),
+//! the label cap's use, the connection pools, the build.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use onceq_store::{PoolStats, QueueDepth};
+
+use super::{Metrics, text::Families};
+use crate::AppState;
+
+/// Appends every scrape-time gauge to `out`; `depths` is `None` when the
+/// store did not answer.
+pub(super) fn write(
+    out: &mut String,
+    m: &Metrics,
+    state: &AppState,
+    depths: Option<&[QueueDepth]>,
+) {
+    let mut f = Families::new(out);
+    f.gauge(
+        "onceq_queue_depth_ok",
+        "1 when the queue depth gauges below were read from the store for this scrape, 0 when the store could not answer.",
+    )
+    .sample("onceq_queue_depth_ok", &[], if depths.is_some() { 1.0 } else { 0.0 });
+    if let Some(depths) = depths {
+        write_depths(&mut f, m, state.clock.now(), depths);
+    }
+    f.gauge(
+        "onceq_metrics_queue_label_sets",
+        "(project, queue) label sets in use; at onceq_metrics_queue_label_sets_max, further queues are counted under queue=\"_other\".",
+    )
+    .sample("onceq_metrics_queue_label_sets", &[], m.queues.len() as f64)
+    .gauge(
+        "onceq_metrics_queue_label_sets_max",
+        "The cap on (project, queue) label sets (--metrics-max-queues).",
+    )
+    .sample("onceq_metrics_queue_label_sets_max", &[], m.queues.cap() as f64);
+    write_pools(&mut f, &state.store.pool_stats());
+    f.gauge("onceq_build_info", "1, labelled with the server's version.")
+        .sample(
+            "onceq_build_info",
+            &[("version", env!("CARGO_PKG_VERSION"))],
+            1.0,
+        );
+}
+
+/// Counts of one label set (several queues under `_other`).
+#[derive(Default)]
+struct Depth {
+    available: i64,
+    delayed: i64,
+    in_flight: i64,
+    dead_lettered: i64,
+    oldest: Option<Timestamp>,
+}
+
+fn write_depths(f: &mut Families<'_>, m: &Metrics, now: Timestamp, depths: &[QueueDepth]) {
+    // The same label sets as the counters: a queue beyond the cap is added
+    // into `_other`.
+    let mut by_labels: BTreeMap<(&str, &str), Depth> = BTreeMap::new();
+    for d in depths {
+        let labels = m
+            .queues
+            .labels(m.recorder(), &d.queue.project, &d.queue.queue);
+        let e = by_labels.entry(labels).or_default();
+        e.available += d.available;
+        e.delayed += d.delayed;
+        e.in_flight += d.in_flight;
+        e.dead_lettered += d.dead_lettered;
+        e.oldest = match (e.oldest, d.oldest_created_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+    const DEPTH: &str = "onceq_queue_messages";
+    f.gauge(
+        DEPTH,
+        "Messages a queue holds now, by state: available (due delayed ones included), delayed, in_flight, and dead_lettered (held by the queue's dead-letter queue).",
+    );
+    for ((project, queue), d) in &by_labels {
+        for (state, n) in [
+            ("available", d.available),
+            ("delayed", d.delayed),
+            ("in_flight", d.in_flight),
+            ("dead_lettered", d.dead_lettered),
+        ] {
+            let labels = [("project", *project), ("queue", *queue), ("state", state)];
+            f.sample(DEPTH, &labels, n as f64);
+        }
+    }
+    const AGE: &str = "onceq_queue_oldest_message_age_seconds";
+    f.gauge(
+        AGE,
+        "Age of the oldest message a queue holds (first in publish order, in any state); 0 when empty.",
+    );
+    for ((project, queue), d) in &by_labels {
+        let age = d
+            .oldest
+            .map_or(0.0, |t| now.duration_since(t).as_secs_f64().max(0.0));
+        f.sample(AGE, &[("project", project), ("queue", queue)], age);
+    }
+}
+
+/// One pool gauge: its name, HELP, and its value for a pool (`None`: no
+/// sample for that pool).
+type PoolGauge = (&'static str, &'static str, fn(&PoolStats) -> Option<usize>);
+
+const POOL_GAUGES: [PoolGauge; 4] = [
+    (
+        "onceq_db_pool_max_size",
+        "The most connections the pool may open (absent: opened on demand, no cap).",
+        |p| p.max_size,
+    ),
+    (
+        "onceq_db_pool_size",
+        "Connections open now, idle or in use.",
+        |p| Some(p.size),
+    ),
+    (
+        "onceq_db_pool_available",
+        "Open connections idle now.",
+        |p| Some(p.available),
+    ),
+    (
+        "onceq_db_pool_waiting",
+        "Callers waiting for a connection (SQLite writer: requests queued for its thread).",
+        |p| Some(p.waiting),
+    ),
+];
+
+fn write_pools(f: &mut Families<'_>, pools: &[PoolStats]) {
+    for (name, help, value) in POOL_GAUGES {
+        f.gauge(name, help);
+        for p in pools {
+            if let Some(v) = value(p) {
+                f.sample(name, &[("pool", p.pool)], v as f64);
+            }
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! `GET /metrics`: the recorder's counters and histograms, then the gauges
+//! read at scrape time (`gauges`): every queue's depth comes from one store
+//! query, reused for `depth_max_age` so that many scrapers cost one query.
+
+use std::sync::Arc;
+
+use axum::{
+    extract::State,
+    http::{HeaderMap, HeaderValue, header},
+    response::{IntoResponse, Response},
+};
+use onceq_store::{QueueDepth, StoreError};
+use onceq_types::ErrorCode;
+use tokio::{sync::Mutex, time::Instant};
+
+use super::{ErrorSource, gauges};
+use crate::{ApiError, AppState, auth, openapi::responses};
+
+/// The content type of the text format.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// The last depth query's answer and when it was made.
+#[derive(Default)]
+pub struct DepthCache {
+    last: Mutex<Option<(Instant, Arc<Vec<QueueDepth>>)>>,
+}
+
+impl DepthCache {
+    /// The depths, queried again when the last answer is older than
+    /// `max_age`. Concurrent scrapes wait for one query instead of each
+    /// running their own.
+    async fn get(&self, state: &AppState) -> Result<Arc<Vec<QueueDepth>>, StoreError> {
+        let max_age = state.metrics.config().depth_max_age;
+        let mut last = self.last.lock().await;
+        if let Some((at, depths)) = &*last
+            && at.elapsed() < max_age
+        {
+            return Ok(depths.clone());
+        }
+        let depths = Arc::new(state.store.queue_depths(state.clock.now()).await?);
+        *last = Some((Instant::now(), depths.clone()));
+        Ok(depths)
+    }
+}
+
+/// `GET /metrics`: Prometheus text format.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "operations",
+    summary = "Prometheus metrics",
+    description = "Counters, histograms and gauges in the Prometheus text format (docs/metrics.md lists every series). No key unless the server runs with --metrics-token; 404 when it runs with --metrics-disable.",
+    security((), ("metrics_token" = [])),
+    responses(
+        (status = 200, description = "The metrics.", body = String, content_type = "text/plain; version=0.0.4; charset=utf-8"),
+        responses::Unauthorized,
+        responses::NotFound,
+    )
+)]
+pub async fn metrics(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let config = state.metrics.config();
+    if !config.enabled {
+        return Err(ApiError::new(
+            ErrorCode::NotFound,
+            "no endpoint GET /metrics: this server runs with --metrics-disable",
+        ));
+    }
+    if let Some(token) = &config.token {
+        check_token(&headers, token)?;
+    }
+    let m = &state.metrics;
+    let depths = m.depth_cache().get(&state).await;
+    if let Err(e) = &depths {
+        m.db_error(ErrorSource::Scrape, matches!(e, StoreError::Unavailable(_)));
+        tracing::warn!(error = %e, "metrics: queue depths unavailable; serving the rest");
+    }
+    let mut out = m.handle().render();
+    let depths = depths.ok();
+    gauges::write(&mut out, m, &state, depths.as_deref().map(Vec::as_slice));
+    Ok((
+        [(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE))],
+        out,
+    )
+        .into_response())
+}
+
+fn check_token(headers: &HeaderMap, token: &str) -> Result<(), ApiError> {
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(str::trim);
+    // Compared as hashes: equal length, and nothing learnt from where a
+    // guess first differs.
+    match given {
+        Some(g) if auth::key_hash(g) == auth::key_hash(token) => Ok(()),
+        _ => Err(ApiError::new(
+            ErrorCode::Unauthorized,
+            "/metrics needs Authorization: Bearer <the --metrics-token>",
+        )),
+    }
+}

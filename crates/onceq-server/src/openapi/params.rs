@@ -1,0 +1,31 @@
+//! Parameters shared by several operations.
+
+use utoipa::IntoParams;
+
+/// The `{queue}` path segment.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)] // only its schema is used; `extract::QueuePath` reads the value
+pub struct QueueParam {
+    /// The queue's name, in the key's project.
+    #[param(pattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}(-dlq)?$")]
+    queue: String,
+}
+
+/// The `{queue}/{subscription_id}` path segments of `push_unsubscribe`.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)] // only its schema is used; `routes::push::SubscriptionPath` reads the values
+pub struct SubscriptionParams {
+    /// The queue's name, in the key's project.
+    #[param(pattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}(-dlq)?$")]
+    queue: String,
+    /// The subscription's id, as `push_subscribe` answered it (`psub_` and
+    /// 32 hex digits).
+    #[param(
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
+    )]
+    subscription_id: String,
+}

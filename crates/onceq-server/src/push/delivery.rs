@@ -1,0 +1,273 @@
+//! One delivery: POST a claimed message to its subscription's URL, then
+//! settle its lease with the receipt: ack on a 2xx answer; on anything else
+//! (another status, a timeout, a refused or failed connection, a URL the
+//! guard now refuses) nack with a backoff, which dead-letters the message
+//! after its last allowed attempt, as any failed hand-out does.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::SignedDuration;
+use onceq_store::{ClaimedMessage, LeaseRef, MessageAck, MessageNack, StoreError};
+use onceq_types::push::{
+    HEADER_DELIVERY_COUNT, HEADER_MESSAGE_ID, HEADER_SIGNATURE, HEADER_SUBSCRIPTION_ID,
+    HEADER_TIMESTAMP, PushDelivery,
+};
+use rand::Rng;
+use reqwest::header::CONTENT_TYPE;
+use serde_json::value::RawValue;
+use tokio::sync::OwnedSemaphorePermit;
+
+use super::{guard::Guard, signature, subscriber::Target};
+use crate::{
+    AppState,
+    metrics::{ErrorSource, Metrics},
+};
+
+/// What every delivery of this server shares.
+pub(super) struct Ctx {
+    /// Store, clock, settings, shutdown.
+    pub(super) state: AppState,
+    /// One connection pool for every endpoint.
+    pub(super) client: reqwest::Client,
+    /// The SSRF guard (also the client's resolver).
+    pub(super) guard: Guard,
+}
+
+/// Delivers `message` and settles it; `_slot` is the subscription's
+/// delivery slot, freed when this returns.
+pub(super) async fn run(
+    ctx: Arc<Ctx>,
+    target: Arc<Target>,
+    message: ClaimedMessage,
+    _slot: OwnedSemaphorePermit,
+) {
+    let grace = ctx.state.config.push.shutdown_grace;
+    let shutdown = async {
+        ctx.state.shutdown.cancelled().await;
+        tokio::time::sleep(grace).await;
+    };
+    let answer = tokio::select! {
+        answer = post(&ctx, &target, &message) => answer,
+        _ = shutdown => {
+            // Neither ack nor nack: the lease runs out and the message is
+            // delivered again, by this server after a restart or by another.
+            tracing::info!(
+                subscription = %target.record.subscription_id,
+                message_id = %message.message_id,
+                "push delivery abandoned at shutdown; it is delivered again after its lease"
+            );
+            return;
+        }
+    };
+    match answer {
+        Ok(status) if status.is_success() => ack(&ctx, &target, &message).await,
+        Ok(status) => nack(&ctx, &target, &message, &format!("answered {status}")).await,
+        Err(reason) => nack(&ctx, &target, &message, &reason).await,
+    }
+}
+
+/// The POST; its status, or why there is none.
+async fn post(
+    ctx: &Ctx,
+    target: &Target,
+    message: &ClaimedMessage,
+) -> Result<reqwest::StatusCode, String> {
+    // Again at each delivery: the operator's settings may have changed
+    // since the subscription was made.
+    ctx.guard.check("url", &target.url)?;
+    let record = &target.record;
+    let payload = RawValue::from_string(message.payload.clone())
+        .map_err(|e| format!("stored payload is not JSON: {e}"))?;
+    let body = serde_json::to_vec(&PushDelivery {
+        message_id: message.message_id.clone(),
+        queue: record.queue.queue.clone(),
+        payload,
+        delivery_count: message.delivery_count,
+    })
+    .map_err(|e| format!("encoding the body: {e}"))?;
+    let timestamp = ctx.state.clock.now().as_second();
+    let signature = signature::sign(&record.secret, timestamp, &body);
+    let timeout = Duration::from_secs(record.timeout_seconds.max(1) as u64);
+    let mut res = ctx
+        .client
+        .post(target.url.clone())
+        .timeout(timeout)
+        .header(CONTENT_TYPE, "application/json")
+        .header(HEADER_MESSAGE_ID, &message.message_id)
+        .header(HEADER_DELIVERY_COUNT, message.delivery_count.to_string())
+        .header(HEADER_SUBSCRIPTION_ID, &record.subscription_id)
+        .header(HEADER_TIMESTAMP, timestamp.to_string())
+        .header(HEADER_SIGNATURE, signature)
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| describe(&e, timeout))?;
+    // Only the status counts. A small answer is read to its end (within the
+    // same timeout) so its connection goes back to the pool; a large or
+    // broken one is dropped with its connection.
+    let mut read = 0;
+    while let Ok(Some(chunk)) = res.chunk().await {
+        read += chunk.len();
+        if read > MAX_ANSWER_DRAINED {
+            break;
+        }
+    }
+    Ok(res.status())
+}
+
+/// The most bytes of an endpoint's answer read (and thrown away).
+const MAX_ANSWER_DRAINED: usize = 64 * 1024;
+
+/// A failed request in a few words, with its root cause.
+fn describe(e: &reqwest::Error, timeout: Duration) -> String {
+    if e.is_timeout() {
+        return format!("no answer within {}s", timeout.as_secs());
+    }
+    let mut text = if e.is_connect() {
+        "connection failed".to_owned()
+    } else {
+        "request failed".to_owned()
+    };
+    let mut cause = std::error::Error::source(e);
+    let mut last = None;
+    while let Some(c) = cause {
+        last = Some(c);
+        cause = c.source();
+    }
+    if let Some(root) = last {
+        text.push_str(": ");
+        text.push_str(&root.to_string());
+    }
+    text
+}
+
+fn lease(target: &Target, message: &ClaimedMessage) -> LeaseRef {
+    LeaseRef {
+        queue: target.record.queue.clone(),
+        message_id: message.message_id.clone(),
+        receipt: Some(message.receipt.clone()),
+    }
+}
+
+async fn ack(ctx: &Ctx, target: &Target, message: &ClaimedMessage) {
+    let acked = ctx
+        .state
+        .store
+        .message_ack(MessageAck {
+            lease: lease(target, message),
+            now: ctx.state.clock.now(),
+        })
+        .await;
+    let (subscription, message_id) = (&target.record.subscription_id, &message.message_id);
+    count(ctx, target, &acked, |metrics, project, queue, &acked| {
+        metrics.acked(project, queue, acked);
+        if acked {
+            ctx.state
+                .throughput
+                .acked(project, queue, ctx.state.clock.now(), 1);
+        }
+    });
+    match acked {
+        Ok(true) => {
+            tracing::debug!(%subscription, %message_id, delivery_count = message.delivery_count, "push delivered")
+        }
+        // The lease is gone (purged, or reaped after a stall longer than
+        // the margin): whoever has the message now settles it.
+        Ok(false) => {
+            tracing::info!(%subscription, %message_id, "push delivered, but its lease had ended; not acked")
+        }
+        Err(e) => {
+            tracing::warn!(%subscription, %message_id, error = %e, "push delivered, but the ack failed; it is delivered again after its lease")
+        }
+    }
+}
+
+async fn nack(ctx: &Ctx, target: &Target, message: &ClaimedMessage, reason: &str) {
+    let config = &ctx.state.config.push;
+    let delay = backoff(
+        message.delivery_count,
+        config.retry_base,
+        config.retry_max,
+        rand::rng().random_range(0.0..=1.0),
+    );
+    let nacked = ctx
+        .state
+        .store
+        .message_nack(MessageNack {
+            lease: lease(target, message),
+            requeue: true,
+            delay: SignedDuration::try_from(delay).unwrap_or(SignedDuration::from_secs(3600)),
+            now: ctx.state.clock.now(),
+        })
+        .await;
+    let (subscription, message_id) = (&target.record.subscription_id, &message.message_id);
+    let delivery_count = message.delivery_count;
+    count(ctx, target, &nacked, |metrics, project, queue, outcome| {
+        metrics.nacked(project, queue, outcome)
+    });
+    match nacked {
+        Ok(o) if o.dead_lettered => {
+            tracing::warn!(%subscription, %message_id, delivery_count, %reason, "push delivery failed for the last time; dead-lettered")
+        }
+        Ok(o) if o.requeued => {
+            tracing::info!(%subscription, %message_id, delivery_count, %reason, retry_in_ms = delay.as_millis() as u64, "push delivery failed; will retry")
+        }
+        Ok(_) => {
+            tracing::info!(%subscription, %message_id, %reason, "push delivery failed, and its lease had ended")
+        }
+        Err(e) => {
+            tracing::warn!(%subscription, %message_id, %reason, error = %e, "push delivery failed, and so did the nack; it is delivered again after its lease")
+        }
+    }
+}
+
+/// Counts a settlement in `/metrics` (and the dashboard's throughput) as
+/// the ack and nack handlers count theirs, or its store failure.
+fn count<T>(
+    ctx: &Ctx,
+    target: &Target,
+    settled: &onceq_store::Result<T>,
+    record: impl FnOnce(&Metrics, &str, &str, &T),
+) {
+    let queue = &target.record.queue;
+    match settled {
+        Ok(v) => record(&ctx.state.metrics, &queue.project, &queue.queue, v),
+        Err(e) => ctx
+            .state
+            .metrics
+            .db_error(ErrorSource::Push, matches!(e, StoreError::Unavailable(_))),
+    }
+}
+
+/// The wait after the `failures`-th failed delivery of a message:
+/// `base · 2^(failures − 1)`, at most `max`, of which the upper half is
+/// random (`jitter` in 0..=1). Half fixed so a retry never comes back much
+/// sooner than planned; half random so the messages of an endpoint that
+/// failed them all at once come back spread out, not in one burst.
+pub(super) fn backoff(failures: i32, base: Duration, max: Duration, jitter: f64) -> Duration {
+    let doublings = failures.saturating_sub(1).clamp(0, 31) as u32;
+    let step = base.saturating_mul(1u32 << doublings).min(max);
+    let half = step / 2;
+    half + half.mul_f64(jitter.clamp(0.0, 1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::backoff;
+
+    #[test]
+    fn backoff_doubles_with_jitter_and_a_cap() {
+        let (base, max) = (Duration::from_secs(5), Duration::from_secs(3600));
+        let s = |secs: f64| Duration::from_secs_f64(secs);
+        assert_eq!(backoff(1, base, max, 0.0), s(2.5));
+        assert_eq!(backoff(1, base, max, 1.0), s(5.0));
+        assert_eq!(backoff(2, base, max, 1.0), s(10.0));
+        assert_eq!(backoff(3, base, max, 0.5), s(15.0));
+        assert_eq!(backoff(20, base, max, 1.0), max);
+        assert_eq!(backoff(i32::MAX, base, max, 0.0), max / 2);
+        assert_eq!(backoff(0, base, max, 1.0), base);
+    }
+}

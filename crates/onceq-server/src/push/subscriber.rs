@@ -1,0 +1,160 @@
+//! One subscription's loop. It holds `max_in_flight` delivery slots (a
+//! semaphore); while slots are free it claims up to that many messages (at
+//! most 10 per claim) and hands each to a delivery task that keeps its slot
+//! until the message is acked or nacked. With nothing to claim it sleeps
+//! until a publish on this server wakes the queue, the dispatcher pokes it
+//! (its queue has work: published elsewhere, a retry come due), or it is
+//! stopped. A slow endpoint only ever fills its own slots.
+
+use std::sync::Arc;
+
+use jiff::SignedDuration;
+use onceq_store::{MessageClaim, StoreError, SubscriptionRecord};
+use onceq_types::MAX_BATCH;
+use reqwest::Url;
+use tokio::sync::{Notify, Semaphore};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::delivery::{self, Ctx};
+use crate::metrics::ErrorSource;
+
+/// What one subscription's deliveries share.
+pub(super) struct Target {
+    /// The subscription as stored.
+    pub(super) record: SubscriptionRecord,
+    /// Its URL, parsed.
+    pub(super) url: Url,
+    /// The lease of each claim: the request timeout plus the margin.
+    pub(super) lease: SignedDuration,
+}
+
+/// The dispatcher's handle on a running subscriber.
+pub(super) struct Handle {
+    poke: Arc<Notify>,
+    stop: CancellationToken,
+}
+
+impl Handle {
+    /// Its queue has work: claim (now, or as soon as a slot frees up).
+    pub(super) fn poke(&self) {
+        // `notify_one` keeps the wake-up if the loop is busy, so it is
+        // never lost.
+        self.poke.notify_one();
+    }
+
+    /// Stops claiming; deliveries in flight finish.
+    pub(super) fn stop(&self) {
+        self.stop.cancel();
+    }
+}
+
+/// Starts the loop of `record` on `tracker`.
+pub(super) fn spawn(ctx: Arc<Ctx>, record: SubscriptionRecord, tracker: &TaskTracker) -> Handle {
+    let handle = Handle {
+        poke: Arc::new(Notify::new()),
+        stop: ctx.state.shutdown.child_token(),
+    };
+    let url = match Url::parse(&record.url) {
+        Ok(url) => url,
+        Err(e) => {
+            // Checked on subscribe; only a hand-edited row gets here.
+            tracing::error!(subscription = %record.subscription_id, error = %e, "push subscription has an invalid URL; not delivering");
+            return handle;
+        }
+    };
+    let margin = SignedDuration::try_from(ctx.state.config.push.lease_margin)
+        .unwrap_or(SignedDuration::from_secs(30));
+    let target = Arc::new(Target {
+        lease: SignedDuration::from_secs(record.timeout_seconds.into()) + margin,
+        url,
+        record,
+    });
+    tracing::info!(subscription = %target.record.subscription_id, queue = %target.record.queue.queue, "push subscriber started");
+    tracker.spawn(run(
+        ctx,
+        target,
+        handle.poke.clone(),
+        handle.stop.clone(),
+        tracker.clone(),
+    ));
+    handle
+}
+
+async fn run(
+    ctx: Arc<Ctx>,
+    target: Arc<Target>,
+    poke: Arc<Notify>,
+    stop: CancellationToken,
+    tracker: TaskTracker,
+) {
+    let record = &target.record;
+    let slots = Arc::new(Semaphore::new(record.max_in_flight.max(1) as usize));
+    let wakeups = ctx.state.wakeups.clone();
+    let published = wakeups.channel(&record.queue.project, &record.queue.queue);
+    loop {
+        // `biased`: once stopped, never claim again, even with work waiting.
+        let first = tokio::select! {
+            biased;
+            _ = stop.cancelled() => break,
+            permit = slots.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
+        };
+        let mut permits = vec![first];
+        while permits.len() < MAX_BATCH {
+            match slots.clone().try_acquire_owned() {
+                Ok(p) => permits.push(p),
+                Err(_) => break,
+            }
+        }
+        // Registered before the claim, so a publish that lands between an
+        // empty claim and the wait still wakes us.
+        let woken = published.notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+
+        let asked = permits.len();
+        let claimed = ctx
+            .state
+            .store
+            .message_claim(MessageClaim {
+                queue: record.queue.clone(),
+                max: asked as u32,
+                visibility_timeout: Some(target.lease),
+                now: ctx.state.clock.now(),
+            })
+            .await;
+        match claimed {
+            Ok(messages) => {
+                let got = messages.len();
+                ctx.state
+                    .metrics
+                    .consumed(&record.queue.project, &record.queue.queue, got);
+                for (message, slot) in messages.into_iter().zip(permits) {
+                    tracker.spawn(delivery::run(ctx.clone(), target.clone(), message, slot));
+                }
+                if got == asked {
+                    // Every slot found a message: there may be more.
+                    continue;
+                }
+            }
+            Err(StoreError::QueueNotFound) => {
+                // Deleted with its queue; the dispatcher forgets it on its
+                // next scan.
+                break;
+            }
+            Err(e) => {
+                ctx.state
+                    .metrics
+                    .db_error(ErrorSource::Push, matches!(e, StoreError::Unavailable(_)));
+                tracing::warn!(subscription = %record.subscription_id, error = %e, "push claim failed; waiting for the next poke");
+            }
+        }
+        tokio::select! {
+            biased;
+            _ = stop.cancelled() => break,
+            _ = &mut woken => {}
+            _ = poke.notified() => {}
+        }
+    }
+    tracing::debug!(subscription = %record.subscription_id, "push subscriber stopped");
+}

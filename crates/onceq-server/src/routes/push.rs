@@ -1,0 +1,221 @@
+//! Push subscriptions: subscribe a webhook to a queue, list a queue's
+//! subscriptions, unsubscribe. Deliveries themselves are `crate::push`.
+
+use axum::{
+    extract::{FromRequestParts, State},
+    http::request::Parts,
+};
+use onceq_store::{SubscriptionDelete, SubscriptionInsert, SubscriptionRecord};
+use onceq_types::{
+    ErrorCode,
+    push::{
+        DEFAULT_MAX_IN_FLIGHT, DEFAULT_TIMEOUT_SECONDS, MAX_IN_FLIGHT, MAX_SECRET_BYTES,
+        MAX_TIMEOUT_SECONDS, MIN_SECRET_BYTES, PushSubscribe, PushSubscription, PushUnsubscribed,
+    },
+    reply::Items,
+};
+use rand::RngCore;
+
+use crate::{
+    ApiError, AppState,
+    auth::Caller,
+    envelope::Reply,
+    extract::{Body, QueuePath},
+    openapi::{
+        params::{QueueParam, SubscriptionParams},
+        responses::{
+            InvalidParams, NotFound, Ok, OkList, Refused, StoreFailed, TimedOut, TooLarge,
+            Unauthorized,
+        },
+    },
+    push::guard::Guard,
+    validate,
+};
+
+/// `POST /v1/queue/push_subscribe/{queue}`.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/push_subscribe/{queue}",
+    operation_id = "push_subscribe",
+    tag = "push",
+    summary = "Subscribe a webhook to a queue",
+    description = "Adds a push subscription to an existing queue (at most 10 per queue): the server claims the queue's messages and POSTs each one, signed, to the URL; a 2xx answer acks it, anything else is a failed attempt, retried with backoff and dead-lettered like a nack. One of url and endpoint is required: an https:// URL (http:// and loopback only where the operator allows them; internal addresses and credentials are refused). The answer is the only one that shows the secret (the caller's, or a generated whsec_ one). 400 also when the queue already has 10 subscriptions; 404 when the queue does not exist.",
+    params(QueueParam),
+    request_body = PushSubscribe,
+    responses(Ok<PushSubscription>, InvalidParams, Unauthorized, Refused, NotFound, TooLarge, TimedOut, StoreFailed)
+)]
+pub async fn subscribe(
+    State(state): State<AppState>,
+    caller: Caller,
+    QueuePath(queue): QueuePath,
+    Body(req): Body<PushSubscribe>,
+) -> Result<Reply<PushSubscription>, ApiError> {
+    let (field, raw) = match (req.url, req.endpoint) {
+        (Some(url), Some(endpoint)) if url != endpoint => {
+            return Err(ApiError::invalid(
+                "url and endpoint are two names of one field; they differ, give one",
+            ));
+        }
+        (Some(url), _) => ("url", url),
+        (None, Some(endpoint)) => ("endpoint", endpoint),
+        (None, None) => return Err(ApiError::invalid("url is required (or endpoint)")),
+    };
+    let url = Guard::new(&state.config.push)
+        .check_url(field, &raw)
+        .map_err(ApiError::invalid)?;
+    let secret = match req.secret {
+        Some(s) => checked_secret(s)?,
+        None => generated_secret(),
+    };
+    let max_in_flight = validate::int_in(
+        "max_in_flight",
+        req.max_in_flight,
+        1,
+        MAX_IN_FLIGHT,
+        DEFAULT_MAX_IN_FLIGHT,
+    )?;
+    let timeout_seconds = validate::int_in(
+        "timeout_seconds",
+        req.timeout_seconds,
+        1,
+        MAX_TIMEOUT_SECONDS,
+        DEFAULT_TIMEOUT_SECONDS,
+    )?;
+    let record = state
+        .store
+        .subscription_insert(SubscriptionInsert {
+            queue: caller.queue(&queue)?,
+            // As the URL parser wrote it back (e.g. `https://h` becomes
+            // `https://h/`): what deliveries request.
+            url: url.into(),
+            secret,
+            max_in_flight: max_in_flight as i32,
+            timeout_seconds: timeout_seconds as i32,
+            now: state.clock.now(),
+        })
+        .await
+        .map_err(|e| ApiError::from_store(e, &queue))?;
+    // The only answer that shows the secret.
+    let secret = Some(record.secret.clone());
+    Ok(Reply::new(PushSubscription {
+        secret,
+        ..shown(record)
+    }))
+}
+
+/// `GET /v1/queue/push_subscriptions/{queue}`.
+#[utoipa::path(
+    get,
+    path = "/v1/queue/push_subscriptions/{queue}",
+    operation_id = "push_subscriptions",
+    tag = "push",
+    summary = "A queue's push subscriptions",
+    description = "Oldest first, never with their secrets.",
+    params(QueueParam),
+    responses(OkList<PushSubscription>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
+)]
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    QueuePath(queue): QueuePath,
+) -> Result<Reply<Items<PushSubscription>>, ApiError> {
+    let items = state
+        .store
+        .subscription_list(&caller.queue(&queue)?)
+        .await
+        .map_err(|e| ApiError::from_store(e, &queue))?
+        .into_iter()
+        .map(shown)
+        .collect();
+    Ok(Reply::new(Items { items }))
+}
+
+/// `DELETE /v1/queue/push_unsubscribe/{queue}/{subscription_id}` (and
+/// `POST` to the same path).
+#[utoipa::path(
+    method(delete, post),
+    path = "/v1/queue/push_unsubscribe/{queue}/{subscription_id}",
+    operation_id = "push_unsubscribe",
+    tag = "push",
+    summary = "Delete a push subscription",
+    description = "Deliveries already in progress finish. POST is accepted as well as DELETE. 404 QUEUE_NOT_FOUND for an unknown queue, 404 NOT_FOUND when the queue has no such subscription.",
+    params(SubscriptionParams),
+    responses(Ok<PushUnsubscribed>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
+)]
+pub async fn unsubscribe(
+    State(state): State<AppState>,
+    caller: Caller,
+    SubscriptionPath(queue, subscription_id): SubscriptionPath,
+) -> Result<Reply<PushUnsubscribed>, ApiError> {
+    let deleted = state
+        .store
+        .subscription_delete(SubscriptionDelete {
+            queue: caller.queue(&queue)?,
+            subscription_id: subscription_id.clone(),
+        })
+        .await
+        .map_err(|e| ApiError::from_store(e, &queue))?;
+    if !deleted {
+        return Err(ApiError::new(
+            ErrorCode::NotFound,
+            format!("push subscription {subscription_id:?} not found on queue {queue:?}"),
+        ));
+    }
+    Ok(Reply::new(PushUnsubscribed {
+        subscription_id,
+        queue,
+        deleted: true,
+    }))
+}
+
+/// A record as listed: never the secret.
+fn shown(r: SubscriptionRecord) -> PushSubscription {
+    PushSubscription {
+        subscription_id: r.subscription_id,
+        queue: r.queue.queue,
+        url: r.url,
+        max_in_flight: r.max_in_flight,
+        timeout_seconds: r.timeout_seconds,
+        created_at: r.created_at,
+        secret: None,
+    }
+}
+
+/// A caller's secret: 16..=255 printable ASCII characters (no spaces), so
+/// that it is the same bytes in every language that verifies it.
+fn checked_secret(secret: String) -> Result<String, ApiError> {
+    let len = secret.len();
+    if !(MIN_SECRET_BYTES..=MAX_SECRET_BYTES).contains(&len)
+        || !secret.bytes().all(|b| b.is_ascii_graphic())
+    {
+        return Err(ApiError::invalid(format!(
+            "secret must be {MIN_SECRET_BYTES} to {MAX_SECRET_BYTES} printable ASCII characters \
+             without spaces (got {len} bytes)"
+        )));
+    }
+    Ok(secret)
+}
+
+/// `whsec_` and 256 random bits in hex.
+fn generated_secret() -> String {
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    format!("whsec_{}", hex::encode(bytes))
+}
+
+/// The `{queue}/{subscription_id}` path segments, validated.
+pub struct SubscriptionPath(pub String, pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for SubscriptionPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let axum::extract::Path((queue, id)) =
+            axum::extract::Path::<(String, String)>::from_request_parts(parts, state)
+                .await
+                .map_err(|e| ApiError::invalid(format!("path: {e}")))?;
+        validate::queue_name("queue", &queue)?;
+        validate::token("subscription_id", &id)?;
+        Ok(SubscriptionPath(queue, id))
+    }
+}

@@ -1,0 +1,250 @@
+//! `/openapi.json`: generated from the router, so every route is in it and
+//! every operation in it is routed; every reference resolves; the envelope,
+//! the errors and auth are described.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::harness::{Backend, TestServer};
+
+/// The document as served.
+async fn served(s: &TestServer) -> Value {
+    let r = s.http.get(s.url("/openapi.json")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "application/json");
+    r.json().await.unwrap()
+}
+
+/// Every (METHOD, path) the document describes.
+fn operations(doc: &Value) -> BTreeSet<(String, String)> {
+    let mut ops = BTreeSet::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in ["get", "post", "put", "delete", "patch", "head", "options"] {
+            if item.get(method).is_some() {
+                ops.insert((method.to_uppercase(), path.clone()));
+            }
+        }
+    }
+    ops
+}
+
+/// Routes added in `app.rs` with a literal path (`.route("/x", ..)`,
+/// `.nest(..)`, ...) are served without being documented: each must be.
+/// `utoipa_axum::routes!` registrations document themselves.
+#[test]
+fn every_route_is_documented() {
+    let doc = serde_json::to_value(onceq_server::openapi::document()).unwrap();
+    let documented: BTreeSet<String> = doc["paths"].as_object().unwrap().keys().cloned().collect();
+    let source = include_str!("../../src/app.rs");
+    let mut raw = Vec::new();
+    for call in [".route(", ".route_service(", ".nest(", ".nest_service("] {
+        for (i, _) in source.match_indices(call) {
+            let rest = source[i + call.len()..].trim_start();
+            let literal = rest
+                .strip_prefix('"')
+                .and_then(|r| r.split_once('"'))
+                .map(|(path, _)| path.to_owned());
+            raw.push(literal.unwrap_or_else(|| {
+                panic!("app.rs: {call}..) without a literal path; this test cannot check it")
+            }));
+        }
+    }
+    assert!(
+        source.contains(".routes(routes!("),
+        "app.rs registers its routes with routes!()"
+    );
+    // Routers merged in whole are not checked path by path: only the
+    // dashboard's may be, and it stays out of the document on purpose (HTML
+    // pages for people, not API; docs/api.md, "Authentication").
+    for (i, _) in source.match_indices(".merge(") {
+        let merged = source[i + ".merge(".len()..].trim_start();
+        assert!(
+            merged.starts_with("dashboard::routes())"),
+            "app.rs merges a router other than the dashboard's: {}",
+            merged.lines().next().unwrap_or_default()
+        );
+    }
+    for path in &documented {
+        assert!(
+            path != "/" && !path.starts_with("/dashboard"),
+            "the dashboard's page {path} is in the OpenAPI document"
+        );
+    }
+    for path in &raw {
+        assert!(
+            documented
+                .iter()
+                .any(|d| d == path || d.starts_with(&format!("{path}/"))),
+            "app.rs routes {path} without documenting it: register it with routes!(handler) \
+             and annotate the handler with #[utoipa::path] (see the openapi module doc)"
+        );
+    }
+}
+
+/// The reverse: every operation of the document is served (not the 404 or
+/// 405 fallback), on the real router.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_documented_operation_is_routed() {
+    let s = TestServer::start(Backend::Sqlite).await;
+    let doc = served(&s).await;
+    let ops = operations(&doc);
+    assert!(ops.len() >= 20, "{ops:?}");
+    for (method, path) in &ops {
+        let path = path
+            .replace("{queue}", "q")
+            .replace("{subscription_id}", "psub_0");
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let r = s
+            .http
+            .request(method.clone(), s.url(&path))
+            .bearer_auth(&s.key)
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        let text = r.text().await.unwrap();
+        assert!(
+            status != 405 && !text.contains("no endpoint"),
+            "{method} {path} is documented but not routed: {status} {text}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn served_document_is_the_generated_one_and_refs_resolve() {
+    let s = TestServer::start(Backend::Sqlite).await;
+    let doc = served(&s).await;
+    assert_eq!(
+        doc,
+        serde_json::to_value(onceq_server::openapi::document()).unwrap()
+    );
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
+    assert_eq!(doc["info"]["version"], env!("CARGO_PKG_VERSION"));
+
+    let schemas = doc["components"]["schemas"].as_object().unwrap();
+    let mut refs = Vec::new();
+    collect_refs(&doc, &mut refs);
+    assert!(refs.len() > 20);
+    for r in refs {
+        let name = r
+            .strip_prefix("#/components/schemas/")
+            .unwrap_or_else(|| panic!("unexpected $ref {r}"));
+        assert!(schemas.contains_key(name), "$ref {r} does not resolve");
+    }
+}
+
+fn collect_refs(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            if let Some(Value::String(r)) = m.get("$ref") {
+                out.push(r.clone());
+            }
+            m.values().for_each(|v| collect_refs(v, out));
+        }
+        Value::Array(a) => a.iter().for_each(|v| collect_refs(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn envelope_errors_and_auth_are_described() {
+    let doc = serde_json::to_value(onceq_server::openapi::document()).unwrap();
+    let op = &doc["paths"]["/v1/queue/publish"]["post"];
+    let statuses: Vec<&str> = op["responses"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(statuses, ["200", "400", "401", "413", "422", "500", "503"]);
+
+    let ok = &op["responses"]["200"]["content"]["application/json"]["schema"];
+    assert_eq!(ok["properties"]["ok"]["enum"], serde_json::json!([true]));
+    assert_eq!(
+        ok["properties"]["data"]["$ref"],
+        "#/components/schemas/PublishedMessage"
+    );
+    assert_eq!(ok["properties"]["error"]["type"], "null");
+    assert_eq!(
+        ok["properties"]["metadata"]["$ref"],
+        "#/components/schemas/Metadata"
+    );
+
+    let err = &op["responses"]["422"]["content"]["application/json"]["schema"];
+    assert_eq!(err["properties"]["ok"]["enum"], serde_json::json!([false]));
+    assert_eq!(err["properties"]["data"]["type"], "null");
+    assert_eq!(
+        err["properties"]["error"]["properties"]["code"]["enum"],
+        serde_json::json!(["IDEMPOTENCY_KEY_REUSED"])
+    );
+    let not_found = &doc["paths"]["/v1/queue/stats/{queue}"]["get"]["responses"]["404"];
+    assert_eq!(
+        not_found["content"]["application/json"]["schema"]["properties"]["error"]["properties"]["code"]
+            ["enum"],
+        serde_json::json!(["QUEUE_NOT_FOUND", "NOT_FOUND"])
+    );
+    assert!(
+        doc["paths"]["/v1/queue/consume"]["post"]["responses"]["503"]["headers"]
+            .get("Retry-After")
+            .is_some()
+    );
+
+    // request bodies: required fields and ranges, as the server checks them
+    let publish = &doc["components"]["schemas"]["Publish"];
+    let required: Vec<&str> = publish["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(required, ["queue", "payload"]);
+    assert_eq!(publish["properties"]["delay_seconds"]["maximum"], 604800);
+    assert_eq!(
+        publish["properties"]["queue"]["pattern"],
+        "^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}(-dlq)?$"
+    );
+    assert!(
+        !publish["properties"]["payload"]["type"]
+            .as_array()
+            .unwrap()
+            .contains(&"null".into()),
+        "payload: any JSON but null"
+    );
+
+    // auth: bearer everywhere but the open endpoints
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
+    assert_eq!(doc["security"], serde_json::json!([{"bearer": []}]));
+    for open in ["/healthz", "/readyz", "/v1/discovery", "/openapi.json"] {
+        assert_eq!(
+            doc["paths"][open]["get"]["security"],
+            serde_json::json!([{}]),
+            "{open}"
+        );
+    }
+    assert_eq!(
+        doc["paths"]["/metrics"]["get"]["security"],
+        serde_json::json!([{}, {"metrics_token": []}])
+    );
+    // optional bodies are left out, never `null`; headers carry their rules
+    let redrive = &doc["paths"]["/v1/queue/dlq/redrive/{queue}"]["post"]["requestBody"];
+    assert_ne!(redrive["required"], true);
+    assert_eq!(
+        redrive["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/Redrive"
+    );
+    let header = &op["parameters"][0];
+    assert_eq!(
+        (
+            &header["name"],
+            &header["in"],
+            &header["schema"]["maxLength"]
+        ),
+        (&"Idempotency-Key".into(), &"header".into(), &255.into())
+    );
+    let delete = &doc["paths"]["/v1/queue/delete/{queue}"];
+    assert!(delete.get("delete").is_some() && delete.get("post").is_some());
+}

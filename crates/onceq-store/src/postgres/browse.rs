@@ -1,0 +1,196 @@
+//! Browsing a queue's messages (the dashboard): list, search, get, and the
+//! single-message changes `message_delete` and `dlq_redrive_one`.
+
+use deadpool_postgres::GenericClient;
+use onceq_types::{MessageStatus, QueueType};
+use tokio_postgres::Row;
+
+use super::errors::Error;
+use super::queues::lookup;
+use super::{PgStore, publish, sql};
+use crate::{
+    DlqRedriveOne, MessageDelete, MessageGet, MessageList, MessagePage, MessageRecord, QueueRef,
+    RedriveOneOutcome, SingleOutcome, StoreError,
+};
+
+fn message_record(row: &Row) -> Result<MessageRecord, Error> {
+    let state: &str = row.get("state");
+    Ok(MessageRecord {
+        seq: row.get("seq"),
+        message_id: row.get("id"),
+        payload: row.get("payload"),
+        status: MessageStatus::parse(state).ok_or_else(|| {
+            StoreError::internal(format!("unknown message state {state:?} in the database"))
+        })?,
+        priority: row.get("priority"),
+        group_id: row.get("group_id"),
+        idempotency_key: row.get("idempotency_key"),
+        delivery_count: row.get("delivery_count"),
+        created_at: row.get("created_at"),
+        visible_at: row.get("visible_at"),
+        lease_expires_at: row.get("lease_expires_at"),
+    })
+}
+
+/// The queue's id, or `QueueNotFound`.
+async fn queue_id(c: &impl GenericClient, q: &QueueRef) -> Result<i64, Error> {
+    match lookup(c, &q.project, &q.queue).await? {
+        Some((id, _)) => Ok(id),
+        None => Err(StoreError::QueueNotFound.into()),
+    }
+}
+
+/// Why a change of one message did nothing.
+async fn why_not(c: &impl GenericClient, queue_id: i64, id: &str) -> Result<SingleOutcome, Error> {
+    let stmt = c.prepare_cached(sql::MESSAGE_STATE).await?;
+    Ok(match c.query_opt(&stmt, &[&queue_id, &id]).await? {
+        Some(row) if row.get::<_, &str>(0) == MessageStatus::InFlight.as_str() => {
+            SingleOutcome::InFlight
+        }
+        // Changed between the two statements: report what we saw last.
+        Some(_) | None => SingleOutcome::NotFound,
+    })
+}
+
+impl PgStore {
+    pub(super) async fn message_list_once(&self, p: &MessageList) -> Result<MessagePage, Error> {
+        let state = p.checked_state()?;
+        let client = self.client().await?;
+        let queue_id = queue_id(&client, &p.queue).await?;
+        let after = p.after_seq.unwrap_or(i64::MIN);
+        // One more than asked: whether a next page exists.
+        let limit = i64::from(p.limit) + 1;
+        let rows = match &p.search {
+            Some(search) => {
+                let stmt = client.prepare_cached(sql::MESSAGE_SEARCH).await?;
+                client
+                    .query(&stmt, &[&queue_id, &after, &p.now, &state, &limit, search])
+                    .await?
+            }
+            None => {
+                let stmt = client.prepare_cached(sql::MESSAGE_LIST).await?;
+                client
+                    .query(&stmt, &[&queue_id, &after, &p.now, &state, &limit])
+                    .await?
+            }
+        };
+        let mut messages = rows
+            .iter()
+            .map(message_record)
+            .collect::<Result<Vec<_>, _>>()?;
+        let next_after_seq = if messages.len() > p.limit as usize {
+            messages.truncate(p.limit as usize);
+            messages.last().map(|m| m.seq)
+        } else {
+            None
+        };
+        Ok(MessagePage {
+            messages,
+            next_after_seq,
+        })
+    }
+
+    pub(super) async fn message_get_once(
+        &self,
+        p: &MessageGet,
+    ) -> Result<Option<MessageRecord>, Error> {
+        let client = self.client().await?;
+        let queue_id = queue_id(&client, &p.queue).await?;
+        let stmt = client.prepare_cached(sql::MESSAGE_GET).await?;
+        match client
+            .query_opt(&stmt, &[&queue_id, &p.message_id, &p.now])
+            .await?
+        {
+            Some(row) => Ok(Some(message_record(&row)?)),
+            None => Ok(None),
+        }
+    }
+
+    pub(super) async fn message_delete_once(
+        &self,
+        p: &MessageDelete,
+    ) -> Result<SingleOutcome, Error> {
+        let client = self.client().await?;
+        let queue_id = queue_id(&client, &p.queue).await?;
+        let stmt = client.prepare_cached(sql::MESSAGE_DELETE_ONE).await?;
+        if client.execute(&stmt, &[&queue_id, &p.message_id]).await? == 1 {
+            return Ok(SingleOutcome::Done);
+        }
+        why_not(&client, queue_id, &p.message_id).await
+    }
+
+    pub(super) async fn redrive_one_once(
+        &self,
+        p: &DlqRedriveOne,
+    ) -> Result<RedriveOneOutcome, Error> {
+        let mut client = self.client().await?;
+        let target = client.prepare_cached(sql::DLQ_REDRIVE_TARGET).await?;
+        let Some(row) = client
+            .query_opt(&target, &[&p.queue.project, &p.queue.queue])
+            .await?
+        else {
+            return Err(StoreError::QueueNotFound.into());
+        };
+        let queue_id: i64 = row.get("id");
+        let (Some(dlq_id), Some(dlq_name)) = (
+            row.get::<_, Option<i64>>("dlq_id"),
+            row.get::<_, Option<String>>("dlq_name"),
+        ) else {
+            return Err(StoreError::Invalid(format!(
+                "queue {:?} has no dead-letter queue",
+                p.queue.queue
+            ))
+            .into());
+        };
+        let outcome = if row.get::<_, &str>("queue_type") == QueueType::Fifo.as_str() {
+            let tx = client.transaction().await?;
+            let outcome =
+                redrive_one_into_fifo(&tx, dlq_id, queue_id, &p.message_id, p.now).await?;
+            tx.commit().await?;
+            outcome
+        } else {
+            let stmt = client.prepare_cached(sql::DLQ_REDRIVE_ONE).await?;
+            let moved = client
+                .execute(&stmt, &[&dlq_id, &queue_id, &p.message_id, &p.now])
+                .await?;
+            if moved == 1 {
+                SingleOutcome::Done
+            } else {
+                why_not(&client, dlq_id, &p.message_id).await?
+            }
+        };
+        Ok(RedriveOneOutcome {
+            dead_letter_queue: dlq_name,
+            outcome,
+        })
+    }
+}
+
+/// As `dlq::redrive_into_fifo`, for one message: appended at its group's
+/// tail with a fresh `seq`, under the group's lock.
+async fn redrive_one_into_fifo(
+    tx: &impl GenericClient,
+    dlq_id: i64,
+    queue_id: i64,
+    message_id: &str,
+    now: jiff::Timestamp,
+) -> Result<SingleOutcome, Error> {
+    let pick = tx.prepare_cached(sql::DLQ_REDRIVE_ONE_PICK).await?;
+    let Some(row) = tx.query_opt(&pick, &[&dlq_id, &message_id]).await? else {
+        return Ok(SingleOutcome::NotFound);
+    };
+    if row.get::<_, &str>("state") == MessageStatus::InFlight.as_str() {
+        return Ok(SingleOutcome::InFlight);
+    }
+    let group: &str = row.get("group_id");
+    publish::lock_groups(tx, queue_id, [Some(group)]).await?;
+    let redrive = tx.prepare_cached(sql::DLQ_REDRIVE_FIFO).await?;
+    let ids = [message_id];
+    let groups = [group];
+    tx.execute(
+        &redrive,
+        &[&ids.as_slice(), &groups.as_slice(), &queue_id, &now],
+    )
+    .await?;
+    Ok(SingleOutcome::Done)
+}

@@ -1,0 +1,162 @@
+//! One group holding every case at once, stored by `commit` directly (the
+//! conformance suite goes through `message_publish`, where how requests
+//! fall into groups is up to timing).
+
+use jiff::{SignedDuration, Timestamp};
+use onceq_types::MessageStatus;
+use onceq_types::queue::{QueueSettings, QueueType};
+use tokio::sync::oneshot;
+
+use super::{Answer, Batch, Pending, QueueCache, commit};
+use crate::postgres::PgStore;
+use crate::{MessagePublish, NewMessage, QueueCreate, QueueRef, Store, StoreError};
+
+fn now() -> Timestamp {
+    Timestamp::from_second(1_900_000_000).unwrap()
+}
+
+fn message(payload: &str, key: Option<&str>) -> NewMessage {
+    NewMessage {
+        payload: payload.into(),
+        delay: SignedDuration::ZERO,
+        priority: 0,
+        idempotency_key: key.map(Into::into),
+        group_id: None,
+    }
+}
+
+fn publish(queue: &str, messages: Vec<NewMessage>) -> MessagePublish {
+    MessagePublish {
+        queue: QueueRef::new("p", queue),
+        messages,
+        dedupe_window: SignedDuration::from_hours(24),
+        now: now(),
+    }
+}
+
+fn pending(p: MessagePublish) -> (Pending, oneshot::Receiver<Answer>) {
+    let batch = Batch::new(&p).unwrap();
+    let (reply, answer) = oneshot::channel();
+    (Pending { p, batch, reply }, answer)
+}
+
+async fn count(store: &PgStore, queue: &str) -> i64 {
+    store
+        .queue_stats(&QueueRef::new("p", queue), now())
+        .await
+        .unwrap()
+        .message_count
+}
+
+#[tokio::test]
+async fn one_group_answers_each_publish_as_if_alone() {
+    let db = onceq_testdb::fresh_database().await;
+    let store = PgStore::connect(&db.url).await.unwrap();
+    let fifo = QueueSettings {
+        queue_type: QueueType::Fifo,
+        ..QueueSettings::default()
+    };
+    store
+        .queue_create(QueueCreate {
+            queue: QueueRef::new("p", "ordered"),
+            settings: fifo,
+            now: now(),
+        })
+        .await
+        .unwrap();
+    // Held before the group: `old` with payload 1.
+    store
+        .message_publish(publish("jobs", vec![message("1", Some("old"))]))
+        .await
+        .unwrap();
+
+    let cases = [
+        // 0, 1: the same key twice across publishes
+        publish("jobs", vec![message("2", Some("twice"))]),
+        publish("jobs", vec![message("2", Some("twice"))]),
+        // 2: takes `mine`, then reuses `old` with another payload: fails,
+        // and gives `mine` back
+        publish(
+            "jobs",
+            vec![message("3", Some("mine")), message("9", Some("old"))],
+        ),
+        // 3: a queue that does not exist yet
+        publish("fresh", vec![message("4", None)]),
+        // 4: one key twice in one batch
+        publish(
+            "jobs",
+            vec![message("5", Some("dup")), message("5", Some("dup"))],
+        ),
+        // 5: a replay of `old`
+        publish("jobs", vec![message("1", Some("old"))]),
+        // 6: a FIFO queue
+        publish("ordered", vec![message("6", None), message("7", None)]),
+    ];
+    let (group, answers): (Vec<_>, Vec<_>) = cases.into_iter().map(pending).unzip();
+    commit(&store.pool, &QueueCache::default(), group).await;
+    let mut answers: Vec<Vec<_>> = {
+        let mut out = Vec::new();
+        for (i, a) in answers.into_iter().enumerate() {
+            match a.await.unwrap() {
+                Ok(outcomes) => out.push(outcomes),
+                Err(StoreError::IdempotencyKeyReused { index, key }) => {
+                    assert_eq!((i, index, key.as_str()), (2, 1, "old"));
+                    out.push(Vec::new());
+                }
+                Err(e) => panic!("publish {i} failed: {e}"),
+            }
+        }
+        out
+    };
+
+    let (first, second) = (answers[0].remove(0), answers[1].remove(0));
+    assert!(!first.replay && second.replay);
+    assert_eq!(first.message_id, second.message_id);
+    assert!(answers[2].is_empty(), "the failed publish has no outcomes");
+    assert_eq!(answers[3][0].status, MessageStatus::Available);
+    let (a, b) = (&answers[4][0], &answers[4][1]);
+    assert!(!a.replay && b.replay && a.message_id == b.message_id);
+    assert!(answers[5][0].replay);
+    assert_eq!(answers[5][0].status, MessageStatus::Available);
+    assert_eq!(answers[6].len(), 2);
+
+    // jobs: old, twice, dup. Nothing of the failed publish.
+    assert_eq!(count(&store, "jobs").await, 3);
+    assert_eq!(count(&store, "fresh").await, 1);
+    assert_eq!(count(&store, "ordered").await, 2);
+    // `mine` was given back: another payload under it is a new message.
+    let again = store
+        .message_publish(publish("jobs", vec![message("8", Some("mine"))]))
+        .await
+        .unwrap();
+    assert!(!again[0].replay);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_queue_is_not_trusted_from_the_cache() {
+    let db = onceq_testdb::fresh_database().await;
+    let store = PgStore::connect(&db.url).await.unwrap();
+    let keyed = || publish("jobs", vec![message("1", Some("k"))]);
+    store.message_publish(keyed()).await.unwrap();
+    // Many rounds, on threads: when the pipeline's answers reach the group
+    // is up to scheduling, and every round must act on the cause (the
+    // stale id's foreign-key violation, retried), never on the "transaction
+    // is aborted" answers of the statements after it.
+    for round in 0..50 {
+        // The committers now know `jobs` by its id; delete it under them.
+        store
+            .queue_delete(&QueueRef::new("p", "jobs"))
+            .await
+            .unwrap();
+        let again = store
+            .message_publish(keyed())
+            .await
+            .unwrap_or_else(|e| panic!("round {round}: {e}"));
+        assert!(!again[0].replay, "the key went with its queue");
+    }
+    store
+        .message_publish(publish("jobs", vec![message("2", None)]))
+        .await
+        .unwrap();
+    assert_eq!(count(&store, "jobs").await, 2);
+}

@@ -1,0 +1,29 @@
+-- message_insert.sql for a whole group of publishes, by queue id (the group
+-- looked its queues up first). ORDER BY keeps each publish's order in `seq`.
+-- A message with an idempotency key is stored only if this transaction took
+-- the key for it (dedupe_key_claim_many.sql, sent just before in the same
+-- pipeline): a key held by an earlier publish makes it a replay instead.
+-- Per queue: a FIFO message without a group joins `default`, and priority
+-- is stored only where the queue enables it (FIFO order ignores it).
+INSERT INTO onceq_messages (id, queue_id, state, payload, priority, group_id,
+                            idempotency_key, visible_at, created_at)
+SELECT n.id,
+       q.id,
+       CASE WHEN n.visible_at > n.created_at THEN 'delayed' ELSE 'available' END,
+       n.payload,
+       CASE WHEN q.enable_priority AND q.queue_type = 'standard' THEN n.priority ELSE 0 END,
+       CASE WHEN q.queue_type = 'fifo' THEN coalesce(n.group_id, 'default') ELSE n.group_id END,
+       n.idempotency_key,
+       n.visible_at,
+       n.created_at
+FROM unnest($1::text[], $2::int8[], $3::text[], $4::int4[], $5::text[], $6::text[],
+            $7::timestamptz[], $8::timestamptz[])
+     WITH ORDINALITY AS n(id, queue_id, payload, priority, group_id, idempotency_key,
+                          visible_at, created_at, ord)
+JOIN onceq_queues q ON q.id = n.queue_id
+WHERE n.idempotency_key IS NULL
+   OR EXISTS (SELECT 1 FROM onceq_dedupe_keys k
+              WHERE k.queue_id = n.queue_id AND k.key = n.idempotency_key
+                AND k.message_id = n.id)
+ORDER BY n.ord
+RETURNING id, state, created_at

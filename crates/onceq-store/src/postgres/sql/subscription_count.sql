@@ -1,0 +1,3 @@
+SELECT count(*)
+FROM onceq_push_subscriptions
+WHERE queue_id = $1

@@ -1,0 +1,16 @@
+-- One page of a queue's messages in publish order, from the cursor on: a
+-- range scan of onceq_messages_queue (queue_id, seq), never an OFFSET. A
+-- state filter is checked row by row along that walk. A delayed message
+-- whose time has come counts as available, as queue_stats counts it.
+-- ?1 queue id, ?2 cursor (the lowest integer for the first page), ?3 now,
+-- ?4 state or NULL, ?5 limit.
+SELECT m.seq, m.id, m.payload,
+       CASE WHEN m.state = 'delayed' AND m.visible_at <= ?3 THEN 'available' ELSE m.state END AS state,
+       m.priority, m.group_id, m.idempotency_key, m.delivery_count,
+       m.created_at, m.visible_at, m.lease_expires_at
+FROM onceq_messages m
+WHERE m.queue_id = ?1 AND m.seq > ?2
+  AND (?4 IS NULL
+       OR CASE WHEN m.state = 'delayed' AND m.visible_at <= ?3 THEN 'available' ELSE m.state END = ?4)
+ORDER BY m.seq
+LIMIT ?5

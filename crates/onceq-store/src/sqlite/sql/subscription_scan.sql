@@ -1,0 +1,15 @@
+-- Every subscription, and whether its queue has a message to hand out at
+-- ?1: available, or delayed with its time come (the claim promotes those).
+-- Two index probes per subscription, whatever the queue's depth.
+SELECT s.id, q.project, q.name, s.url, s.secret, s.max_in_flight,
+       s.timeout_seconds, s.created_at,
+       EXISTS (
+           SELECT 1 FROM onceq_messages m
+           WHERE m.queue_id = s.queue_id AND m.state = 'available'
+       ) OR EXISTS (
+           SELECT 1 FROM onceq_messages m
+           WHERE m.queue_id = s.queue_id AND m.state = 'delayed' AND m.visible_at <= ?1
+       ) AS due
+FROM onceq_push_subscriptions s
+JOIN onceq_queues q ON q.id = s.queue_id
+ORDER BY s.created_at, s.id
