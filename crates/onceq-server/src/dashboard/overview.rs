@@ -43,10 +43,10 @@ async fn rows(state: &AppState, viewer: &Viewer) -> Result<Vec<Row>, DashError> 
         .collect::<Vec<_>>();
     let mut dlq_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for r in &records {
-        if let Some(dlq) = &r.dead_letter_queue {
-            if viewer.may_see(dlq) {
-                dlq_of.entry(dlq.clone()).or_default().push(r.name.clone());
-            }
+        if let Some(dlq) = &r.dead_letter_queue
+            && viewer.may_see(dlq)
+        {
+            dlq_of.entry(dlq.clone()).or_default().push(r.name.clone());
         }
     }
     let now = state.clock.now();
