@@ -1,6 +1,7 @@
 //! The dashboard over HTTP: sign-in and its cookie, re-authentication on
 //! every request, the same-origin rule for changes, every page and
-//! fragment, the DLQ actions and the purge confirmation, and the assets.
+//! fragment, the DLQ actions and the purge confirmation, the key's scope,
+//! and the assets.
 //! The browser itself is driven by the CLI crate's `dashboard` test.
 
 use reqwest::{StatusCode, header};
@@ -18,6 +19,7 @@ both!(message_page_escapes_and_tells_its_history);
 both!(dlq_redrive_one_delete_one_and_all);
 both!(purge_needs_the_queue_name);
 both!(assets_are_typed_and_cached);
+both!(a_scoped_key_sees_its_queues_and_changes_need_admin);
 
 /// `application/x-www-form-urlencoded` bodies, as a browser sends them.
 trait FormPairs {
@@ -715,4 +717,71 @@ async fn assets_are_typed_and_cached(b: Backend) {
     }
     let missing = anon.get("/dashboard/assets/evil.js").await;
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
+}
+
+/// The key's scope holds on the dashboard as on the API: no `read`, no
+/// sign-in; only the queues its patterns match are shown (another one is
+/// not found); a change needs `admin`.
+async fn a_scoped_key_sees_its_queues_and_changes_need_admin(b: Backend) {
+    let s = TestServer::start(b).await;
+    s.publish("exports-daily", json!(1)).await;
+    s.publish("billing", json!(2)).await;
+
+    let publisher = s.scoped_key("alpha", "publish", "*").await;
+    let refused = Browser::new(&s)
+        .post_form("/dashboard/signin", &[("api_key", &publisher)])
+        .await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    assert_eq!(refused.set_cookie(), "", "no cookie for a key without read");
+    refused.has("may not read");
+    let page = Browser::signed_in(&s, &publisher).get("/dashboard").await;
+    assert_eq!(page.status, StatusCode::FORBIDDEN);
+
+    let reader = s.scoped_key("alpha", "read", "exports-*").await;
+    let me = Browser::signed_in(&s, &reader);
+    let overview = me.get("/dashboard").await;
+    assert_eq!(overview.status, StatusCode::OK);
+    overview.has("exports-daily").lacks("billing");
+    me.get_htmx("/dashboard/live/queues")
+        .await
+        .has("exports-daily")
+        .lacks("billing");
+    assert_eq!(
+        me.get("/dashboard/queues/billing").await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        me.get("/dashboard/queues/exports-daily").await.status,
+        StatusCode::OK
+    );
+    let purge = me
+        .post_form(
+            "/dashboard/queues/exports-daily/purge",
+            &[("confirm", "exports-daily")],
+        )
+        .await;
+    assert_eq!(purge.status, StatusCode::FORBIDDEN);
+    purge.has("admin");
+    assert_eq!(
+        me.post_htmx("/dashboard/queues/exports-daily/dlq/redrive")
+            .await
+            .status,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(s.stats("exports-daily").await["message_count"], 1);
+
+    let admin = s.scoped_key("alpha", "admin,read", "exports-*").await;
+    let ok = Browser::signed_in(&s, &admin)
+        .post_form(
+            "/dashboard/queues/exports-daily/purge",
+            &[("confirm", "exports-daily")],
+        )
+        .await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER);
+    assert_eq!(s.stats("exports-daily").await["message_count"], 0);
+    let billing_purge = Browser::signed_in(&s, &admin)
+        .post_form("/dashboard/queues/billing/purge", &[("confirm", "billing")])
+        .await;
+    assert_eq!(billing_purge.status, StatusCode::NOT_FOUND);
+    assert_eq!(s.stats("billing").await["message_count"], 1);
 }
