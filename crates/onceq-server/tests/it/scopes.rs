@@ -133,6 +133,51 @@ async fn consume_only_and_read_only_keys(b: Backend) {
 }
 both!(consume_only_and_read_only_keys);
 
+/// Push subscriptions follow the scope: listing is `read`, subscribing and
+/// unsubscribing are `admin`, and the queue must match the key's patterns.
+async fn push_subscriptions_follow_the_scope(b: Backend) {
+    let s = TestServer::start(b).await;
+    s.publish("exports-daily", json!(1)).await;
+    s.publish("billing", json!(2)).await;
+    let reader = s.scoped_key("alpha", "read", "exports-*").await;
+    let r = s
+        .get_as(&reader, "/v1/queue/push_subscriptions/exports-daily")
+        .await;
+    assert_eq!(r.ok().data()["items"], json!([]));
+    let m = s
+        .get_as(&reader, "/v1/queue/push_subscriptions/billing")
+        .await
+        .err(403, "FORBIDDEN");
+    assert!(m.contains("billing") && m.contains("exports-*"), "{m}");
+    let m = s
+        .post_as(
+            &reader,
+            "/v1/queue/push_subscribe/exports-daily",
+            json!({"url": "https://hooks.example.com/onceq"}),
+        )
+        .await
+        .err(403, "FORBIDDEN");
+    assert!(
+        m.contains("queue.push_subscribe") && m.contains("admin"),
+        "{m}"
+    );
+    let m = s
+        .send(
+            reqwest::Method::DELETE,
+            "/v1/queue/push_unsubscribe/exports-daily/psub_0",
+            None,
+            Some(&reader),
+        )
+        .await
+        .err(403, "FORBIDDEN");
+    assert!(m.contains("queue.push_unsubscribe"), "{m}");
+    let publisher = s.scoped_key("alpha", "publish", "*").await;
+    s.get_as(&publisher, "/v1/queue/push_subscriptions/exports-daily")
+        .await
+        .err(403, "FORBIDDEN");
+}
+both!(push_subscriptions_follow_the_scope);
+
 async fn rotation_keeps_both_keys_until_the_old_one_expires(b: Backend) {
     let s = TestServer::start(b).await;
     let old = s.scoped_key("alpha", "publish,read", "*").await;
