@@ -37,16 +37,18 @@ pub struct PublishInput {
 /// `idempotency_key` wins).
 pub fn publish(req: Publish, header_key: Option<&HeaderValue>) -> Result<PublishInput, ApiError> {
     let queue = validate::required_queue("queue", req.queue)?;
-    let key = match req.idempotency_key {
-        Some(k) => Some(k),
-        None => header_key
-            .map(|v| {
-                v.to_str()
-                    .map(str::to_owned)
-                    .map_err(|_| ApiError::invalid("Idempotency-Key header must be visible ASCII"))
-            })
-            .transpose()?,
-    };
+    // The header is checked even when the body's key wins: a malformed
+    // header is refused, never silently ignored.
+    let header = header_key
+        .map(|v| {
+            let key = v
+                .to_str()
+                .map_err(|_| ApiError::invalid("Idempotency-Key header must be visible ASCII"))?;
+            validate::token("Idempotency-Key header", key)?;
+            Ok::<_, ApiError>(key.to_owned())
+        })
+        .transpose()?;
+    let key = req.idempotency_key.or(header);
     let message = new_message(
         "",
         BatchItem {
