@@ -18,6 +18,7 @@ both!(message_page_escapes_and_tells_its_history);
 both!(dlq_redrive_one_delete_one_and_all);
 both!(purge_needs_the_queue_name);
 both!(assets_are_typed_and_cached);
+both!(queue_page_lists_push_subscriptions_without_secrets);
 
 /// `application/x-www-form-urlencoded` bodies, as a browser sends them.
 trait FormPairs {
@@ -715,4 +716,29 @@ async fn assets_are_typed_and_cached(b: Backend) {
     }
     let missing = anon.get("/dashboard/assets/evil.js").await;
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
+}
+
+async fn queue_page_lists_push_subscriptions_without_secrets(b: Backend) {
+    let s = TestServer::start(b).await;
+    s.post("/v1/queue/create", json!({"name": "jobs"}))
+        .await
+        .ok();
+    let me = Browser::signed_in(&s, &s.key);
+    me.get("/dashboard/queues/jobs")
+        .await
+        .lacks("Push subscriptions");
+    let r = s
+        .post(
+            "/v1/queue/push_subscribe/jobs",
+            json!({"url": "https://hooks.example.com/jobs", "secret": "whsec_do_not_show", "max_in_flight": 3}),
+        )
+        .await;
+    r.ok();
+    let id = r.data()["subscription_id"].as_str().unwrap().to_owned();
+    me.get("/dashboard/queues/jobs")
+        .await
+        .has("Push subscriptions")
+        .has(&id)
+        .has("https://hooks.example.com/jobs")
+        .lacks("whsec_do_not_show");
 }
