@@ -40,6 +40,22 @@ fn dlq_of(record: &QueueRecord) -> Result<String, DashError> {
     })
 }
 
+/// Checks a change to `queue`'s dead letters as the API checks
+/// `dlq/redrive`: the key needs `admin`, and its patterns must match both
+/// the queue and the DLQ the change reads. Returns the DLQ's name.
+async fn admin_on_dlq(state: &AppState, viewer: &Viewer, queue: &str) -> Result<String, DashError> {
+    viewer.require(Action::Admin)?;
+    let (record, _) = queue::load(state, viewer, queue).await?;
+    let dlq = dlq_of(&record)?;
+    if !viewer.may_see(&dlq) {
+        // The queue's record names its DLQ, so 403 hides nothing here.
+        return Err(DashError::Forbidden(format!(
+            "this API key's queue patterns do not match the dead-letter queue {dlq:?}."
+        )));
+    }
+    Ok(dlq)
+}
+
 fn base(queue: &str) -> String {
     format!("/dashboard/queues/{}/dlq", url_part(queue))
 }
@@ -229,9 +245,8 @@ pub async fn redrive_all(
     Path(queue): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, DashError> {
-    // The changes the API makes an admin call (dlq/redrive) need admin here too.
-    viewer.require(Action::Admin)?;
     let queue = queue_name(queue)?;
+    admin_on_dlq(&state, &viewer, &queue).await?;
     let outcome = state
         .store
         .dlq_redrive(DlqRedrive {
@@ -260,10 +275,9 @@ pub async fn redrive_one(
     Path((queue, id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Result<Response, DashError> {
-    // The changes the API makes an admin call (dlq/redrive) need admin here too.
-    viewer.require(Action::Admin)?;
     let queue = queue_name(queue)?;
     validate::token("message id (in the path)", &id)?;
+    admin_on_dlq(&state, &viewer, &queue).await?;
     let outcome = state
         .store
         .dlq_redrive_one(DlqRedriveOne {
@@ -288,12 +302,9 @@ pub async fn delete_one(
     Path((queue, id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Result<Response, DashError> {
-    // The changes the API makes an admin call (dlq/redrive) need admin here too.
-    viewer.require(Action::Admin)?;
     let queue = queue_name(queue)?;
     validate::token("message id (in the path)", &id)?;
-    let (record, _) = queue::load(&state, &viewer, &queue).await?;
-    let dlq = dlq_of(&record)?;
+    let dlq = admin_on_dlq(&state, &viewer, &queue).await?;
     let outcome = state
         .store
         .message_delete(MessageDelete {

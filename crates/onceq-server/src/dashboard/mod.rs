@@ -26,6 +26,7 @@ pub mod purge;
 pub mod queue;
 pub mod session;
 pub mod sparkline;
+pub mod subscriptions;
 
 use axum::{
     Router,

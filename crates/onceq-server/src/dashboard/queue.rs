@@ -366,6 +366,7 @@ pub async fn page(
     let listing = Listing::parse(q)?;
     let (record, stats) = load(&state, &viewer, &queue).await?;
     let page = messages(&state, &viewer, &queue, &listing).await?;
+    let subscriptions = super::subscriptions::section(&state, &viewer, &queue).await?;
     let now = state.clock.now();
     let base = format!("/dashboard/queues/{}", url_part(&queue));
     let main = html! {
@@ -382,6 +383,7 @@ pub async fn page(
         (filters(&queue, &listing))
         (layout::live("queue-live", &format!("{base}/live{}", listing.query(listing.after)),
             live_body(&queue, &stats, &listing, &page, now)))
+        (subscriptions)
     };
     let crumbs = [
         Crumb::link("Queues", "/dashboard"),

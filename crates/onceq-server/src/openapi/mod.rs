@@ -13,7 +13,7 @@
 //!
 //! 1. Annotate it, next to the handler:
 //!
-//!    ```ignore
+//!    ```text
 //!    #[utoipa::path(post, path = "/v1/queue/ack", tag = "messages",
 //!        request_body = Ack,
 //!        responses(Ok<Acked>, InvalidParams, Unauthorized, TooLarge, StoreFailed))]

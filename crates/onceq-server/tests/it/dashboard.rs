@@ -20,6 +20,8 @@ both!(dlq_redrive_one_delete_one_and_all);
 both!(purge_needs_the_queue_name);
 both!(assets_are_typed_and_cached);
 both!(a_scoped_key_sees_its_queues_and_changes_need_admin);
+both!(dead_letter_changes_need_the_dlq_in_the_key_patterns);
+both!(queue_page_lists_push_subscriptions_without_secrets);
 
 /// `application/x-www-form-urlencoded` bodies, as a browser sends them.
 trait FormPairs {
@@ -784,4 +786,57 @@ async fn a_scoped_key_sees_its_queues_and_changes_need_admin(b: Backend) {
         .await;
     assert_eq!(billing_purge.status, StatusCode::NOT_FOUND);
     assert_eq!(s.stats("billing").await["message_count"], 1);
+}
+
+/// A change to dead letters reads the DLQ, so, as on the API, the key's
+/// patterns must match the DLQ too: an admin key for `jobs` alone may
+/// neither redrive nor delete what sits in `jobs-dlq`.
+async fn dead_letter_changes_need_the_dlq_in_the_key_patterns(b: Backend) {
+    let s = TestServer::start(b).await;
+    let dead = dead_letter(&s, "jobs", json!({"n": 1})).await;
+    let narrow = s.scoped_key("alpha", "admin,read", "jobs").await;
+    let me = Browser::signed_in(&s, &narrow);
+    for path in [
+        "/dashboard/queues/jobs/dlq/redrive".to_owned(),
+        format!("/dashboard/queues/jobs/dlq/{dead}/redrive"),
+        format!("/dashboard/queues/jobs/dlq/{dead}/delete"),
+    ] {
+        let refused = me.post_htmx(&path).await;
+        assert_eq!(refused.status, StatusCode::FORBIDDEN, "{path}");
+        refused.has("jobs-dlq");
+    }
+    assert_eq!(s.stats("jobs").await["dead_lettered"], 1);
+
+    let wide = s.scoped_key("alpha", "admin,read", "jobs*").await;
+    let ok = Browser::signed_in(&s, &wide)
+        .post_htmx(&format!("/dashboard/queues/jobs/dlq/{dead}/redrive"))
+        .await;
+    assert_eq!(ok.status, StatusCode::OK);
+    assert_eq!(s.stats("jobs").await["dead_lettered"], 0);
+}
+
+/// Push subscriptions show on their queue's page, without their secret.
+async fn queue_page_lists_push_subscriptions_without_secrets(b: Backend) {
+    let s = TestServer::start(b).await;
+    s.post("/v1/queue/create", json!({"name": "jobs"}))
+        .await
+        .ok();
+    let me = Browser::signed_in(&s, &s.key);
+    me.get("/dashboard/queues/jobs")
+        .await
+        .lacks("Push subscriptions");
+    let r = s
+        .post(
+            "/v1/queue/push_subscribe/jobs",
+            json!({"url": "https://hooks.example.com/jobs", "secret": "whsec_do_not_show", "max_in_flight": 3}),
+        )
+        .await;
+    r.ok();
+    let id = r.data()["subscription_id"].as_str().unwrap().to_owned();
+    me.get("/dashboard/queues/jobs")
+        .await
+        .has("Push subscriptions")
+        .has(&id)
+        .has("https://hooks.example.com/jobs")
+        .lacks("whsec_do_not_show");
 }
