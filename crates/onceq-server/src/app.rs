@@ -8,22 +8,30 @@
 use axum::{
     Router,
     extract::DefaultBodyLimit,
-    http::{Method, Uri},
+    http::{Method, Uri, header},
     middleware,
 };
 use onceq_types::ErrorCode;
-use tower_http::trace::TraceLayer;
+use tower_http::{
+    sensitive_headers::SetSensitiveRequestHeadersLayer,
+    trace::{DefaultMakeSpan, TraceLayer},
+};
 use utoipa::OpenApi;
-use utoipa_axum::{router::OpenApiRouter, routes};
+use utoipa_axum::{
+    router::{OpenApiRouter, UtoipaMethodRouter},
+    routes,
+};
 
 use crate::{
-    ApiError, AppState, dashboard, envelope, metrics, openapi,
-    routes::{consume, discovery, health, publish, push, queues},
+    ApiError, AppState, dashboard, envelope,
+    guard::{Guarded, guard},
+    metrics, openapi,
+    routes::{account, consume, discovery, health, publish, push, queues},
 };
 
 /// Builds the HTTP application over `state`.
 pub fn app(state: AppState) -> Router {
-    let (router, _) = routes().split_for_parts();
+    let (router, _) = routes(Some(&state)).split_for_parts();
     router
         // The dashboard's HTML pages (and `/` redirecting to them) are for
         // people, not part of the API: served, never in `/openapi.json`.
@@ -38,30 +46,62 @@ pub fn app(state: AppState) -> Router {
             metrics::http::track,
         ))
         .layer(middleware::from_fn(envelope::track_request))
-        .layer(TraceLayer::new_for_http())
+        // Request spans carry method and path only. Headers are not logged,
+        // and Authorization is marked sensitive in case a layer ever does
+        // (keys are never logged: docs/security.md).
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(DefaultMakeSpan::new().include_headers(false)),
+        )
+        .layer(SetSensitiveRequestHeadersLayer::new([
+            header::AUTHORIZATION,
+            header::PROXY_AUTHORIZATION,
+            header::COOKIE,
+        ]))
         .with_state(state)
 }
 
 /// Every route, each with its OpenAPI operation.
-pub(crate) fn routes() -> OpenApiRouter<AppState> {
+///
+/// With `state`, every keyed route runs behind the guard of its capability
+/// (auth, rate limit, scope, credit, metering): `auth::Caller` only comes
+/// from the guard, so a keyed handler routed without `keyed` answers 500.
+/// Without it (building the document only) the routes are left bare: the
+/// layer does not change what the document says.
+pub(crate) fn routes(state: Option<&AppState>) -> OpenApiRouter<AppState> {
+    let keyed = |id: &str, (schemas, paths, route): UtoipaMethodRouter<AppState>| {
+        let route = match state {
+            Some(state) => route.layer(middleware::from_fn_with_state(
+                Guarded::new(state, id),
+                guard,
+            )),
+            None => route,
+        };
+        (schemas, paths, route)
+    };
     OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
-        .routes(routes!(publish::publish))
-        .routes(routes!(publish::publish_batch))
-        .routes(routes!(consume::consume))
-        .routes(routes!(consume::ack))
-        .routes(routes!(consume::nack))
-        .routes(routes!(consume::extend))
-        .routes(routes!(queues::create))
-        .routes(routes!(queues::list))
-        .routes(routes!(queues::get))
-        .routes(routes!(queues::delete_by_body))
-        .routes(routes!(queues::delete))
-        .routes(routes!(queues::stats))
-        .routes(routes!(queues::purge))
-        .routes(routes!(queues::redrive))
-        .routes(routes!(push::subscribe))
-        .routes(routes!(push::list))
-        .routes(routes!(push::unsubscribe))
+        .routes(keyed("queue.publish", routes!(publish::publish)))
+        .routes(keyed(
+            "queue.publish_batch",
+            routes!(publish::publish_batch),
+        ))
+        .routes(keyed("queue.consume", routes!(consume::consume)))
+        .routes(keyed("queue.ack", routes!(consume::ack)))
+        .routes(keyed("queue.nack", routes!(consume::nack)))
+        .routes(keyed("queue.extend", routes!(consume::extend)))
+        .routes(keyed("queue.create", routes!(queues::create)))
+        .routes(keyed("queue.list", routes!(queues::list)))
+        .routes(keyed("queue.get", routes!(queues::get)))
+        .routes(keyed("queue.delete", routes!(queues::delete_by_body)))
+        .routes(keyed("queue.delete", routes!(queues::delete)))
+        .routes(keyed("queue.stats", routes!(queues::stats)))
+        .routes(keyed("queue.purge", routes!(queues::purge)))
+        .routes(keyed("queue.dlq.redrive", routes!(queues::redrive)))
+        .routes(keyed("queue.push_subscribe", routes!(push::subscribe)))
+        .routes(keyed("queue.push_subscriptions", routes!(push::list)))
+        .routes(keyed("queue.push_unsubscribe", routes!(push::unsubscribe)))
+        .routes(keyed("account.balance", routes!(account::balance)))
+        .routes(keyed("account.usage", routes!(account::usage)))
         .routes(routes!(discovery::discovery))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))

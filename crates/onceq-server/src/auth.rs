@@ -1,65 +1,126 @@
-//! API keys: their shape, their hashes, and the [`Caller`] extractor.
+//! API keys: their shape, their hashes, and the [`Caller`] a request acts
+//! as.
 //!
 //! A generated key looks like `oq_<id>_<secret>`: `<id>` (8 characters) is
 //! public and names the key in listings and revocations; the whole key is
 //! only ever shown once. The store keeps SHA-256 of the whole key, and
-//! requests are authenticated by looking that hash up, so comparing keys
-//! never depends on where a guess first differs. Keys of any other shape
-//! (e.g. set through `ONCEQ_API_KEY`) work the same way.
+//! requests are authenticated by looking that hash up. Keys of any other
+//! shape (e.g. set through `ONCEQ_API_KEY`) work the same way.
+//!
+//! # Why a hash lookup is a constant-time comparison
+//!
+//! The secret is never compared with anything byte by byte. The server
+//! hashes what the client sent and asks the store for a row with that hash
+//! (an index probe on a UNIQUE column). What an attacker controls is the
+//! input of SHA-256; where its output first differs from a stored hash is
+//! unrelated to how close the guess was, so timing the lookup teaches
+//! nothing about any key (preimage resistance). The keys themselves are 40
+//! random alphanumerics (~238 bits), so guessing is hopeless anyway. The
+//! store holds no secret: a stolen database yields hashes only.
+//!
+//! Every request looks its key up (no cache), so a revocation is seen by
+//! the next request on every server sharing the database.
+
+use std::sync::Arc;
 
 use axum::{extract::FromRequestParts, http::request::Parts};
 use jiff::Timestamp;
-use onceq_store::{KeyInsert, KeyRecord, Store, StoreError};
-use onceq_types::ErrorCode;
+use onceq_store::{KeyInsert, KeyRecord, QueueRef, Store, StoreError};
+use onceq_types::{ErrorCode, scope::KeyScope};
 use rand::{Rng, distr::Alphanumeric};
 use sha2::{Digest, Sha256};
 
-use crate::{ApiError, AppState};
+use crate::{ApiError, AppState, guard::Call};
 
-/// The project a request acts for, from its Bearer key.
+/// The key a request was made with, as checked by [`crate::guard`]: its
+/// project (every queue the request touches is scoped to it) and scope.
 #[derive(Debug, Clone)]
 pub struct Caller {
-    /// The project; every queue the request touches is scoped to it.
+    /// The project.
     pub project: String,
     /// The key's public id.
     pub key_id: String,
+    /// What the key may do.
+    pub scope: KeyScope,
+    /// The call in progress (credit and metering).
+    pub(crate) call: Arc<Call>,
 }
 
-impl FromRequestParts<AppState> for Caller {
-    type Rejection = ApiError;
+impl Caller {
+    /// The queue `name` of the caller's project, if the key's queue
+    /// patterns allow it; 403 `FORBIDDEN` otherwise.
+    pub fn queue(&self, name: &str) -> Result<QueueRef, ApiError> {
+        if self.may_use(name) {
+            Ok(QueueRef::new(&self.project, name))
+        } else {
+            Err(ApiError::forbidden(format!(
+                "this API key may not use queue {name:?} (its queues: {})",
+                self.scope.queues
+            )))
+        }
+    }
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let header = parts
-            .headers
-            .get(axum::http::header::AUTHORIZATION)
-            .ok_or_else(|| unauthorized("missing Authorization: Bearer <key> header"))?;
-        let value = header
-            .to_str()
-            .map_err(|_| unauthorized("Authorization header is not valid text"))?;
-        let key = value
-            .strip_prefix("Bearer ")
-            .or_else(|| value.strip_prefix("bearer "))
-            .map(str::trim)
-            .filter(|k| !k.is_empty())
-            .ok_or_else(|| unauthorized("Authorization header must be \"Bearer <key>\""))?;
-        authenticate(state, key).await
+    /// Whether the key's queue patterns allow `name`.
+    pub fn may_use(&self, name: &str) -> bool {
+        self.scope.queues.matches(name)
+    }
+
+    /// Holds `micros` of the project's credit for this call: 402
+    /// `INSUFFICIENT_CREDIT` if the project cannot afford it. Released when
+    /// the call ends; what it really cost is [`Caller::charge`]d.
+    pub fn reserve(&self, micros: u64) -> Result<(), ApiError> {
+        self.call.reserve(micros)
+    }
+
+    /// Records what this call cost (micro-USD), once the store did the work.
+    pub fn charge(&self, micros: u64) {
+        self.call.charge(micros);
     }
 }
 
-/// The project `key` acts for: one lookup of its hash, so a revoked key is
-/// refused on its next request. `UNAUTHORIZED` for an unknown or revoked
-/// key. The API's Bearer header and the dashboard's cookie both end here.
-pub async fn authenticate(state: &AppState, key: &str) -> Result<Caller, ApiError> {
+/// Handlers get the [`Caller`] the guard put in the request; a route
+/// without a guard has none, which is a bug (500), never an open door.
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        parts.extensions.get::<Caller>().cloned().ok_or_else(|| {
+            ApiError::from_store(StoreError::internal("route has no auth guard"), "")
+        })
+    }
+}
+
+/// The key of an `Authorization: Bearer <key>` header: 401 `UNAUTHORIZED`
+/// if it is missing or malformed.
+pub fn bearer(header: Option<&axum::http::HeaderValue>) -> Result<String, ApiError> {
+    let header =
+        header.ok_or_else(|| unauthorized("missing Authorization: Bearer <key> header"))?;
+    let value = header
+        .to_str()
+        .map_err(|_| unauthorized("Authorization header is not valid text"))?;
+    value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "))
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+        .map(str::to_owned)
+        .ok_or_else(|| unauthorized("Authorization header must be \"Bearer <key>\""))
+}
+
+/// The stored key `key` is: one lookup of its hash, so a revoked key is
+/// refused on its next request; 401 `UNAUTHORIZED` if it is unknown,
+/// revoked or expired (by the server's clock).
+pub async fn authenticate(state: &AppState, key: &str) -> Result<KeyRecord, ApiError> {
     let record = state
         .store
         .key_lookup(&key_hash(key))
         .await
         .map_err(|e| ApiError::from_store(e, ""))?
         .ok_or_else(|| unauthorized("unknown or revoked API key"))?;
-    Ok(Caller {
-        project: record.project,
-        key_id: record.key_id,
-    })
+    if record.expires_at.is_some_and(|at| at <= state.clock.now()) {
+        return Err(unauthorized("API key expired"));
+    }
+    Ok(record)
 }
 
 fn unauthorized(message: &str) -> ApiError {
@@ -94,11 +155,24 @@ pub fn generate_key() -> NewKey {
     NewKey { secret, key_id }
 }
 
-/// Stores a new generated key for `project` and returns it.
+/// Stores a new generated key for `project`, allowed everything, and
+/// returns it.
 pub async fn create_key(
     store: &dyn Store,
     project: &str,
     label: Option<String>,
+    now: Timestamp,
+) -> Result<(NewKey, KeyRecord), StoreError> {
+    create_scoped_key(store, project, label, KeyScope::default(), None, now).await
+}
+
+/// Stores a new generated key with a scope and an optional expiry.
+pub async fn create_scoped_key(
+    store: &dyn Store,
+    project: &str,
+    label: Option<String>,
+    scope: KeyScope,
+    expires_at: Option<Timestamp>,
     now: Timestamp,
 ) -> Result<(NewKey, KeyRecord), StoreError> {
     let key = generate_key();
@@ -108,9 +182,38 @@ pub async fn create_key(
             key_id: key.key_id.clone(),
             key_hash: key_hash(&key.secret),
             label,
+            scope,
+            expires_at,
             now,
         })
         .await?;
+    Ok((key, record))
+}
+
+/// Rotation: a new key with the same project and scope as `old_key_id`
+/// (which must not be revoked). Both work until the old one is revoked or,
+/// if `old_expires_at` is given, until then.
+pub async fn rotate_key(
+    store: &dyn Store,
+    old_key_id: &str,
+    old_expires_at: Option<Timestamp>,
+    now: Timestamp,
+) -> Result<(NewKey, KeyRecord), StoreError> {
+    let old = store
+        .key_get(old_key_id)
+        .await?
+        .filter(|k| k.revoked_at.is_none())
+        .ok_or_else(|| StoreError::Invalid(format!("no active key with id {old_key_id:?}")))?;
+    let label = Some(format!("rotated from {}", old.key_id));
+    let (key, record) =
+        create_scoped_key(store, &old.project, label, old.scope, old.expires_at, now).await?;
+    if let Some(rate) = old.rate {
+        store.key_set_rate(&record.key_id, Some(rate)).await?;
+    }
+    if old_expires_at.is_some() {
+        store.key_set_expiry(&old.key_id, old_expires_at).await?;
+    }
+    let record = store.key_get(&record.key_id).await?.unwrap_or(record);
     Ok((key, record))
 }
 
@@ -132,6 +235,8 @@ pub async fn ensure_key(
         key_id: format!("env{}", &hex::encode(&hash)[..8]),
         key_hash: hash.clone(),
         label: Some("from ONCEQ_API_KEY".into()),
+        scope: KeyScope::default(),
+        expires_at: None,
         now,
     };
     match store.key_insert(insert).await {

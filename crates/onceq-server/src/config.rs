@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use onceq_store::RateLimit;
+
 use crate::{pricing::PriceTable, push::PushConfig};
 
 /// Settings of the HTTP layer and its background services.
@@ -31,6 +33,26 @@ pub struct ServerConfig {
     pub max_batch: usize,
     /// Prices per capability.
     pub prices: PriceTable,
+    /// Default rate limit of every key (`None`: unlimited). A key's own
+    /// limit (`onceq keys set-rate`) overrides it.
+    pub key_rate: Option<RateLimit>,
+    /// Default rate limit of every project (`None`: unlimited). A project's
+    /// own limit (`onceq projects set-rate`) overrides it.
+    pub project_rate: Option<RateLimit>,
+    /// How often usage is written to the store, the server's heartbeat
+    /// recorded, and projects' credit limits, spend and rate limits re-read
+    /// (default 1 s). Bounds how stale one server's view of the others is.
+    pub account_sync_interval: Duration,
+    /// Longest wait for a request's headers, from the moment a connection
+    /// is open or idle between requests (default 10 s): slow-loris headers
+    /// and idle connections are closed after it.
+    pub header_read_timeout: Duration,
+    /// Longest wait for a request's whole body (default 30 s); a slower
+    /// body is answered 408 `REQUEST_TIMEOUT` and its connection closed.
+    pub body_read_timeout: Duration,
+    /// Most connections served at once (default 1024); connections beyond
+    /// it are closed as soon as they are accepted.
+    pub max_connections: usize,
     /// Push deliveries: whom they may reach, how often the store is polled.
     pub push: PushConfig,
     /// `/metrics`.
@@ -87,6 +109,12 @@ impl Default for ServerConfig {
             max_body_bytes: 4 * 1024 * 1024,
             max_batch: onceq_types::MAX_BATCH,
             prices: PriceTable::default(),
+            key_rate: None,
+            project_rate: None,
+            account_sync_interval: Duration::from_secs(1),
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            max_connections: 1024,
             metrics: MetricsConfig::default(),
             push: PushConfig::default(),
         }

@@ -61,23 +61,24 @@ pub fn metadata(cost_usd: f64, idempotent_replay: bool) -> Metadata {
 /// A successful answer: 200 and `{ok: true, data, ...}`.
 pub struct Reply<T> {
     data: T,
-    cost_usd: f64,
+    cost_usd: Option<f64>,
     replay: bool,
 }
 
 impl<T: Serialize> Reply<T> {
-    /// A free, non-replay answer.
+    /// A non-replay answer that costs the capability's per-call price
+    /// (0 unless the price table says otherwise).
     pub fn new(data: T) -> Self {
         Self {
             data,
-            cost_usd: 0.0,
+            cost_usd: None,
             replay: false,
         }
     }
 
-    /// Sets what the call cost.
+    /// Sets what the call cost (capabilities priced per message).
     pub fn cost(mut self, usd: f64) -> Self {
-        self.cost_usd = usd;
+        self.cost_usd = Some(usd);
         self
     }
 
@@ -94,7 +95,10 @@ impl<T: Serialize> IntoResponse for Reply<T> {
             ok: true,
             data: Some(self.data),
             error: None,
-            metadata: metadata(self.cost_usd, self.replay),
+            metadata: metadata(
+                self.cost_usd.unwrap_or_else(crate::guard::call_price_usd),
+                self.replay,
+            ),
         };
         json_response(StatusCode::OK, &envelope)
     }

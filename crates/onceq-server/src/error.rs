@@ -26,6 +26,7 @@ pub struct ApiError {
     code: ErrorCode,
     message: String,
     cause: Option<Box<dyn std::error::Error + Send + Sync>>,
+    retry_after_secs: Option<u64>,
 }
 
 impl ApiError {
@@ -35,7 +36,21 @@ impl ApiError {
             code,
             message: message.into(),
             cause: None,
+            retry_after_secs: None,
         }
+    }
+
+    /// 429 `RATE_LIMITED`, to retry after `secs` seconds.
+    pub fn rate_limited(secs: u64, message: impl Into<String>) -> Self {
+        Self {
+            retry_after_secs: Some(secs.max(1)),
+            ..Self::new(ErrorCode::RateLimited, message)
+        }
+    }
+
+    /// 403 `FORBIDDEN`.
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Forbidden, message)
     }
 
     /// 400 `INVALID_PARAMS`.
@@ -93,14 +108,15 @@ impl ApiError {
             ),
             StoreError::Invalid(message) => Self::invalid(message),
             StoreError::Unavailable(cause) => Self {
-                code: ErrorCode::Unavailable,
-                message: "the store is unavailable; nothing was done, retry later".into(),
                 cause: Some(cause),
+                ..Self::new(
+                    ErrorCode::Unavailable,
+                    "the store is unavailable; nothing was done, retry later",
+                )
             },
             StoreError::Internal(cause) => Self {
-                code: ErrorCode::Internal,
-                message: "internal error".into(),
                 cause: Some(cause),
+                ..Self::new(ErrorCode::Internal, "internal error")
             },
         }
     }
@@ -131,8 +147,9 @@ impl IntoResponse for ApiError {
             });
         }
         if matches!(self.code, ErrorCode::Unavailable | ErrorCode::RateLimited) {
+            let secs = self.retry_after_secs.unwrap_or(1);
             res.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         res
     }

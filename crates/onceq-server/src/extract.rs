@@ -3,7 +3,8 @@
 //! [`Body`] reads a JSON body whatever its `content-type` (clients of the
 //! hosted queue do not all send one), treats an empty body as `{}`, and
 //! turns every decoding failure into 400 `INVALID_PARAMS` naming the field
-//! (via `serde_path_to_error`). A body over the size limit is 413.
+//! (via `serde_path_to_error`). A body over the size limit is 413; one that
+//! does not arrive within `body_read_timeout` is 408 (slow-loris bodies).
 
 use axum::{
     extract::{FromRequest, FromRequestParts, Request},
@@ -22,8 +23,19 @@ impl<T: DeserializeOwned> FromRequest<AppState> for Body<T> {
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
         let limit = state.config.max_body_bytes;
-        let bytes = axum::body::to_bytes(req.into_body(), limit)
+        let timeout = state.config.body_read_timeout;
+        let read = axum::body::to_bytes(req.into_body(), limit);
+        let bytes = tokio::time::timeout(timeout, read)
             .await
+            .map_err(|_| {
+                ApiError::new(
+                    ErrorCode::RequestTimeout,
+                    format!(
+                        "the request body did not arrive within {} s",
+                        timeout.as_secs_f64()
+                    ),
+                )
+            })?
             .map_err(|e| {
                 if is_length_limit(&e) {
                     ApiError::new(
@@ -34,12 +46,17 @@ impl<T: DeserializeOwned> FromRequest<AppState> for Body<T> {
                     ApiError::invalid(format!("could not read the request body: {e}"))
                 }
             })?;
-        let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
-            b"{}"
-        } else {
-            &bytes
-        };
-        parse(bytes).map(Body)
+        parse_body(&bytes).map(Body)
+    }
+}
+
+/// A request body as [`Body`] reads it: empty (or only whitespace) is
+/// `{}`, anything else must be one JSON object.
+pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        parse(b"{}")
+    } else {
+        parse(bytes)
     }
 }
 

@@ -12,7 +12,13 @@
 //! - [`error`]: [`ApiError`], the one error type of the HTTP layer.
 //! - [`extract`]: lenient JSON bodies whose errors name the field.
 //! - [`validate`]: range and format checks of request fields.
-//! - [`auth`]: Bearer keys, their generation and their hashes.
+//! - [`auth`]: Bearer keys, their generation and their hashes; the
+//!   [`Caller`](auth::Caller) a request acts as.
+//! - [`guard`]: in front of every keyed route: key, rate limit, scope,
+//!   credit, metering.
+//! - [`accounts`]: usage, credit and rate limits, in memory per process.
+//! - [`input`]: each endpoint's body decoded and validated, without I/O
+//!   (also what the fuzz targets drive).
 //! - [`pricing`]: the price table behind `cost_usd` and discovery.
 //! - [`wakeup`]: wakes long-polling consumers when a message arrives.
 //! - [`throughput`]: recent publish/ack counts per queue, in memory, for the
@@ -20,15 +26,17 @@
 //! - [`dashboard`]: the web dashboard under `/dashboard` (server-rendered
 //!   HTML, vendored htmx, sign-in with an API key).
 //! - [`maintenance`]: background services: lease expiry, dedupe-key purge,
-//!   retention, metrics upkeep.
+//!   retention, metrics upkeep, account sync.
 //! - [`metrics`]: Prometheus counters, histograms and gauges; `GET /metrics`.
 //! - [`openapi`]: the OpenAPI document generated from the handlers;
 //!   `GET /openapi.json`.
 //! - [`push`]: push subscriptions: the dispatcher that POSTs messages to
 //!   webhooks, its SSRF guard and its signatures.
-//! - [`serve`]: binds, bootstraps a key, runs until SIGTERM/Ctrl-C.
+//! - [`serve`]: binds, bootstraps a key, runs until SIGTERM/Ctrl-C; the
+//!   connection limit and read timeouts.
 #![warn(missing_docs)]
 
+pub mod accounts;
 pub mod app;
 pub mod auth;
 pub mod clock;
@@ -37,6 +45,8 @@ pub mod dashboard;
 pub mod envelope;
 pub mod error;
 pub mod extract;
+pub mod guard;
+pub mod input;
 pub mod maintenance;
 pub mod metrics;
 pub mod openapi;

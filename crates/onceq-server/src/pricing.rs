@@ -1,6 +1,9 @@
 //! The price table: what each capability costs, in USD per unit.
 //! Self-hosted default: everything free. Infrai's published price for a
 //! publish is 0.00002 USD per message (`--prices queue.publish=0.00002`).
+//!
+//! Money is counted in integer micro-USD (0.000001 USD), so metering adds
+//! exactly; a price must be a whole number of micro-USD.
 
 use std::collections::BTreeMap;
 
@@ -9,7 +12,7 @@ use onceq_types::capability::{self, Billing, CAPABILITIES};
 /// Prices keyed by capability id.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PriceTable {
-    prices: BTreeMap<&'static str, f64>,
+    prices: BTreeMap<&'static str, u64>,
 }
 
 impl PriceTable {
@@ -30,19 +33,35 @@ impl PriceTable {
             if !price.is_finite() || price < 0.0 {
                 return Err(format!("price of {id} must be a non-negative number"));
             }
-            prices.insert(cap.id, price);
+            let micros = (price * 1e6).round();
+            if (micros - price * 1e6).abs() > 1e-6 || micros > 1e12 {
+                return Err(format!(
+                    "price of {id} must be a whole number of micro-USD (0.000001), at most 1000000"
+                ));
+            }
+            prices.insert(cap.id, micros as u64);
         }
         Ok(Self { prices })
     }
 
-    /// Price of one unit of a capability.
+    /// Price of one unit of a capability, in USD.
     pub fn price(&self, id: &str) -> f64 {
-        self.prices.get(id).copied().unwrap_or(0.0)
+        onceq_types::account::micros_to_usd(self.micros(id))
     }
 
-    /// Cost of `units` units, rounded to a millionth of a cent.
+    /// Price of one unit of a capability, in micro-USD.
+    pub fn micros(&self, id: &str) -> u64 {
+        self.prices.get(id).copied().unwrap_or(0)
+    }
+
+    /// Cost of `units` units, in micro-USD.
+    pub fn cost_micros(&self, id: &str, units: usize) -> u64 {
+        self.micros(id).saturating_mul(units as u64)
+    }
+
+    /// Cost of `units` units, in USD.
     pub fn cost(&self, id: &str, units: usize) -> f64 {
-        (self.price(id) * units as f64 * 1e8).round() / 1e8
+        onceq_types::account::micros_to_usd(self.cost_micros(id, units))
     }
 
     /// The billing block of every capability, for discovery.
@@ -78,6 +97,8 @@ mod tests {
         assert!(PriceTable::parse("queue.nope=1").is_err());
         assert!(PriceTable::parse("queue.publish=-1").is_err());
         assert!(PriceTable::parse("queue.publish").is_err());
+        assert!(PriceTable::parse("queue.publish=0.0000001").is_err());
+        assert_eq!(t.cost_micros("queue.publish", 3), 60);
         assert_eq!(PriceTable::parse("").unwrap(), PriceTable::default());
     }
 }

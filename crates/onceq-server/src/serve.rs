@@ -2,15 +2,27 @@
 //! bind, serve until SIGTERM or Ctrl-C, then drain.
 //!
 //! Shutdown order: stop accepting connections, let in-flight requests
-//! finish (long polls return early), stop the background services, let push
-//! deliveries in flight finish (for up to `push.shutdown_grace`). Every
-//! write a client was told succeeded was committed before its answer, so
-//! nothing acknowledged is lost.
+//! finish (long polls return early), write the last usage, stop the
+//! background services, let push deliveries in flight finish (for up to
+//! `push.shutdown_grace`). Every write a client was told succeeded was
+//! committed before its answer, so nothing acknowledged is lost.
+//!
+//! Hostile clients: at most `max_connections` connections are served at
+//! once (more are closed as soon as accepted); a connection must deliver
+//! each request's headers within `header_read_timeout` (slow-loris headers
+//! and idle keep-alive connections are closed), and a body within
+//! `body_read_timeout` ([`crate::extract::Body`] answers 408).
 
-use std::{net::SocketAddr, path::PathBuf};
+use std::{net::SocketAddr, path::PathBuf, sync::Arc};
 
+use hyper::server::conn::http1;
+use hyper_util::{
+    rt::{TokioIo, TokioTimer},
+    server::graceful::GracefulShutdown,
+    service::TowerToHyperService,
+};
 use onceq_store::{Store, StoreError};
-use tokio::net::TcpListener;
+use tokio::{net::TcpListener, sync::Semaphore};
 use tokio_util::task::TaskTracker;
 
 use crate::{AppState, ServerConfig, auth, maintenance, push};
@@ -82,14 +94,46 @@ pub async fn run(
     maintenance::spawn_all(&state, &tracker);
     push::spawn(&state, &tracker);
     let token = state.shutdown.clone();
-    let router = crate::app(state);
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            tracing::info!("shutting down: finishing in-flight requests");
-            token.cancel();
-        })
-        .await?;
+    let router = crate::app(state.clone());
+    let permits = Arc::new(Semaphore::new(state.config.max_connections));
+    let graceful = GracefulShutdown::new();
+    let mut http = http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(state.config.header_read_timeout);
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            _ = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => conn,
+                Err(e) => {
+                    // Out of file descriptors and the like: let some close.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let Ok(permit) = permits.clone().try_acquire_owned() else {
+            tracing::debug!(%peer, "connection limit reached: closing a new connection");
+            drop(stream);
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(router.clone());
+        let conn = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    tracing::info!("shutting down: finishing in-flight requests");
+    token.cancel();
+    graceful.shutdown().await;
+    maintenance::account_sync::shutdown(&state).await;
     tracker.close();
     tracker.wait().await;
     tracing::info!("stopped");

@@ -6,7 +6,8 @@ use onceq_store::Store;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    ServerConfig, clock::Clock, metrics::Metrics, throughput::Throughput, wakeup::Wakeups,
+    ServerConfig, accounts::Accounts, clock::Clock, metrics::Metrics, throughput::Throughput,
+    wakeup::Wakeups,
 };
 
 /// Shared by all handlers and background services.
@@ -22,6 +23,8 @@ pub struct AppState {
     pub wakeups: Arc<Wakeups>,
     /// Cancelled when the server shuts down: long polls return early.
     pub shutdown: CancellationToken,
+    /// Metering, credit and rate limits of this process.
+    pub accounts: Arc<Accounts>,
     /// Counters and histograms behind `/metrics`.
     pub metrics: Arc<Metrics>,
     /// Recent publish/ack counts per queue (this process only), for the
@@ -39,6 +42,7 @@ impl AppState {
             config: Arc::new(config),
             wakeups: Arc::new(Wakeups::default()),
             shutdown: CancellationToken::new(),
+            accounts: Arc::new(Accounts::default()),
             throughput: Arc::new(Throughput::default()),
         }
     }

@@ -98,8 +98,8 @@ pub fn required_token(field: &str, value: Option<String>) -> Result<String, ApiE
 pub fn payload(field: &str, raw: Option<Box<RawValue>>) -> Result<String, ApiError> {
     let raw =
         raw.ok_or_else(|| ApiError::invalid(format!("{field} is required and must not be null")))?;
-    let mut value: serde_json::Value =
-        serde_json::from_str(raw.get()).map_err(|e| ApiError::invalid(format!("{field}: {e}")))?;
+    let mut value =
+        strict_json(raw.get()).map_err(|e| ApiError::invalid(format!("{field}: {e}")))?;
     // Explicit, so canonical form survives a dependency turning on
     // serde_json's `preserve_order`.
     value.sort_all_objects();
@@ -117,6 +117,112 @@ pub fn payload(field: &str, raw: Option<Box<RawValue>>) -> Result<String, ApiErr
     Ok(canonical)
 }
 
+/// Parses JSON like `serde_json::from_str`, but refuses an object with a
+/// duplicate key: which of the two values a consumer would see is up to its
+/// parser, so a payload holding both is ambiguous. Nesting is bounded by
+/// serde_json's recursion limit (128).
+pub fn strict_json(text: &str) -> Result<serde_json::Value, serde_json::Error> {
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = Strict.deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+/// A `serde_json::Value` seed that errors on duplicate object keys.
+struct Strict;
+
+impl<'de> serde::de::DeserializeSeed<'de> for Strict {
+    type Value = serde_json::Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Strict {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        serde_json::Number::from_f64(v)
+            .map(serde_json::Value::Number)
+            .ok_or_else(|| E::custom("number out of range"))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(v) = seq.next_element_seed(Strict)? {
+            items.push(v);
+        }
+        Ok(serde_json::Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!(
+                    "duplicate key {:?} in an object",
+                    truncate(&key)
+                )));
+            }
+            let value = map.next_value_seed(Strict)?;
+            object.insert(key, value);
+        }
+        Ok(serde_json::Value::Object(object))
+    }
+}
+
 fn truncate(s: &str) -> String {
     s.chars().take(100).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strict_json_refuses_duplicates_and_deep_nesting() {
+        assert_eq!(
+            strict_json(r#"{"b": [1, 2.5, "x", null, true], "a": {}}"#).unwrap(),
+            serde_json::json!({"a": {}, "b": [1, 2.5, "x", null, true]})
+        );
+        assert!(strict_json(r#"{"a": 1, "a": 2}"#).is_err());
+        assert!(strict_json(r#"[{"x": {"a": 1, "a": 1}}]"#).is_err());
+        assert!(strict_json(&format!("{}{}", "[".repeat(200), "]".repeat(200))).is_err());
+        assert!(strict_json("1e400").is_err());
+        assert!(strict_json("1 2").is_err());
+        assert_eq!(
+            strict_json("-9223372036854775808").unwrap(),
+            serde_json::json!(i64::MIN)
+        );
+    }
 }

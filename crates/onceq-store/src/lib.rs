@@ -8,6 +8,8 @@
 //! - [`params`]: a params struct per operation, and what each returns.
 //! - [`error`]: [`StoreError`], the failures callers branch on.
 //! - [`ids`]: message ids and lease receipts.
+//! - [`accounts`]: params of the account operations (credit limits, rate
+//!   overrides, usage, server heartbeats).
 //! - `depths`: the part of `queue_depths` both backends share.
 //! - [`postgres`]: PostgreSQL (production; several servers may share one
 //!   database). Claims use `FOR UPDATE SKIP LOCKED`.
@@ -19,6 +21,7 @@
 //! caller said the time was.
 #![warn(missing_docs)]
 
+pub mod accounts;
 mod depths;
 pub mod error;
 pub mod ids;
@@ -27,6 +30,7 @@ pub mod postgres;
 pub mod sqlite;
 pub mod store;
 
+pub use accounts::*;
 pub use error::{Result, StoreError};
 pub use params::*;
 pub use store::Store;

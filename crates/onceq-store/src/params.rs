@@ -3,7 +3,7 @@
 //! Every struct carries `now`: the store never reads a clock of its own.
 
 use jiff::{SignedDuration, Timestamp};
-use onceq_types::{MessageStatus, QueueRecord, queue::QueueSettings};
+use onceq_types::{MessageStatus, QueueRecord, queue::QueueSettings, scope::KeyScope};
 
 /// Names a queue inside a project.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,12 +38,16 @@ pub struct KeyInsert {
     pub key_hash: Vec<u8>,
     /// Free text for operators.
     pub label: Option<String>,
+    /// What the key may do (default: everything).
+    pub scope: KeyScope,
+    /// When the key stops authenticating by itself (`None`: never).
+    pub expires_at: Option<Timestamp>,
     /// The time of the call.
     pub now: Timestamp,
 }
 
 /// An API key as stored (never the secret).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct KeyRecord {
     /// Public id.
     pub key_id: String,
@@ -55,6 +59,12 @@ pub struct KeyRecord {
     pub created_at: Timestamp,
     /// When it was revoked; revoked keys never authenticate.
     pub revoked_at: Option<Timestamp>,
+    /// What the key may do.
+    pub scope: KeyScope,
+    /// When it stops authenticating; the server compares it with its clock.
+    pub expires_at: Option<Timestamp>,
+    /// Its own rate limit, overriding the server's per-key default.
+    pub rate: Option<crate::RateLimit>,
 }
 
 // ---------------------------------------------------------------- queues

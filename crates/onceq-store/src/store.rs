@@ -82,6 +82,50 @@ pub trait Store: Send + Sync + 'static {
     async fn key_list(&self) -> crate::Result<Vec<crate::KeyRecord>>;
     /// Revokes a key; false if no such non-revoked key.
     async fn key_revoke(&self, key_id: &str, now: jiff::Timestamp) -> crate::Result<bool>;
+    /// The key with this public id, revoked or not.
+    async fn key_get(&self, key_id: &str) -> crate::Result<Option<crate::KeyRecord>>;
+    /// Sets (or clears) when a non-revoked key expires; false if no such key.
+    async fn key_set_expiry(
+        &self,
+        key_id: &str,
+        expires_at: Option<jiff::Timestamp>,
+    ) -> crate::Result<bool>;
+    /// Sets (or clears) a non-revoked key's own rate limit; false if no
+    /// such key.
+    async fn key_set_rate(
+        &self,
+        key_id: &str,
+        rate: Option<crate::RateLimit>,
+    ) -> crate::Result<bool>;
+
+    // ------------------------------------------------------------ accounts
+
+    /// Every project, by name, with its account settings.
+    async fn project_list(&self) -> crate::Result<Vec<crate::ProjectRecord>>;
+    /// One project.
+    async fn project_get(&self, name: &str) -> crate::Result<Option<crate::ProjectRecord>>;
+    /// Sets (or clears) a project's credit limit; false if no such project.
+    async fn project_set_credit(
+        &self,
+        name: &str,
+        limit_micros: Option<u64>,
+    ) -> crate::Result<bool>;
+    /// Sets (or clears) a project's rate limit; false if no such project.
+    async fn project_set_rate(
+        &self,
+        name: &str,
+        rate: Option<crate::RateLimit>,
+    ) -> crate::Result<bool>;
+    /// Adds usage buckets (each `(project, capability, minute)` at most
+    /// once per call) and their cost to the projects' spend, atomically.
+    async fn usage_flush(&self, rows: Vec<crate::UsageRow>) -> crate::Result<()>;
+    /// A project's usage per capability over a range, by capability id.
+    async fn usage_query(&self, q: crate::UsageQuery) -> crate::Result<Vec<crate::UsageTotal>>;
+    /// Records that a server is alive; returns how many are (see
+    /// [`ServerHeartbeat`](crate::ServerHeartbeat)).
+    async fn server_heartbeat(&self, p: crate::ServerHeartbeat) -> crate::Result<u32>;
+    /// Forgets a server that is shutting down.
+    async fn server_leave(&self, server_id: &str) -> crate::Result<()>;
 
     // ------------------------------------------------------------ queues
 

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::scope::Action;
+
 /// One endpoint of the API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CapabilityDef {
@@ -14,65 +16,114 @@ pub struct CapabilityDef {
     pub path: &'static str,
     /// Priced per message stored (publish) rather than per call.
     pub unit: &'static str,
+    /// What a key's scope must allow for this call.
+    pub action: Action,
 }
 
 /// Every capability, in the order discovery lists them.
 pub const CAPABILITIES: &[CapabilityDef] = &[
-    cap("queue.publish", "POST", "/v1/queue/publish", "message"),
+    cap(
+        "queue.publish",
+        "POST",
+        "/v1/queue/publish",
+        "message",
+        Action::Publish,
+    ),
     cap(
         "queue.publish_batch",
         "POST",
         "/v1/queue/publish_batch",
         "message",
+        Action::Publish,
     ),
-    cap("queue.consume", "POST", "/v1/queue/consume", "call"),
-    cap("queue.ack", "POST", "/v1/queue/ack", "call"),
-    cap("queue.nack", "POST", "/v1/queue/nack", "call"),
-    cap("queue.extend", "POST", "/v1/queue/extend", "call"),
-    cap("queue.create", "POST", "/v1/queue/create", "call"),
-    cap("queue.list", "GET", "/v1/queue/list", "call"),
-    cap("queue.get", "GET", "/v1/queue/get/{queue}", "call"),
-    cap("queue.delete", "DELETE", "/v1/queue/delete/{queue}", "call"),
-    cap("queue.stats", "GET", "/v1/queue/stats/{queue}", "call"),
-    cap("queue.purge", "POST", "/v1/queue/purge/{queue}", "call"),
-    cap(
+    call(
+        "queue.consume",
+        "POST",
+        "/v1/queue/consume",
+        Action::Consume,
+    ),
+    call("queue.ack", "POST", "/v1/queue/ack", Action::Consume),
+    call("queue.nack", "POST", "/v1/queue/nack", Action::Consume),
+    call("queue.extend", "POST", "/v1/queue/extend", Action::Consume),
+    call("queue.create", "POST", "/v1/queue/create", Action::Admin),
+    call("queue.list", "GET", "/v1/queue/list", Action::Read),
+    call("queue.get", "GET", "/v1/queue/get/{queue}", Action::Read),
+    call(
+        "queue.delete",
+        "DELETE",
+        "/v1/queue/delete/{queue}",
+        Action::Admin,
+    ),
+    call(
+        "queue.stats",
+        "GET",
+        "/v1/queue/stats/{queue}",
+        Action::Read,
+    ),
+    call(
+        "queue.purge",
+        "POST",
+        "/v1/queue/purge/{queue}",
+        Action::Admin,
+    ),
+    call(
         "queue.dlq.redrive",
         "POST",
         "/v1/queue/dlq/redrive/{queue}",
-        "call",
+        Action::Admin,
     ),
-    cap(
+    call(
+        "account.balance",
+        "GET",
+        "/v1/account/balance",
+        Action::Read,
+    ),
+    call("account.usage", "GET", "/v1/account/usage", Action::Read),
+    call(
         "queue.push_subscribe",
         "POST",
         "/v1/queue/push_subscribe/{queue}",
-        "call",
+        Action::Admin,
     ),
-    cap(
+    call(
         "queue.push_subscriptions",
         "GET",
         "/v1/queue/push_subscriptions/{queue}",
-        "call",
+        Action::Read,
     ),
-    cap(
+    call(
         "queue.push_unsubscribe",
         "DELETE",
         "/v1/queue/push_unsubscribe/{queue}/{subscription_id}",
-        "call",
+        Action::Admin,
     ),
-    cap("discovery", "GET", "/v1/discovery", "call"),
+    // Needs no key, so it is never metered nor scoped; listed for
+    // completeness of the catalogue.
+    call("discovery", "GET", "/v1/discovery", Action::Read),
 ];
+
+const fn call(
+    id: &'static str,
+    method: &'static str,
+    path: &'static str,
+    action: Action,
+) -> CapabilityDef {
+    cap(id, method, path, "call", action)
+}
 
 const fn cap(
     id: &'static str,
     method: &'static str,
     path: &'static str,
     unit: &'static str,
+    action: Action,
 ) -> CapabilityDef {
     CapabilityDef {
         id,
         method,
         path,
         unit,
+        action,
     }
 }
 

@@ -13,12 +13,17 @@ pub enum ErrorCode {
     Unauthorized,
     /// 402: the project is past its credit limit.
     InsufficientCredit,
+    /// 403: the key is valid but its scope does not allow this call (its
+    /// actions, or the queue named).
+    Forbidden,
     /// 404: the queue does not exist in the caller's project.
     QueueNotFound,
     /// 404: no such endpoint.
     NotFound,
     /// 405: the endpoint exists but not with this method.
     MethodNotAllowed,
+    /// 408: the request's body did not arrive in time.
+    RequestTimeout,
     /// 409: a queue of that name exists with different settings.
     QueueAlreadyExists,
     /// 413: the payload (or the request body) is too large.
@@ -35,13 +40,15 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in declaration order (documents list them from here).
-    pub const ALL: [ErrorCode; 12] = [
+    pub const ALL: [ErrorCode; 14] = [
         Self::InvalidParams,
         Self::Unauthorized,
         Self::InsufficientCredit,
+        Self::Forbidden,
         Self::QueueNotFound,
         Self::NotFound,
         Self::MethodNotAllowed,
+        Self::RequestTimeout,
         Self::QueueAlreadyExists,
         Self::QueueMessageTooLarge,
         Self::IdempotencyKeyReused,
@@ -56,9 +63,11 @@ impl ErrorCode {
             Self::InvalidParams => 400,
             Self::Unauthorized => 401,
             Self::InsufficientCredit => 402,
+            Self::Forbidden => 403,
             Self::QueueNotFound => 404,
             Self::NotFound => 404,
             Self::MethodNotAllowed => 405,
+            Self::RequestTimeout => 408,
             Self::QueueAlreadyExists => 409,
             Self::QueueMessageTooLarge => 413,
             Self::IdempotencyKeyReused => 422,
@@ -70,7 +79,10 @@ impl ErrorCode {
 
     /// Whether retrying the same call unchanged may succeed.
     pub fn retryable(self) -> bool {
-        matches!(self, Self::RateLimited | Self::Unavailable | Self::Internal)
+        matches!(
+            self,
+            Self::RateLimited | Self::Unavailable | Self::Internal | Self::RequestTimeout
+        )
     }
 
     /// The code as it appears on the wire.
@@ -79,9 +91,11 @@ impl ErrorCode {
             Self::InvalidParams => "INVALID_PARAMS",
             Self::Unauthorized => "UNAUTHORIZED",
             Self::InsufficientCredit => "INSUFFICIENT_CREDIT",
+            Self::Forbidden => "FORBIDDEN",
             Self::QueueNotFound => "QUEUE_NOT_FOUND",
             Self::NotFound => "NOT_FOUND",
             Self::MethodNotAllowed => "METHOD_NOT_ALLOWED",
+            Self::RequestTimeout => "REQUEST_TIMEOUT",
             Self::QueueAlreadyExists => "QUEUE_ALREADY_EXISTS",
             Self::QueueMessageTooLarge => "QUEUE_MESSAGE_TOO_LARGE",
             Self::IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
@@ -110,15 +124,17 @@ mod tests {
             ErrorCode::InvalidParams => 0,
             ErrorCode::Unauthorized => 1,
             ErrorCode::InsufficientCredit => 2,
-            ErrorCode::QueueNotFound => 3,
-            ErrorCode::NotFound => 4,
-            ErrorCode::MethodNotAllowed => 5,
-            ErrorCode::QueueAlreadyExists => 6,
-            ErrorCode::QueueMessageTooLarge => 7,
-            ErrorCode::IdempotencyKeyReused => 8,
-            ErrorCode::RateLimited => 9,
-            ErrorCode::Unavailable => 10,
-            ErrorCode::Internal => 11,
+            ErrorCode::Forbidden => 3,
+            ErrorCode::QueueNotFound => 4,
+            ErrorCode::NotFound => 5,
+            ErrorCode::MethodNotAllowed => 6,
+            ErrorCode::RequestTimeout => 7,
+            ErrorCode::QueueAlreadyExists => 8,
+            ErrorCode::QueueMessageTooLarge => 9,
+            ErrorCode::IdempotencyKeyReused => 10,
+            ErrorCode::RateLimited => 11,
+            ErrorCode::Unavailable => 12,
+            ErrorCode::Internal => 13,
         };
         for (i, code) in ErrorCode::ALL.iter().enumerate() {
             assert_eq!(place(*code), i, "{code}");
@@ -131,6 +147,9 @@ mod tests {
             ErrorCode::InvalidParams,
             ErrorCode::QueueMessageTooLarge,
             ErrorCode::IdempotencyKeyReused,
+            ErrorCode::Forbidden,
+            ErrorCode::RequestTimeout,
+            ErrorCode::InsufficientCredit,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

@@ -12,6 +12,8 @@
 //! - [`push`]: push subscriptions (webhooks): their calls, their record,
 //!   and what a delivery carries (body, headers, signature scheme).
 //! - [`capability`]: the endpoint catalogue served by `GET /v1/discovery`.
+//! - [`account`]: the usage and balance answers.
+//! - [`scope`]: what a key may do: actions and queue-name patterns.
 //! - [`names`]: validation of queue names.
 //! - `openapi` (feature `openapi`): schemas the `ToSchema` derives cannot
 //!   express; the server builds its OpenAPI document from these types.
@@ -19,6 +21,7 @@
 //!   the system time).
 #![warn(missing_docs)]
 
+pub mod account;
 pub mod capability;
 pub mod clock;
 pub mod envelope;
@@ -31,6 +34,7 @@ pub mod push;
 pub mod queue;
 pub mod reply;
 pub mod request;
+pub mod scope;
 
 pub use envelope::{Envelope, ErrorBody, Metadata};
 pub use error::ErrorCode;

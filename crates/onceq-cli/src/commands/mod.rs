@@ -1,5 +1,5 @@
-//! Subcommands. `serve` and `keys` work on the store directly (same
-//! `--database-url` / `--data-dir` as the server); the rest talk to a
+//! Subcommands. `serve`, `keys` and `projects` work on the store directly
+//! (same `--database-url` / `--data-dir` as the server); the rest talk to a
 //! running server over HTTP with the `onceq` client.
 
 mod bench;
@@ -7,6 +7,7 @@ mod bulk;
 mod client_cmds;
 mod dlq;
 mod keys;
+mod projects;
 mod purge;
 mod serve;
 mod watch;
@@ -30,6 +31,9 @@ enum Command {
     /// Manage API keys (works while the server runs).
     #[command(subcommand)]
     Keys(keys::KeysCmd),
+    /// Projects' credit limits and rate limits (works while the server runs).
+    #[command(subcommand)]
+    Projects(projects::ProjectsCmd),
     /// Publish one message, or one per line of a file (--file).
     Publish(client_cmds::PublishArgs),
     /// Take messages from a queue (and ack them with --ack).
@@ -82,6 +86,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => serve::run(args).await,
         Command::Keys(cmd) => keys::run(cmd).await,
+        Command::Projects(cmd) => projects::run(cmd).await,
         Command::Publish(args) => client_cmds::publish(args).await,
         Command::Consume(args) => client_cmds::consume(args).await,
         Command::Stats(args) => client_cmds::stats(args).await,
@@ -90,4 +95,46 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Dlq(cmd) => dlq::run(cmd).await,
         Command::Bench(args) => bench::run(args).await,
     }
+}
+
+/// A rate limit on the command line: `--rate R [--burst B]` or `--clear`.
+#[derive(Debug, Clone, Args)]
+pub struct RateArgs {
+    /// Requests per second (0: unlimited, overriding the server default).
+    #[arg(long, required_unless_present = "clear")]
+    pub rate: Option<f64>,
+    /// Requests at once after an idle spell (default: one second's worth).
+    #[arg(long)]
+    pub burst: Option<u32>,
+    /// Remove the override: the server's default applies again.
+    #[arg(long, conflicts_with_all = ["rate", "burst"])]
+    pub clear: bool,
+}
+
+impl RateArgs {
+    /// The limit to store (`None` for `--clear`).
+    pub fn limit(&self) -> anyhow::Result<Option<onceq_store::RateLimit>> {
+        let Some(per_sec) = self.rate else {
+            return Ok(None);
+        };
+        anyhow::ensure!(
+            per_sec.is_finite() && per_sec >= 0.0,
+            "--rate must be a non-negative number"
+        );
+        let burst = self.burst.unwrap_or(per_sec.ceil() as u32).max(1);
+        Ok(Some(onceq_store::RateLimit { per_sec, burst }))
+    }
+}
+
+/// A rate limit for people.
+pub fn describe_rate(rate: Option<onceq_store::RateLimit>) -> String {
+    match rate {
+        None => "server default".into(),
+        Some(r) if r.per_sec == 0.0 => "unlimited".into(),
+        Some(r) => format!("{}/s, burst {}", r.per_sec, r.burst),
+    }
+}
+
+async fn open(args: &StoreArgs) -> anyhow::Result<std::sync::Arc<dyn onceq_store::Store>> {
+    Ok(onceq_store::open(args.database_url.as_deref(), &args.data_dir).await?)
 }

@@ -7,6 +7,7 @@ use clap::Args;
 use onceq_server::{
     ServerConfig, config::MetricsConfig, pricing::PriceTable, push::PushConfig, serve::ServeOptions,
 };
+use onceq_store::RateLimit;
 
 use super::StoreArgs;
 
@@ -38,6 +39,30 @@ pub struct ServeArgs {
     /// Prices per capability, e.g. "queue.publish=0.00002" (default: all free).
     #[arg(long, env = "ONCEQ_PRICES", default_value = "")]
     prices: String,
+    /// Default rate limit of every key, requests per second (0: none).
+    #[arg(long, env = "ONCEQ_KEY_RATE", default_value_t = 0.0)]
+    key_rate: f64,
+    /// Burst of the per-key limit (default: one second's worth, at least 1).
+    #[arg(long, env = "ONCEQ_KEY_BURST")]
+    key_burst: Option<u32>,
+    /// Default rate limit of every project, requests per second (0: none).
+    #[arg(long, env = "ONCEQ_PROJECT_RATE", default_value_t = 0.0)]
+    project_rate: f64,
+    /// Burst of the per-project limit (default: one second's worth).
+    #[arg(long, env = "ONCEQ_PROJECT_BURST")]
+    project_burst: Option<u32>,
+    /// How often usage is written and limits re-read, in milliseconds.
+    #[arg(long, env = "ONCEQ_ACCOUNT_SYNC_MS", default_value_t = 1_000)]
+    account_sync_ms: u64,
+    /// Longest wait for a request's headers (and idle keep-alive), seconds.
+    #[arg(long, env = "ONCEQ_HEADER_TIMEOUT_SECS", default_value_t = 10)]
+    header_timeout_secs: u64,
+    /// Longest wait for a request's body, seconds.
+    #[arg(long, env = "ONCEQ_BODY_TIMEOUT_SECS", default_value_t = 30)]
+    body_timeout_secs: u64,
+    /// Most connections served at once; more are closed at once.
+    #[arg(long, env = "ONCEQ_MAX_CONNECTIONS", default_value_t = 1024)]
+    max_connections: usize,
     /// Require `Authorization: Bearer <TOKEN>` on /metrics (default: open).
     #[arg(long, env = "ONCEQ_METRICS_TOKEN", hide_env_values = true)]
     metrics_token: Option<String>,
@@ -66,6 +91,19 @@ pub struct ServeArgs {
     push_scan_ms: u64,
 }
 
+/// `--*-rate` and `--*-burst` as a limit; 0 means none.
+fn rate(flag: &str, per_sec: f64, burst: Option<u32>) -> anyhow::Result<Option<RateLimit>> {
+    anyhow::ensure!(
+        per_sec.is_finite() && per_sec >= 0.0,
+        "--{flag}-rate must be a non-negative number"
+    );
+    if per_sec == 0.0 {
+        return Ok(None);
+    }
+    let burst = burst.unwrap_or(per_sec.ceil() as u32).max(1);
+    Ok(Some(RateLimit { per_sec, burst }))
+}
+
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let prices = PriceTable::parse(&args.prices).map_err(anyhow::Error::msg)?;
     anyhow::ensure!(
@@ -74,6 +112,18 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     );
     anyhow::ensure!(args.lease_reap_ms > 0, "--lease-reap-ms must be positive");
     anyhow::ensure!(args.purge_secs > 0, "--purge-secs must be positive");
+    anyhow::ensure!(
+        args.account_sync_ms > 0,
+        "--account-sync-ms must be positive"
+    );
+    anyhow::ensure!(
+        args.header_timeout_secs > 0 && args.body_timeout_secs > 0,
+        "--header-timeout-secs and --body-timeout-secs must be positive"
+    );
+    anyhow::ensure!(
+        args.max_connections > 0,
+        "--max-connections must be positive"
+    );
     anyhow::ensure!(args.push_scan_ms > 0, "--push-scan-ms must be positive");
     anyhow::ensure!(
         (1..=1000).contains(&args.max_batch),
@@ -87,6 +137,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         // 4 MiB per 10 messages: a full batch of 256 KiB payloads fits.
         max_body_bytes: 4 * 1024 * 1024 * args.max_batch.div_ceil(10),
         prices,
+        key_rate: rate("key", args.key_rate, args.key_burst)?,
+        project_rate: rate("project", args.project_rate, args.project_burst)?,
+        account_sync_interval: Duration::from_millis(args.account_sync_ms),
+        header_read_timeout: Duration::from_secs(args.header_timeout_secs),
+        body_read_timeout: Duration::from_secs(args.body_timeout_secs),
+        max_connections: args.max_connections,
         // Borrows `args`: before `metrics` takes the token out of it.
         push: push_config(&args),
         metrics: MetricsConfig {

@@ -11,10 +11,8 @@ use axum::{
     response::{Html, IntoResponse, Redirect, Response},
 };
 use maud::{Markup, html};
-use onceq_store::{
-    DlqRedrive, DlqRedriveOne, MessageDelete, MessageRecord, QueueRef, SingleOutcome,
-};
-use onceq_types::{QueueRecord, QueueStats};
+use onceq_store::{DlqRedrive, DlqRedriveOne, MessageDelete, MessageRecord, SingleOutcome};
+use onceq_types::{QueueRecord, QueueStats, scope::Action};
 use serde::Deserialize;
 
 use super::{
@@ -40,6 +38,22 @@ fn dlq_of(record: &QueueRecord) -> Result<String, DashError> {
     record.dead_letter_queue.clone().ok_or_else(|| {
         DashError::BadRequest(format!("queue {:?} has no dead-letter queue", record.name))
     })
+}
+
+/// Checks a change to `queue`'s dead letters as the API checks
+/// `dlq/redrive`: the key needs `admin`, and its patterns must match both
+/// the queue and the DLQ the change reads. Returns the DLQ's name.
+async fn admin_on_dlq(state: &AppState, viewer: &Viewer, queue: &str) -> Result<String, DashError> {
+    viewer.require(Action::Admin)?;
+    let (record, _) = queue::load(state, viewer, queue).await?;
+    let dlq = dlq_of(&record)?;
+    if !viewer.may_see(&dlq) {
+        // The queue's record names its DLQ, so 403 hides nothing here.
+        return Err(DashError::Forbidden(format!(
+            "this API key's queue patterns do not match the dead-letter queue {dlq:?}."
+        )));
+    }
+    Ok(dlq)
 }
 
 fn base(queue: &str) -> String {
@@ -232,10 +246,11 @@ pub async fn redrive_all(
     headers: HeaderMap,
 ) -> Result<Response, DashError> {
     let queue = queue_name(queue)?;
+    admin_on_dlq(&state, &viewer, &queue).await?;
     let outcome = state
         .store
         .dlq_redrive(DlqRedrive {
-            queue: QueueRef::new(&viewer.project, &queue),
+            queue: viewer.queue(&queue)?,
             max: None,
             now: state.clock.now(),
         })
@@ -262,10 +277,11 @@ pub async fn redrive_one(
 ) -> Result<Response, DashError> {
     let queue = queue_name(queue)?;
     validate::token("message id (in the path)", &id)?;
+    admin_on_dlq(&state, &viewer, &queue).await?;
     let outcome = state
         .store
         .dlq_redrive_one(DlqRedriveOne {
-            queue: QueueRef::new(&viewer.project, &queue),
+            queue: viewer.queue(&queue)?,
             message_id: id.clone(),
             now: state.clock.now(),
         })
@@ -288,12 +304,11 @@ pub async fn delete_one(
 ) -> Result<Response, DashError> {
     let queue = queue_name(queue)?;
     validate::token("message id (in the path)", &id)?;
-    let (record, _) = queue::load(&state, &viewer, &queue).await?;
-    let dlq = dlq_of(&record)?;
+    let dlq = admin_on_dlq(&state, &viewer, &queue).await?;
     let outcome = state
         .store
         .message_delete(MessageDelete {
-            queue: QueueRef::new(&viewer.project, &dlq),
+            queue: viewer.queue(&dlq)?,
             message_id: id.clone(),
             now: state.clock.now(),
         })

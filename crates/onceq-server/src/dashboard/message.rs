@@ -11,7 +11,7 @@ use axum::{
     response::{Html, IntoResponse, Response},
 };
 use maud::{Markup, html};
-use onceq_store::{MessageGet, MessageRecord, QueueRef};
+use onceq_store::{MessageGet, MessageRecord};
 use onceq_types::{MessageStatus, QueueRecord};
 
 use super::{
@@ -29,7 +29,7 @@ async fn load(
     queue: &str,
     id: &str,
 ) -> Result<(QueueRecord, Option<MessageRecord>), DashError> {
-    let q = QueueRef::new(&viewer.project, queue);
+    let q = viewer.queue(queue)?;
     let record = state
         .store
         .queue_get(&q)

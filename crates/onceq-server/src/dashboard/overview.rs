@@ -8,7 +8,6 @@ use axum::{
     response::{Html, IntoResponse, Response},
 };
 use maud::{Markup, html};
-use onceq_store::QueueRef;
 use onceq_types::{QueueRecord, QueueStats};
 
 use super::{
@@ -37,17 +36,23 @@ async fn rows(state: &AppState, viewer: &Viewer) -> Result<Vec<Row>, DashError> 
         .store
         .queue_list(&viewer.project)
         .await
-        .map_err(|e| DashError::store(e, ""))?;
+        .map_err(|e| DashError::store(e, ""))?
+        .into_iter()
+        // A scoped key sees only the queues its patterns match.
+        .filter(|r| viewer.may_see(&r.name))
+        .collect::<Vec<_>>();
     let mut dlq_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for r in &records {
-        if let Some(dlq) = &r.dead_letter_queue {
+        if let Some(dlq) = &r.dead_letter_queue
+            && viewer.may_see(dlq)
+        {
             dlq_of.entry(dlq.clone()).or_default().push(r.name.clone());
         }
     }
     let now = state.clock.now();
     let mut rows = Vec::with_capacity(records.len());
     for record in records {
-        let q = QueueRef::new(&viewer.project, &record.name);
+        let q = viewer.queue(&record.name)?;
         let stats = match state.store.queue_stats(&q, now).await {
             Ok(stats) => stats,
             Err(onceq_store::StoreError::QueueNotFound) => continue,

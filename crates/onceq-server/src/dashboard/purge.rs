@@ -8,8 +8,7 @@ use axum::{
     response::{IntoResponse, Redirect, Response},
 };
 use maud::{Markup, html};
-use onceq_store::QueueRef;
-use onceq_types::QueueStats;
+use onceq_types::{QueueStats, scope::Action};
 use serde::Deserialize;
 
 use super::{
@@ -93,6 +92,7 @@ pub async fn purge(
     Path(queue): Path<String>,
     Form(confirm): Form<Confirm>,
 ) -> Result<Response, DashError> {
+    viewer.require(Action::Admin)?;
     let queue = queue_name(queue)?;
     if confirm.confirm.as_deref().map(str::trim) != Some(queue.as_str()) {
         let (_, stats) = queue::load(&state, &viewer, &queue).await?;
@@ -108,7 +108,7 @@ pub async fn purge(
     }
     let purged = state
         .store
-        .queue_purge(&QueueRef::new(&viewer.project, &queue))
+        .queue_purge(&viewer.queue(&queue)?)
         .await
         .map_err(|e| DashError::store(e, &queue))?;
     Ok(Redirect::to(&format!(

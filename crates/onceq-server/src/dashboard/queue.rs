@@ -7,7 +7,7 @@ use axum::{
     response::{Html, IntoResponse, Response},
 };
 use maud::{Markup, html};
-use onceq_store::{MessageList, MessagePage, MessageRecord, QueueRef};
+use onceq_store::{MessageList, MessagePage, MessageRecord};
 use onceq_types::{MessageStatus, QueueRecord, QueueStats, names};
 use serde::Deserialize;
 
@@ -123,7 +123,7 @@ pub async fn load(
     viewer: &Viewer,
     queue: &str,
 ) -> Result<(QueueRecord, QueueStats), DashError> {
-    let q = QueueRef::new(&viewer.project, queue);
+    let q = viewer.queue(queue)?;
     let record = state
         .store
         .queue_get(&q)
@@ -148,7 +148,7 @@ pub async fn messages(
     state
         .store
         .message_list(MessageList {
-            queue: QueueRef::new(&viewer.project, queue),
+            queue: viewer.queue(queue)?,
             state: listing.state,
             search: listing.search.clone(),
             after_seq: listing.after,

@@ -22,7 +22,11 @@ use axum::{
     response::{IntoResponse, Redirect, Response},
 };
 use maud::html;
-use onceq_types::ErrorCode;
+use onceq_store::QueueRef;
+use onceq_types::{
+    ErrorCode,
+    scope::{Action, KeyScope},
+};
 use serde::Deserialize;
 
 use super::{error::DashError, layout};
@@ -36,13 +40,49 @@ pub const COOKIE: &str = "onceq_key";
 /// ends it sooner.
 const MAX_AGE_SECS: u32 = 12 * 3600;
 
-/// The project a dashboard request acts for, from its cookie.
+/// The project a dashboard request acts for, from its cookie. The key's
+/// scope applies as on the API: it must allow `read` to see anything, the
+/// queues shown are those its patterns match, and each change needs the
+/// action its API call needs ([`Viewer::require`]).
 #[derive(Debug, Clone)]
 pub struct Viewer {
     /// Every queue shown belongs to it.
     pub project: String,
     /// The key's public id.
     pub key_id: String,
+    /// What the key may do, and on which queues.
+    pub scope: KeyScope,
+}
+
+impl Viewer {
+    /// The queue `name` of the viewer's project: not found (as for a
+    /// queue that does not exist) when the key's patterns do not match it,
+    /// so a scoped key learns nothing about other queues.
+    pub fn queue(&self, name: &str) -> Result<QueueRef, DashError> {
+        if self.may_see(name) {
+            Ok(QueueRef::new(&self.project, name))
+        } else {
+            Err(DashError::NotFound(format!("queue {name:?} not found")))
+        }
+    }
+
+    /// Whether the key's queue patterns match `name`.
+    pub fn may_see(&self, name: &str) -> bool {
+        self.scope.queues.matches(name)
+    }
+
+    /// Refuses (403) a change the key's actions do not allow.
+    pub fn require(&self, action: Action) -> Result<(), DashError> {
+        if self.scope.actions.allows(action) {
+            Ok(())
+        } else {
+            Err(DashError::Forbidden(format!(
+                "this API key may not {} (its actions: {}).",
+                action.as_str(),
+                self.scope.actions
+            )))
+        }
+    }
 }
 
 impl FromRequestParts<AppState> for Viewer {
@@ -50,13 +90,16 @@ impl FromRequestParts<AppState> for Viewer {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, DashError> {
         let key = cookie_key(&parts.headers).ok_or(DashError::SignIn { expired: false })?;
-        let caller = auth::authenticate(state, &key)
+        let record = auth::authenticate(state, &key)
             .await
             .map_err(DashError::from_api)?;
-        Ok(Viewer {
-            project: caller.project,
-            key_id: caller.key_id,
-        })
+        let viewer = Viewer {
+            project: record.project,
+            key_id: record.key_id,
+            scope: record.scope,
+        };
+        viewer.require(Action::Read)?;
+        Ok(viewer)
     }
 }
 
@@ -197,6 +240,13 @@ pub async fn signin(
         return Ok((StatusCode::BAD_REQUEST, layout::html(page)).into_response());
     }
     match auth::authenticate(&state, key).await {
+        Ok(record) if !record.scope.actions.allows(Action::Read) => {
+            let page = signin_form(
+                Some("That key may not read queues (its scope has no read action)."),
+                None,
+            );
+            Ok((StatusCode::FORBIDDEN, layout::html(page)).into_response())
+        }
         Ok(_) => {
             let secure = is_https(&headers);
             Ok((

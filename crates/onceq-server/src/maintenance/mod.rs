@@ -7,8 +7,11 @@
 //!   after the last allowed hand-out.
 //! - [`purger`]: forgets idempotency keys past the dedupe window and removes
 //!   messages past their queue's retention.
+//! - [`account_sync`]: writes usage, records the heartbeat, re-reads credit
+//!   and rate limits.
 //! - [`metrics_upkeep`]: folds latency samples into their histograms.
 
+pub mod account_sync;
 pub mod lease_reaper;
 pub mod metrics_upkeep;
 pub mod purger;
@@ -21,6 +24,7 @@ use crate::{AppState, metrics::ErrorSource};
 pub fn spawn_all(state: &AppState, tracker: &TaskTracker) {
     tracker.spawn(lease_reaper::run(state.clone()));
     tracker.spawn(purger::run(state.clone()));
+    tracker.spawn(account_sync::run(state.clone()));
     tracker.spawn(metrics_upkeep::run(state.clone()));
 }
 

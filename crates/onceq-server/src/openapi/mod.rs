@@ -24,7 +24,8 @@
 //!    input, 401 when it takes a `Caller`, 413 when it reads a `Body`, 404
 //!    when it names a queue that must exist, 500/503 when it calls the
 //!    store (auth does). Endpoints without a key add `security(())`.
-//! 2. Route it in `app::routes()` with `.routes(routes!(module::handler))`,
+//! 2. Route it in `app::routes()` with `.routes(routes!(module::handler))`
+//!    (wrapped in `keyed("capability.id", ..)` when it takes a `Caller`),
 //!    never `.route(..)`: a raw route is served but not documented, and the
 //!    test `openapi::every_route_is_documented` fails. The one exception
 //!    is the dashboard (`dashboard::routes()`, merged in `app()`): HTML
@@ -46,6 +47,7 @@ use axum::{
 use onceq_types::{
     ConsumedMessage, ErrorBody, ErrorCode, MessageStatus, Metadata, PublishedMessage, QueueRecord,
     QueueStats, QueueType,
+    account::{Balance, Usage, UsageItem},
     capability::{Billing, Capability, Discovery},
     push::{PushSubscribe, PushSubscription, PushUnsubscribed},
     reply::{Acked, Deleted, Extended, Nacked, Purged, Redriven},
@@ -71,12 +73,13 @@ use utoipa::{
         ErrorBody, ErrorCode, Metadata, MessageStatus, PublishedMessage, ConsumedMessage,
         QueueRecord, QueueStats, QueueType, Acked, Nacked, Extended, Purged, Deleted,
         Redriven, Discovery, Capability, Billing, Redrive, PushSubscribe, PushSubscription,
-        PushUnsubscribed,
+        PushUnsubscribed, Usage, UsageItem, Balance,
     )),
     tags(
         (name = "messages", description = "Publishing and consuming messages."),
         (name = "queues", description = "Managing queues and their dead-letter queues."),
         (name = "push", description = "Push subscriptions: the server POSTs a queue's messages to a webhook, signed (docs/api.md, section 5)."),
+        (name = "account", description = "The key's project's metering: usage per capability and the credit left (docs/security.md)."),
         (name = "discovery", description = "What the server offers and what it costs."),
         (name = "operations", description = "Health, readiness, metrics and this document."),
     )
@@ -115,7 +118,7 @@ impl Modify for SecuritySchemes {
 
 /// The whole document, as the router builds it.
 pub fn document() -> utoipa::openapi::OpenApi {
-    let mut doc = crate::app::routes().into_openapi();
+    let mut doc = crate::app::routes(None).into_openapi();
     doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
     doc
 }

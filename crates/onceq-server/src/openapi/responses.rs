@@ -150,8 +150,15 @@ macro_rules! error_responses {
 error_responses! {
     /// 400: a field is missing, has the wrong type or is out of range.
     InvalidParams => [(400, "a field is missing, malformed or out of range; the message names it")];
-    /// 401: no key, or an unknown or revoked one.
-    Unauthorized => [(401, "missing, unknown or revoked API key")];
+    /// 401: no key, or an unknown, revoked or expired one.
+    Unauthorized => [(401, "missing, unknown, revoked or expired API key")];
+    /// 402, 403 and 429: the guard of a keyed route refused the call (credit
+    /// limit, key scope, rate limit); nothing was done.
+    Refused => [
+        (402, "the call would pass the project's credit limit; nothing was done"),
+        (403, "the key's scope does not allow this call or this queue"),
+        (429, "the key's or the project's rate limit; see Retry-After")
+    ];
     /// 404: the queue does not exist in the key's project (or the path
     /// matched no route: an empty `{queue}`).
     NotFound => [(404, "the queue does not exist in the key's project")];
@@ -159,6 +166,8 @@ error_responses! {
     Conflict => [(409, "a queue of that name exists with different settings")];
     /// 413: the body (or a payload) is too large.
     TooLarge => [(413, "the request body or a payload is too large")];
+    /// 408: the body did not arrive within the server's body timeout.
+    TimedOut => [(408, "the request body did not arrive in time; the connection is closed")];
     /// 422: an idempotency key reused with another payload.
     KeyReused => [(422, "an idempotency key was reused with a different payload")];
     /// 500 and 503: the store failed; on 503 nothing was done.

@@ -4,10 +4,9 @@ use std::time::Duration;
 
 use axum::extract::State;
 use jiff::SignedDuration;
-use onceq_store::{LeaseRef, MessageAck, MessageClaim, MessageExtend, MessageNack, QueueRef};
+use onceq_store::{LeaseRef, MessageAck, MessageClaim, MessageExtend, MessageNack};
 use onceq_types::{
-    ConsumedMessage, MAX_BATCH, MAX_DELAY_SECONDS, MAX_VISIBILITY_TIMEOUT_SECONDS,
-    MAX_WAIT_SECONDS, MessageStatus,
+    ConsumedMessage, MessageStatus,
     reply::{Acked, Extended, Items, Nacked},
     request::{Ack, Consume, Extend, Nack},
 };
@@ -18,10 +17,10 @@ use crate::{
     auth::Caller,
     envelope::Reply,
     extract::Body,
+    input::{self, LeaseInput},
     openapi::responses::{
-        InvalidParams, NotFound, Ok, OkList, StoreFailed, TooLarge, Unauthorized,
+        InvalidParams, NotFound, Ok, OkList, Refused, StoreFailed, TimedOut, TooLarge, Unauthorized,
     },
-    validate,
 };
 
 /// `POST /v1/queue/consume`.
@@ -38,29 +37,17 @@ use crate::{
     summary = "Take up to 10 messages under a lease",
     description = "Hands out available messages (priority first, then oldest) under a lease of visibility_timeout seconds; with wait_seconds it long-polls until a message arrives or the wait ends (then items is empty).",
     request_body = Consume,
-    responses(OkList<ConsumedMessage>, InvalidParams, Unauthorized, NotFound, TooLarge, StoreFailed)
+    responses(OkList<ConsumedMessage>, InvalidParams, Unauthorized, Refused, NotFound, TooLarge, TimedOut, StoreFailed)
 )]
 pub async fn consume(
     State(state): State<AppState>,
     caller: Caller,
     Body(req): Body<Consume>,
 ) -> Result<Reply<Items<ConsumedMessage>>, ApiError> {
-    let queue = validate::required_queue("queue", req.queue)?;
-    let max = validate::int_in("max_messages", req.max_messages, 1, MAX_BATCH as i64, 1)?;
-    let visibility = req
-        .visibility_timeout
-        .map(|v| {
-            validate::int_in(
-                "visibility_timeout",
-                Some(v),
-                0,
-                MAX_VISIBILITY_TIMEOUT_SECONDS,
-                0,
-            )
-        })
-        .transpose()?;
-    let wait = validate::int_in("wait_seconds", req.wait_seconds, 0, MAX_WAIT_SECONDS, 0)?;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(wait as u64);
+    let input = input::consume(req)?;
+    let target = caller.queue(&input.queue)?;
+    let queue = input.queue;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(input.wait_seconds);
     let channel = state.wakeups.channel(&caller.project, &queue);
 
     loop {
@@ -73,9 +60,9 @@ pub async fn consume(
         let claimed = state
             .store
             .message_claim(MessageClaim {
-                queue: QueueRef::new(&caller.project, &queue),
-                max: max as u32,
-                visibility_timeout: visibility.map(SignedDuration::from_secs),
+                queue: target.clone(),
+                max: input.max,
+                visibility_timeout: input.visibility_timeout,
                 now: state.clock.now(),
             })
             .await
@@ -120,14 +107,14 @@ pub async fn consume(
     summary = "Delete a message held under a lease",
     description = "acked is false (still 200) when the message is not in flight, the receipt names another lease, or the queue or message is unknown.",
     request_body = Ack,
-    responses(Ok<Acked>, InvalidParams, Unauthorized, TooLarge, StoreFailed)
+    responses(Ok<Acked>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, StoreFailed)
 )]
 pub async fn ack(
     State(state): State<AppState>,
     caller: Caller,
     Body(req): Body<Ack>,
 ) -> Result<Reply<Acked>, ApiError> {
-    let lease = lease(&caller, req.queue, req.message_id, req.receipt)?;
+    let lease = lease(&caller, input::ack(req)?)?;
     let queue = lease.queue.queue.clone();
     let acked = state
         .store
@@ -152,21 +139,22 @@ pub async fn ack(
     summary = "Give a message back, or dead-letter it",
     description = "Ends a lease early: back to the queue (after delay_seconds), or to the dead-letter queue with requeue false or after the last allowed delivery. nacked is false when the lease is not held.",
     request_body = Nack,
-    responses(Ok<Nacked>, InvalidParams, Unauthorized, TooLarge, StoreFailed)
+    responses(Ok<Nacked>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, StoreFailed)
 )]
 pub async fn nack(
     State(state): State<AppState>,
     caller: Caller,
     Body(req): Body<Nack>,
 ) -> Result<Reply<Nacked>, ApiError> {
-    let lease = lease(&caller, req.queue, req.message_id, req.receipt)?;
-    let delay = validate::int_in("delay_seconds", req.delay_seconds, 0, MAX_DELAY_SECONDS, 0)?;
+    let input = input::nack(req)?;
+    let lease = lease(&caller, input.lease)?;
+    let delay = input.delay_seconds;
     let queue = lease.queue.queue.clone();
     let outcome = state
         .store
         .message_nack(MessageNack {
             lease,
-            requeue: req.requeue.unwrap_or(true),
+            requeue: input.requeue,
             delay: SignedDuration::from_secs(delay),
             now: state.clock.now(),
         })
@@ -192,30 +180,21 @@ pub async fn nack(
     summary = "Move a lease's end to now + visibility_timeout",
     description = "extended is false when the lease is not held; lease_expires_at is then the current lease's end, or null.",
     request_body = Extend,
-    responses(Ok<Extended>, InvalidParams, Unauthorized, TooLarge, StoreFailed)
+    responses(Ok<Extended>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, StoreFailed)
 )]
 pub async fn extend(
     State(state): State<AppState>,
     caller: Caller,
     Body(req): Body<Extend>,
 ) -> Result<Reply<Extended>, ApiError> {
-    let lease = lease(&caller, req.queue, req.message_id, req.receipt)?;
-    let timeout = validate::int_in(
-        "visibility_timeout",
-        Some(validate::required(
-            "visibility_timeout",
-            req.visibility_timeout,
-        )?),
-        0,
-        MAX_VISIBILITY_TIMEOUT_SECONDS,
-        0,
-    )?;
+    let input = input::extend(req)?;
+    let lease = lease(&caller, input.lease)?;
     let queue = lease.queue.queue.clone();
     let outcome = state
         .store
         .message_extend(MessageExtend {
             lease,
-            visibility_timeout: SignedDuration::from_secs(timeout),
+            visibility_timeout: input.visibility_timeout,
             now: state.clock.now(),
         })
         .await
@@ -226,16 +205,10 @@ pub async fn extend(
     }))
 }
 
-fn lease(
-    caller: &Caller,
-    queue: Option<String>,
-    message_id: Option<String>,
-    receipt: Option<String>,
-) -> Result<LeaseRef, ApiError> {
-    let queue = validate::required_queue("queue", queue)?;
+fn lease(caller: &Caller, input: LeaseInput) -> Result<LeaseRef, ApiError> {
     Ok(LeaseRef {
-        queue: QueueRef::new(&caller.project, queue),
-        message_id: validate::required_token("message_id", message_id)?,
-        receipt: validate::opt_token("receipt", receipt)?,
+        queue: caller.queue(&input.queue)?,
+        message_id: input.message_id,
+        receipt: input.receipt,
     })
 }

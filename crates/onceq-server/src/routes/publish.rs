@@ -1,12 +1,17 @@
 //! `publish` and `publish_batch`.
+//!
+//! Both are priced per message stored: the handler reserves the price of
+//! every message before the store call (402 `INSUFFICIENT_CREDIT` if the
+//! project cannot afford them, and nothing is stored), then charges only
+//! the messages that were not replays.
 
 use axum::{extract::State, http::HeaderMap};
 use jiff::SignedDuration;
 use onceq_store::{MessagePublish, NewMessage, PublishOutcome, QueueRef};
 use onceq_types::{
-    MAX_DELAY_SECONDS, MessageStatus, PublishedMessage,
+    MessageStatus, PublishedMessage,
     reply::Items,
-    request::{BatchItem, Publish, PublishBatch},
+    request::{Publish, PublishBatch},
 };
 use serde_json::value::RawValue;
 
@@ -15,10 +20,11 @@ use crate::{
     auth::Caller,
     envelope::Reply,
     extract::Body,
+    input,
     openapi::responses::{
-        InvalidParams, KeyReused, Ok, OkList, StoreFailed, TooLarge, Unauthorized,
+        InvalidParams, KeyReused, Ok, OkList, Refused, StoreFailed, TimedOut, TooLarge,
+        Unauthorized,
     },
-    validate,
 };
 
 /// `POST /v1/queue/publish`.
@@ -37,7 +43,7 @@ use crate::{
         pattern = "^[!-~]([ -~]*[!-~])?$"
     )),
     request_body = Publish,
-    responses(Ok<PublishedMessage>, InvalidParams, Unauthorized, TooLarge, KeyReused, StoreFailed)
+    responses(Ok<PublishedMessage>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, KeyReused, StoreFailed)
 )]
 pub async fn publish(
     State(state): State<AppState>,
@@ -45,33 +51,21 @@ pub async fn publish(
     headers: HeaderMap,
     Body(req): Body<Publish>,
 ) -> Result<Reply<PublishedMessage>, ApiError> {
-    let queue = validate::required_queue("queue", req.queue)?;
-    // The header is checked even when the body's key wins: a malformed
-    // header is refused, never silently ignored.
-    let header = header_key(&headers)?;
-    let key = req.idempotency_key.or(header);
-    let message = new_message(
-        "",
-        BatchItem {
-            payload: req.payload,
-            delay_seconds: req.delay_seconds,
-            priority: req.priority,
-            idempotency_key: key,
-            message_group_id: req.message_group_id,
-        },
-    )?;
-    let mut outcomes = store_messages(&state, &caller, &queue, vec![message]).await?;
+    let input::PublishInput { queue, message } =
+        input::publish(req, headers.get("idempotency-key"))?;
+    let target = caller.queue(&queue)?;
+    let cap = "queue.publish";
+    caller.reserve(state.config.prices.cost_micros(cap, 1))?;
+    let mut outcomes = store_messages(&state, target, vec![message]).await?;
     let outcome = outcomes
         .pop()
         .ok_or_else(|| ApiError::invalid("nothing published"))?;
-    let cost = if outcome.replay {
-        0.0
-    } else {
-        state.config.prices.cost("queue.publish", 1)
-    };
+    let fresh = usize::from(!outcome.replay);
+    let cost = state.config.prices.cost_micros(cap, fresh);
+    caller.charge(cost);
     let replay = outcome.replay;
     Ok(Reply::new(published(&queue, outcome, false)?)
-        .cost(cost)
+        .cost(onceq_types::account::micros_to_usd(cost))
         .replay(replay))
 }
 
@@ -84,43 +78,33 @@ pub async fn publish(
     summary = "Publish 1 to 10 messages, all or none",
     description = "Stores every message or none. Each item may carry its own idempotency key; each answer item says whether it was a replay, and metadata.idempotent_replay is true only when every item was. The contract's limit is 10 messages; a server started with --max-batch accepts up to that many instead.",
     request_body = PublishBatch,
-    responses(OkList<PublishedMessage>, InvalidParams, Unauthorized, TooLarge, KeyReused, StoreFailed)
+    responses(OkList<PublishedMessage>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, KeyReused, StoreFailed)
 )]
 pub async fn publish_batch(
     State(state): State<AppState>,
     caller: Caller,
     Body(req): Body<PublishBatch>,
 ) -> Result<Reply<Items<PublishedMessage>>, ApiError> {
-    let queue = validate::required_queue("queue", req.queue)?;
-    let items = validate::required("messages", req.messages)?;
-    let max = state.config.max_batch;
-    if items.is_empty() || items.len() > max {
-        return Err(ApiError::invalid(format!(
-            "messages must hold 1 to {max} messages (got {})",
-            items.len()
-        )));
-    }
-    let messages = items
-        .into_iter()
-        .enumerate()
-        .map(|(i, item)| new_message(&format!("messages[{i}]."), item))
-        .collect::<Result<Vec<_>, _>>()?;
-    let outcomes = store_messages(&state, &caller, &queue, messages).await?;
+    let input::BatchInput { queue, messages } = input::publish_batch(req, state.config.max_batch)?;
+    let target = caller.queue(&queue)?;
+    let cap = "queue.publish_batch";
+    caller.reserve(state.config.prices.cost_micros(cap, messages.len()))?;
+    let outcomes = store_messages(&state, target, messages).await?;
     let fresh = outcomes.iter().filter(|o| !o.replay).count();
-    let all_replayed = fresh == 0;
+    let cost = state.config.prices.cost_micros(cap, fresh);
+    caller.charge(cost);
     let items = outcomes
         .into_iter()
         .map(|o| published(&queue, o, true))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Reply::new(Items { items })
-        .cost(state.config.prices.cost("queue.publish_batch", fresh))
-        .replay(all_replayed))
+        .cost(onceq_types::account::micros_to_usd(cost))
+        .replay(fresh == 0))
 }
 
 async fn store_messages(
     state: &AppState,
-    caller: &Caller,
-    queue: &str,
+    queue: QueueRef,
     messages: Vec<NewMessage>,
 ) -> Result<Vec<PublishOutcome>, ApiError> {
     let dedupe_window = SignedDuration::try_from(state.config.dedupe_window)
@@ -128,66 +112,29 @@ async fn store_messages(
     let outcomes = state
         .store
         .message_publish(MessagePublish {
-            queue: QueueRef::new(&caller.project, queue),
+            queue: queue.clone(),
             messages,
             dedupe_window,
             now: state.clock.now(),
         })
         .await
-        .map_err(|e| ApiError::from_store(e, queue))?;
-    state.metrics.published(&caller.project, queue, &outcomes);
+        .map_err(|e| ApiError::from_store(e, &queue.queue))?;
+    state
+        .metrics
+        .published(&queue.project, &queue.queue, &outcomes);
     if outcomes
         .iter()
         .any(|o| !o.replay && o.status == MessageStatus::Available)
     {
-        state.wakeups.wake(&caller.project, queue);
+        state.wakeups.wake(&queue.project, &queue.queue);
     }
     state.throughput.published(
-        &caller.project,
-        queue,
+        &queue.project,
+        &queue.queue,
         state.clock.now(),
         outcomes.iter().filter(|o| !o.replay).count() as u64,
     );
     Ok(outcomes)
-}
-
-fn new_message(prefix: &str, item: BatchItem) -> Result<NewMessage, ApiError> {
-    let field = |name: &str| format!("{prefix}{name}");
-    let payload = validate::payload(&field("payload"), item.payload)?;
-    let delay = validate::int_in(
-        &field("delay_seconds"),
-        item.delay_seconds,
-        0,
-        MAX_DELAY_SECONDS,
-        0,
-    )?;
-    let priority = validate::int_in(
-        &field("priority"),
-        item.priority,
-        i32::MIN.into(),
-        i32::MAX.into(),
-        0,
-    )?;
-    Ok(NewMessage {
-        payload,
-        delay: SignedDuration::from_secs(delay),
-        priority: priority as i32,
-        idempotency_key: validate::opt_token(&field("idempotency_key"), item.idempotency_key)?,
-        group_id: validate::opt_token(&field("message_group_id"), item.message_group_id)?,
-    })
-}
-
-fn header_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
-    headers
-        .get("idempotency-key")
-        .map(|v| {
-            let key = v
-                .to_str()
-                .map_err(|_| ApiError::invalid("Idempotency-Key header must be visible ASCII"))?;
-            validate::token("Idempotency-Key header", key)?;
-            Ok(key.to_owned())
-        })
-        .transpose()
 }
 
 fn published(queue: &str, o: PublishOutcome, in_batch: bool) -> Result<PublishedMessage, ApiError> {

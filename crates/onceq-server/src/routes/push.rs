@@ -5,7 +5,7 @@ use axum::{
     extract::{FromRequestParts, State},
     http::request::Parts,
 };
-use onceq_store::{QueueRef, SubscriptionDelete, SubscriptionInsert, SubscriptionRecord};
+use onceq_store::{SubscriptionDelete, SubscriptionInsert, SubscriptionRecord};
 use onceq_types::{
     ErrorCode,
     push::{
@@ -23,7 +23,10 @@ use crate::{
     extract::{Body, QueuePath},
     openapi::{
         params::{QueueParam, SubscriptionParams},
-        responses::{InvalidParams, NotFound, Ok, OkList, StoreFailed, TooLarge, Unauthorized},
+        responses::{
+            InvalidParams, NotFound, Ok, OkList, Refused, StoreFailed, TimedOut, TooLarge,
+            Unauthorized,
+        },
     },
     push::guard::Guard,
     validate,
@@ -39,7 +42,7 @@ use crate::{
     description = "Adds a push subscription to an existing queue (at most 10 per queue): the server claims the queue's messages and POSTs each one, signed, to the URL; a 2xx answer acks it, anything else is a failed attempt, retried with backoff and dead-lettered like a nack. One of url and endpoint is required: an https:// URL (http:// and loopback only where the operator allows them; internal addresses and credentials are refused). The answer is the only one that shows the secret (the caller's, or a generated whsec_ one). 400 also when the queue already has 10 subscriptions; 404 when the queue does not exist.",
     params(QueueParam),
     request_body = PushSubscribe,
-    responses(Ok<PushSubscription>, InvalidParams, Unauthorized, NotFound, TooLarge, StoreFailed)
+    responses(Ok<PushSubscription>, InvalidParams, Unauthorized, Refused, NotFound, TooLarge, TimedOut, StoreFailed)
 )]
 pub async fn subscribe(
     State(state): State<AppState>,
@@ -81,7 +84,7 @@ pub async fn subscribe(
     let record = state
         .store
         .subscription_insert(SubscriptionInsert {
-            queue: QueueRef::new(&caller.project, &queue),
+            queue: caller.queue(&queue)?,
             // As the URL parser wrote it back (e.g. `https://h` becomes
             // `https://h/`): what deliveries request.
             url: url.into(),
@@ -109,7 +112,7 @@ pub async fn subscribe(
     summary = "A queue's push subscriptions",
     description = "Oldest first, never with their secrets.",
     params(QueueParam),
-    responses(OkList<PushSubscription>, InvalidParams, Unauthorized, NotFound, StoreFailed)
+    responses(OkList<PushSubscription>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
 )]
 pub async fn list(
     State(state): State<AppState>,
@@ -118,7 +121,7 @@ pub async fn list(
 ) -> Result<Reply<Items<PushSubscription>>, ApiError> {
     let items = state
         .store
-        .subscription_list(&QueueRef::new(&caller.project, &queue))
+        .subscription_list(&caller.queue(&queue)?)
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?
         .into_iter()
@@ -137,7 +140,7 @@ pub async fn list(
     summary = "Delete a push subscription",
     description = "Deliveries already in progress finish. POST is accepted as well as DELETE. 404 QUEUE_NOT_FOUND for an unknown queue, 404 NOT_FOUND when the queue has no such subscription.",
     params(SubscriptionParams),
-    responses(Ok<PushUnsubscribed>, InvalidParams, Unauthorized, NotFound, StoreFailed)
+    responses(Ok<PushUnsubscribed>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
 )]
 pub async fn unsubscribe(
     State(state): State<AppState>,
@@ -147,7 +150,7 @@ pub async fn unsubscribe(
     let deleted = state
         .store
         .subscription_delete(SubscriptionDelete {
-            queue: QueueRef::new(&caller.project, &queue),
+            queue: caller.queue(&queue)?,
             subscription_id: subscription_id.clone(),
         })
         .await

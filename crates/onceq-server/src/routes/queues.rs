@@ -1,30 +1,28 @@
 //! Queue management: create, list, get, delete, stats, purge, DLQ redrive.
 
 use axum::extract::State;
-use onceq_store::{DlqRedrive, QueueCreate, QueueRef};
+use onceq_store::{DlqRedrive, QueueCreate};
 use onceq_types::{
-    MAX_RETENTION_DAYS, MAX_VISIBILITY_TIMEOUT_SECONDS, QueueRecord, QueueStats,
-    queue::QueueSettings,
+    QueueRecord, QueueStats,
     reply::{Deleted, Items, Purged, Redriven},
     request::{CreateQueue, DeleteQueue, Redrive},
 };
 
+pub use crate::input::MAX_RETRIES;
 use crate::{
     ApiError, AppState,
     auth::Caller,
     envelope::Reply,
     extract::{Body, QueuePath},
+    input,
     openapi::{
         params::QueueParam,
         responses::{
-            Conflict, InvalidParams, NotFound, Ok, OkList, StoreFailed, TooLarge, Unauthorized,
+            Conflict, InvalidParams, NotFound, Ok, OkList, Refused, StoreFailed, TimedOut,
+            TooLarge, Unauthorized,
         },
     },
-    validate,
 };
-
-/// The largest `max_retries` a queue may have.
-pub const MAX_RETRIES: i64 = 1000;
 
 /// `POST /v1/queue/create`.
 #[utoipa::path(
@@ -34,54 +32,23 @@ pub const MAX_RETRIES: i64 = 1000;
     summary = "Create a queue",
     description = "Creates a queue and, unless dead_letter_queue names an existing one, its <name>-dlq. Creating it again with the same settings answers the existing queue; other settings are 409.",
     request_body = CreateQueue,
-    responses(Ok<QueueRecord>, InvalidParams, Unauthorized, NotFound, Conflict, TooLarge, StoreFailed)
+    responses(Ok<QueueRecord>, InvalidParams, Unauthorized, Refused, NotFound, Conflict, TooLarge, TimedOut, StoreFailed)
 )]
 pub async fn create(
     State(state): State<AppState>,
     caller: Caller,
     Body(req): Body<CreateQueue>,
 ) -> Result<Reply<QueueRecord>, ApiError> {
-    let name = validate::required("name", req.name)?;
-    validate::new_queue_name("name", &name)?;
-    // `fifo`: strict order within a message group (docs/api.md, "FIFO
-    // queues"); its default `<name>-dlq` is created standard.
-    let queue_type = req.queue_type.unwrap_or_default();
-    let dead_letter_queue = match req.dead_letter_queue {
-        Some(dlq) => {
-            validate::queue_name("dead_letter_queue", &dlq)?;
-            if dlq == name {
-                return Err(ApiError::invalid(
-                    "dead_letter_queue must be another queue than the queue itself",
-                ));
-            }
-            Some(dlq)
-        }
-        None => None,
-    };
-    let settings = QueueSettings {
-        queue_type,
-        dead_letter_queue,
-        max_retries: validate::int_in("max_retries", req.max_retries, 0, MAX_RETRIES, 3)? as i32,
-        message_retention_days: validate::int_in(
-            "message_retention_days",
-            req.message_retention_days,
-            1,
-            MAX_RETENTION_DAYS,
-            7,
-        )? as i32,
-        visibility_timeout_default: validate::int_in(
-            "visibility_timeout_default",
-            req.visibility_timeout_default,
-            0,
-            MAX_VISIBILITY_TIMEOUT_SECONDS,
-            30,
-        )? as i32,
-        enable_priority: req.enable_priority.unwrap_or(true),
-    };
+    let input::CreateInput { name, settings } = input::create(req)?;
+    let queue = caller.queue(&name)?;
+    // Dead-lettering writes into the DLQ: the key must be allowed it too.
+    if let Some(dlq) = &settings.dead_letter_queue {
+        caller.queue(dlq)?;
+    }
     let created = state
         .store
         .queue_create(QueueCreate {
-            queue: QueueRef::new(&caller.project, &name),
+            queue,
             settings,
             now: state.clock.now(),
         })
@@ -96,17 +63,19 @@ pub async fn create(
     path = "/v1/queue/list",
     tag = "queues",
     summary = "Every queue of the key's project",
-    responses(OkList<QueueRecord>, Unauthorized, StoreFailed)
+    responses(OkList<QueueRecord>, Unauthorized, Refused, StoreFailed)
 )]
 pub async fn list(
     State(state): State<AppState>,
     caller: Caller,
 ) -> Result<Reply<Items<QueueRecord>>, ApiError> {
-    let items = state
+    let mut items = state
         .store
         .queue_list(&caller.project)
         .await
         .map_err(|e| ApiError::from_store(e, ""))?;
+    // A key limited to some queues sees only those.
+    items.retain(|q| caller.may_use(&q.name));
     Ok(Reply::new(Items { items }))
 }
 
@@ -117,7 +86,7 @@ pub async fn list(
     tag = "queues",
     summary = "One queue",
     params(QueueParam),
-    responses(Ok<QueueRecord>, InvalidParams, Unauthorized, NotFound, StoreFailed)
+    responses(Ok<QueueRecord>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
 )]
 pub async fn get(
     State(state): State<AppState>,
@@ -126,7 +95,7 @@ pub async fn get(
 ) -> Result<Reply<QueueRecord>, ApiError> {
     state
         .store
-        .queue_get(&QueueRef::new(&caller.project, &queue))
+        .queue_get(&caller.queue(&queue)?)
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?
         .map(Reply::new)
@@ -141,7 +110,7 @@ pub async fn get(
     summary = "Delete a queue and its messages",
     description = "Queues using it as their dead-letter queue are left without one. POST is accepted as well as DELETE.",
     params(QueueParam),
-    responses(Ok<Deleted>, InvalidParams, Unauthorized, NotFound, StoreFailed)
+    responses(Ok<Deleted>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
 )]
 pub async fn delete(
     State(state): State<AppState>,
@@ -158,14 +127,14 @@ pub async fn delete(
     tag = "queues",
     summary = "Delete a queue named in the body",
     request_body = DeleteQueue,
-    responses(Ok<Deleted>, InvalidParams, Unauthorized, NotFound, TooLarge, StoreFailed)
+    responses(Ok<Deleted>, InvalidParams, Unauthorized, Refused, NotFound, TooLarge, TimedOut, StoreFailed)
 )]
 pub async fn delete_by_body(
     State(state): State<AppState>,
     caller: Caller,
     Body(req): Body<DeleteQueue>,
 ) -> Result<Reply<Deleted>, ApiError> {
-    let queue = validate::required_queue("queue", req.queue)?;
+    let queue = input::delete(req)?;
     delete_queue(&state, &caller, queue).await
 }
 
@@ -176,7 +145,7 @@ async fn delete_queue(
 ) -> Result<Reply<Deleted>, ApiError> {
     let messages_deleted = state
         .store
-        .queue_delete(&QueueRef::new(&caller.project, &queue))
+        .queue_delete(&caller.queue(&queue)?)
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
     Ok(Reply::new(Deleted {
@@ -193,7 +162,7 @@ async fn delete_queue(
     tag = "queues",
     summary = "A queue's counts by state",
     params(QueueParam),
-    responses(Ok<QueueStats>, InvalidParams, Unauthorized, NotFound, StoreFailed)
+    responses(Ok<QueueStats>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
 )]
 pub async fn stats(
     State(state): State<AppState>,
@@ -202,7 +171,7 @@ pub async fn stats(
 ) -> Result<Reply<QueueStats>, ApiError> {
     let stats = state
         .store
-        .queue_stats(&QueueRef::new(&caller.project, &queue), state.clock.now())
+        .queue_stats(&caller.queue(&queue)?, state.clock.now())
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
     Ok(Reply::new(stats))
@@ -216,7 +185,7 @@ pub async fn stats(
     summary = "Delete every message a queue holds",
     description = "In-flight messages included; their holders' acks then answer acked: false.",
     params(QueueParam),
-    responses(Ok<Purged>, InvalidParams, Unauthorized, NotFound, StoreFailed)
+    responses(Ok<Purged>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
 )]
 pub async fn purge(
     State(state): State<AppState>,
@@ -225,7 +194,7 @@ pub async fn purge(
 ) -> Result<Reply<Purged>, ApiError> {
     let purged = state
         .store
-        .queue_purge(&QueueRef::new(&caller.project, &queue))
+        .queue_purge(&caller.queue(&queue)?)
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
     Ok(Reply::new(Purged { purged }))
@@ -246,7 +215,7 @@ pub async fn purge(
         content_type = "application/json",
         description = "Optional: an empty body moves every message."
     ),
-    responses(Ok<Redriven>, InvalidParams, Unauthorized, NotFound, TooLarge, StoreFailed)
+    responses(Ok<Redriven>, InvalidParams, Unauthorized, Refused, NotFound, TooLarge, TimedOut, StoreFailed)
 )]
 pub async fn redrive(
     State(state): State<AppState>,
@@ -254,14 +223,24 @@ pub async fn redrive(
     QueuePath(queue): QueuePath,
     Body(req): Body<Redrive>,
 ) -> Result<Reply<Redriven>, ApiError> {
-    let max = req
-        .max_messages
-        .map(|m| validate::int_in("max_messages", Some(m), 1, i64::MAX, 1))
-        .transpose()?;
+    let max = input::redrive(req)?;
+    let target = caller.queue(&queue)?;
+    // Redrive reads the dead-letter queue: a key limited to some queues
+    // must be allowed that one too (one more lookup, for scoped keys only).
+    if !caller.scope.queues.is_any() {
+        let record = state
+            .store
+            .queue_get(&target)
+            .await
+            .map_err(|e| ApiError::from_store(e, &queue))?;
+        if let Some(dlq) = record.and_then(|r| r.dead_letter_queue) {
+            caller.queue(&dlq)?;
+        }
+    }
     let outcome = state
         .store
         .dlq_redrive(DlqRedrive {
-            queue: QueueRef::new(&caller.project, &queue),
+            queue: target,
             max,
             now: state.clock.now(),
         })

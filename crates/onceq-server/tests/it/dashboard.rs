@@ -1,6 +1,7 @@
 //! The dashboard over HTTP: sign-in and its cookie, re-authentication on
 //! every request, the same-origin rule for changes, every page and
-//! fragment, the DLQ actions and the purge confirmation, and the assets.
+//! fragment, the DLQ actions and the purge confirmation, the key's scope,
+//! and the assets.
 //! The browser itself is driven by the CLI crate's `dashboard` test.
 
 use reqwest::{StatusCode, header};
@@ -18,6 +19,8 @@ both!(message_page_escapes_and_tells_its_history);
 both!(dlq_redrive_one_delete_one_and_all);
 both!(purge_needs_the_queue_name);
 both!(assets_are_typed_and_cached);
+both!(a_scoped_key_sees_its_queues_and_changes_need_admin);
+both!(dead_letter_changes_need_the_dlq_in_the_key_patterns);
 both!(queue_page_lists_push_subscriptions_without_secrets);
 
 /// `application/x-www-form-urlencoded` bodies, as a browser sends them.
@@ -718,6 +721,101 @@ async fn assets_are_typed_and_cached(b: Backend) {
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
 }
 
+/// The key's scope holds on the dashboard as on the API: no `read`, no
+/// sign-in; only the queues its patterns match are shown (another one is
+/// not found); a change needs `admin`.
+async fn a_scoped_key_sees_its_queues_and_changes_need_admin(b: Backend) {
+    let s = TestServer::start(b).await;
+    s.publish("exports-daily", json!(1)).await;
+    s.publish("billing", json!(2)).await;
+
+    let publisher = s.scoped_key("alpha", "publish", "*").await;
+    let refused = Browser::new(&s)
+        .post_form("/dashboard/signin", &[("api_key", &publisher)])
+        .await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    assert_eq!(refused.set_cookie(), "", "no cookie for a key without read");
+    refused.has("may not read");
+    let page = Browser::signed_in(&s, &publisher).get("/dashboard").await;
+    assert_eq!(page.status, StatusCode::FORBIDDEN);
+
+    let reader = s.scoped_key("alpha", "read", "exports-*").await;
+    let me = Browser::signed_in(&s, &reader);
+    let overview = me.get("/dashboard").await;
+    assert_eq!(overview.status, StatusCode::OK);
+    overview.has("exports-daily").lacks("billing");
+    me.get_htmx("/dashboard/live/queues")
+        .await
+        .has("exports-daily")
+        .lacks("billing");
+    assert_eq!(
+        me.get("/dashboard/queues/billing").await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        me.get("/dashboard/queues/exports-daily").await.status,
+        StatusCode::OK
+    );
+    let purge = me
+        .post_form(
+            "/dashboard/queues/exports-daily/purge",
+            &[("confirm", "exports-daily")],
+        )
+        .await;
+    assert_eq!(purge.status, StatusCode::FORBIDDEN);
+    purge.has("admin");
+    assert_eq!(
+        me.post_htmx("/dashboard/queues/exports-daily/dlq/redrive")
+            .await
+            .status,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(s.stats("exports-daily").await["message_count"], 1);
+
+    let admin = s.scoped_key("alpha", "admin,read", "exports-*").await;
+    let ok = Browser::signed_in(&s, &admin)
+        .post_form(
+            "/dashboard/queues/exports-daily/purge",
+            &[("confirm", "exports-daily")],
+        )
+        .await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER);
+    assert_eq!(s.stats("exports-daily").await["message_count"], 0);
+    let billing_purge = Browser::signed_in(&s, &admin)
+        .post_form("/dashboard/queues/billing/purge", &[("confirm", "billing")])
+        .await;
+    assert_eq!(billing_purge.status, StatusCode::NOT_FOUND);
+    assert_eq!(s.stats("billing").await["message_count"], 1);
+}
+
+/// A change to dead letters reads the DLQ, so, as on the API, the key's
+/// patterns must match the DLQ too: an admin key for `jobs` alone may
+/// neither redrive nor delete what sits in `jobs-dlq`.
+async fn dead_letter_changes_need_the_dlq_in_the_key_patterns(b: Backend) {
+    let s = TestServer::start(b).await;
+    let dead = dead_letter(&s, "jobs", json!({"n": 1})).await;
+    let narrow = s.scoped_key("alpha", "admin,read", "jobs").await;
+    let me = Browser::signed_in(&s, &narrow);
+    for path in [
+        "/dashboard/queues/jobs/dlq/redrive".to_owned(),
+        format!("/dashboard/queues/jobs/dlq/{dead}/redrive"),
+        format!("/dashboard/queues/jobs/dlq/{dead}/delete"),
+    ] {
+        let refused = me.post_htmx(&path).await;
+        assert_eq!(refused.status, StatusCode::FORBIDDEN, "{path}");
+        refused.has("jobs-dlq");
+    }
+    assert_eq!(s.stats("jobs").await["dead_lettered"], 1);
+
+    let wide = s.scoped_key("alpha", "admin,read", "jobs*").await;
+    let ok = Browser::signed_in(&s, &wide)
+        .post_htmx(&format!("/dashboard/queues/jobs/dlq/{dead}/redrive"))
+        .await;
+    assert_eq!(ok.status, StatusCode::OK);
+    assert_eq!(s.stats("jobs").await["dead_lettered"], 0);
+}
+
+/// Push subscriptions show on their queue's page, without their secret.
 async fn queue_page_lists_push_subscriptions_without_secrets(b: Backend) {
     let s = TestServer::start(b).await;
     s.post("/v1/queue/create", json!({"name": "jobs"}))

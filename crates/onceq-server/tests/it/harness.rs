@@ -166,6 +166,62 @@ impl TestServer {
         }
     }
 
+    /// A config whose account sync runs only when a test calls
+    /// [`TestServer::sync`] (and once at start).
+    pub fn manual_sync(config: ServerConfig) -> ServerConfig {
+        ServerConfig {
+            account_sync_interval: Duration::from_secs(3600),
+            ..config
+        }
+    }
+
+    /// One account sync pass: writes usage, heartbeat, re-reads limits.
+    pub async fn sync(&self) {
+        maintenance::account_sync::pass(&self.state).await.unwrap();
+    }
+
+    /// A new key of `project` limited to `actions` on `queues`.
+    pub async fn scoped_key(&self, project: &str, actions: &str, queues: &str) -> String {
+        let scope = onceq_types::scope::KeyScope {
+            actions: onceq_types::scope::Actions::parse(actions).unwrap(),
+            queues: onceq_types::scope::QueuePatterns::parse(queues).unwrap(),
+        };
+        let (key, _) = onceq_server::auth::create_scoped_key(
+            self.state.store.as_ref(),
+            project,
+            None,
+            scope,
+            None,
+            self.clock.now(),
+        )
+        .await
+        .unwrap();
+        key.secret
+    }
+
+    /// The public id of a secret key.
+    pub async fn key_id(&self, secret: &str) -> String {
+        let hash = onceq_server::auth::key_hash(secret);
+        self.state
+            .store
+            .key_lookup(&hash)
+            .await
+            .unwrap()
+            .unwrap()
+            .key_id
+    }
+
+    /// POST a JSON body with `key`.
+    pub async fn post_as(&self, key: &str, path: &str, body: Value) -> Res {
+        self.send(reqwest::Method::POST, path, Some(body), Some(key))
+            .await
+    }
+
+    /// GET with `key`.
+    pub async fn get_as(&self, key: &str, path: &str) -> Res {
+        self.send(reqwest::Method::GET, path, None, Some(key)).await
+    }
+
     /// POST a JSON body with the project-alpha key.
     pub async fn post(&self, path: &str, body: Value) -> Res {
         self.send(reqwest::Method::POST, path, Some(body), Some(&self.key))

@@ -157,7 +157,13 @@ fn envelope_errors_and_auth_are_described() {
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(statuses, ["200", "400", "401", "413", "422", "500", "503"]);
+    // 402/403/429: the guard (credit, scope, rate); 408: a body too slow.
+    assert_eq!(
+        statuses,
+        [
+            "200", "400", "401", "402", "403", "408", "413", "422", "429", "500", "503"
+        ]
+    );
 
     let ok = &op["responses"]["200"]["content"]["application/json"]["schema"];
     assert_eq!(ok["properties"]["ok"]["enum"], serde_json::json!([true]));

@@ -20,6 +20,12 @@ mod embedded {
 /// long as nothing else in the database uses it.
 const LOCK_KEY: i64 = 0x6f6e_6365_7100_0001;
 
+/// How many migrations the binary carries.
+#[cfg(test)]
+pub(super) fn count() -> usize {
+    embedded::migrations::runner().get_migrations().len()
+}
+
 /// Applies pending migrations.
 pub(super) async fn run(pool: &Pool) -> Result<(), Error> {
     let mut client = pool.get().await?;

@@ -6,6 +6,7 @@
 //! - [`errors`]: driver errors to [`StoreError`], and retrying transactions
 //!   that lost a deadlock or a race.
 //! - [`sql`]: every statement, one `.sql` file each under `sql/`.
+//! - [`accounts`]: credit limits, usage buckets, server heartbeats.
 //! - [`publish_group`]: group commit of concurrent publishes.
 //! - [`keys`], [`queues`], [`publish`], [`claim`], [`lease`], [`dlq`],
 //!   [`browse`], [`subscriptions`], [`maintenance`]: the operations, by concept.
@@ -24,6 +25,7 @@
 //! `now()`. PostgreSQL keeps microseconds, so stored times are the caller's
 //! rounded to the microsecond; what operations return is what was stored.
 
+mod accounts;
 mod browse;
 mod claim;
 mod dlq;
@@ -98,6 +100,54 @@ impl crate::Store for PgStore {
 
     async fn key_revoke(&self, key_id: &str, now: jiff::Timestamp) -> Result<bool> {
         errors::retrying(|| self.key_revoke_once(key_id, now)).await
+    }
+
+    async fn key_get(&self, key_id: &str) -> Result<Option<crate::KeyRecord>> {
+        errors::retrying(|| self.key_get_once(key_id)).await
+    }
+
+    async fn key_set_expiry(
+        &self,
+        key_id: &str,
+        expires_at: Option<jiff::Timestamp>,
+    ) -> Result<bool> {
+        errors::retrying(|| self.key_set_expiry_once(key_id, expires_at)).await
+    }
+
+    async fn key_set_rate(&self, key_id: &str, rate: Option<crate::RateLimit>) -> Result<bool> {
+        errors::retrying(|| self.key_set_rate_once(key_id, rate)).await
+    }
+
+    async fn project_list(&self) -> Result<Vec<crate::ProjectRecord>> {
+        errors::retrying(|| self.project_list_once()).await
+    }
+
+    async fn project_get(&self, name: &str) -> Result<Option<crate::ProjectRecord>> {
+        errors::retrying(|| self.project_get_once(name)).await
+    }
+
+    async fn project_set_credit(&self, name: &str, limit_micros: Option<u64>) -> Result<bool> {
+        errors::retrying(|| self.project_set_credit_once(name, limit_micros)).await
+    }
+
+    async fn project_set_rate(&self, name: &str, rate: Option<crate::RateLimit>) -> Result<bool> {
+        errors::retrying(|| self.project_set_rate_once(name, rate)).await
+    }
+
+    async fn usage_flush(&self, rows: Vec<crate::UsageRow>) -> Result<()> {
+        errors::retrying(|| self.usage_flush_once(&rows)).await
+    }
+
+    async fn usage_query(&self, q: crate::UsageQuery) -> Result<Vec<crate::UsageTotal>> {
+        errors::retrying(|| self.usage_query_once(&q)).await
+    }
+
+    async fn server_heartbeat(&self, p: crate::ServerHeartbeat) -> Result<u32> {
+        errors::retrying(|| self.server_heartbeat_once(&p)).await
+    }
+
+    async fn server_leave(&self, server_id: &str) -> Result<()> {
+        errors::retrying(|| self.server_leave_once(server_id)).await
     }
 
     async fn queue_create(&self, p: crate::QueueCreate) -> Result<crate::QueueCreated> {

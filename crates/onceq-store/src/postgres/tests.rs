@@ -35,19 +35,13 @@ async fn concurrent_connects_migrate_once() {
         .await
         .unwrap();
     tokio::spawn(conn);
-    // One row per migration file: each applied exactly once.
-    let files = std::fs::read_dir(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/src/postgres/migrations"
-    ))
-    .unwrap()
-    .count();
+    // One row per migration: each applied exactly once.
     let applied: i64 = client
         .query_one("SELECT count(*) FROM refinery_schema_history", &[])
         .await
         .unwrap()
         .get(0);
-    assert_eq!(applied as usize, files);
+    assert_eq!(applied as usize, super::migrate::count());
 }
 
 #[tokio::test]
@@ -113,6 +107,8 @@ async fn fifo_publishes_to_one_group_commit_in_seq_order() {
             key_id: "k".into(),
             key_hash: vec![7; 32],
             label: None,
+            scope: Default::default(),
+            expires_at: None,
             now,
         })
         .await
@@ -201,6 +197,8 @@ async fn message_browsing_uses_indexes() {
             key_id: "k".into(),
             key_hash: vec![7; 32],
             label: None,
+            scope: Default::default(),
+            expires_at: None,
             now,
         })
         .await

@@ -4,6 +4,7 @@
 //!   requests in one transaction (group commit), each in its own savepoint.
 //! - [`reader`]: read connections for the read-only operations.
 //! - [`conn`]: PRAGMAs and migrations.
+//! - [`accounts`]: credit limits, usage buckets, server heartbeats.
 //! - [`keys`], [`queues`], [`publish`], [`leases`], [`dlq`], [`browse`],
 //!   [`subscriptions`], [`maintenance`], [`observe`]: the operations, one
 //!   concept each, written against a plain `&Connection` so they run on
@@ -22,9 +23,10 @@ use onceq_types::{QueueRecord, QueueStats};
 use crate::{
     ClaimedMessage, DlqRedrive, DlqRedriveOne, ExtendOutcome, KeyInsert, KeyRecord, LeaseExpiry,
     MessageAck, MessageClaim, MessageDelete, MessageExtend, MessageGet, MessageList, MessageNack,
-    MessagePage, MessagePublish, MessageRecord, NackOutcome, PublishOutcome, QueueCreate,
-    QueueCreated, QueueRef, RedriveOneOutcome, RedriveOutcome, Result, SingleOutcome, Store,
-    StoreError, SubscriptionDelete, SubscriptionDue, SubscriptionInsert, SubscriptionRecord,
+    MessagePage, MessagePublish, MessageRecord, NackOutcome, ProjectRecord, PublishOutcome,
+    QueueCreate, QueueCreated, QueueRef, RateLimit, RedriveOneOutcome, RedriveOutcome, Result,
+    ServerHeartbeat, SingleOutcome, Store, StoreError, SubscriptionDelete, SubscriptionDue,
+    SubscriptionInsert, SubscriptionRecord, UsageQuery, UsageRow, UsageTotal,
 };
 
 /// A statement from `sql/<name>.sql`, for `prepare_cached`.
@@ -34,6 +36,7 @@ macro_rules! sql {
     };
 }
 
+mod accounts;
 mod browse;
 mod conn;
 mod dlq;
@@ -106,6 +109,78 @@ impl Store for SqliteStore {
         let key_id = key_id.to_owned();
         self.writer
             .run(move |tx| keys::revoke(tx, &key_id, now))
+            .await
+    }
+
+    async fn key_get(&self, key_id: &str) -> Result<Option<KeyRecord>> {
+        let key_id = key_id.to_owned();
+        self.readers.run(move |conn| keys::get(conn, &key_id)).await
+    }
+
+    async fn key_set_expiry(&self, key_id: &str, expires_at: Option<Timestamp>) -> Result<bool> {
+        let key_id = key_id.to_owned();
+        self.writer
+            .run(move |tx| keys::set_expiry(tx, &key_id, expires_at))
+            .await
+    }
+
+    async fn key_set_rate(&self, key_id: &str, rate: Option<RateLimit>) -> Result<bool> {
+        let key_id = key_id.to_owned();
+        self.writer
+            .run(move |tx| keys::set_rate(tx, &key_id, rate))
+            .await
+    }
+
+    async fn project_list(&self) -> Result<Vec<ProjectRecord>> {
+        self.readers.run(accounts::project_list).await
+    }
+
+    async fn project_get(&self, name: &str) -> Result<Option<ProjectRecord>> {
+        let name = name.to_owned();
+        self.readers
+            .run(move |conn| accounts::project_get(conn, &name))
+            .await
+    }
+
+    async fn project_set_credit(&self, name: &str, limit_micros: Option<u64>) -> Result<bool> {
+        let name = name.to_owned();
+        self.writer
+            .run(move |tx| accounts::project_set_credit(tx, &name, limit_micros))
+            .await
+    }
+
+    async fn project_set_rate(&self, name: &str, rate: Option<RateLimit>) -> Result<bool> {
+        let name = name.to_owned();
+        self.writer
+            .run(move |tx| accounts::project_set_rate(tx, &name, rate))
+            .await
+    }
+
+    async fn usage_flush(&self, rows: Vec<UsageRow>) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        self.writer
+            .run(move |tx| accounts::usage_flush(tx, &rows))
+            .await
+    }
+
+    async fn usage_query(&self, q: UsageQuery) -> Result<Vec<UsageTotal>> {
+        self.readers
+            .run(move |conn| accounts::usage_query(conn, &q))
+            .await
+    }
+
+    async fn server_heartbeat(&self, p: ServerHeartbeat) -> Result<u32> {
+        self.writer
+            .run(move |tx| accounts::server_heartbeat(tx, &p))
+            .await
+    }
+
+    async fn server_leave(&self, server_id: &str) -> Result<()> {
+        let server_id = server_id.to_owned();
+        self.writer
+            .run(move |tx| accounts::server_leave(tx, &server_id))
             .await
     }
 

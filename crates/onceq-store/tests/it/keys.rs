@@ -16,6 +16,8 @@ fn key(h: &Harness, project: &str, id: &str, hash: u8) -> KeyInsert {
         key_id: id.into(),
         key_hash: vec![hash; 32],
         label: Some(format!("label of {id}")),
+        scope: Default::default(),
+        expires_at: None,
         now: h.now,
     }
 }
@@ -36,6 +38,9 @@ async fn key_insert_then_lookup(h: Harness) {
         label: Some("label of k1".into()),
         created_at: h.now,
         revoked_at: None,
+        scope: Default::default(),
+        expires_at: None,
+        rate: None,
     };
     assert_eq!(rec, want);
     assert_eq!(h.store.key_lookup(&[1; 32]).await.unwrap(), Some(want));

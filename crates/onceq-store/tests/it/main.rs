@@ -22,6 +22,8 @@
 //! - [`browse`]: message pages, search, one message, delete and redrive of one.
 //! - [`maintenance`]: retention purge.
 //! - [`keys`]: API key storage.
+//! - [`accounts`]: key scopes and rate overrides, credit limits, usage,
+//!   server heartbeats.
 //! - [`tenancy`]: two projects owning the same queue name.
 //! - [`concurrency`]: racing publishers and claimers, two Postgres "servers".
 //! - [`subscriptions`]: push subscriptions: add, list, delete, limits,
@@ -67,6 +69,7 @@ macro_rules! conformance {
     )+};
 }
 
+mod accounts;
 mod ack_nack;
 mod browse;
 mod claim;
@@ -177,6 +180,8 @@ impl Harness {
                 key_id: format!("harness-{project}"),
                 key_hash: onceq_store::ids::payload_hash(&format!("harness-{project}")).to_vec(),
                 label: Some("conformance harness".to_owned()),
+                scope: Default::default(),
+                expires_at: None,
                 now: self.now,
             })
             .await

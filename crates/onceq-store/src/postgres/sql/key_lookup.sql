@@ -1,4 +1,7 @@
--- Revoked keys never authenticate.
-SELECT key_id, project, label, created_at, revoked_at
+-- Revoked keys never authenticate; expiry is checked by the caller against
+-- its own clock. Runs on every authenticated request: one index probe on
+-- the UNIQUE key_hash.
+SELECT key_id, project, label, created_at, revoked_at,
+       actions, queue_patterns, expires_at, rate_per_sec, rate_burst
 FROM onceq_api_keys
 WHERE key_hash = $1 AND revoked_at IS NULL

@@ -1,0 +1,352 @@
+//! Each endpoint's input, decoded and validated, without I/O.
+//!
+//! A handler runs its body through [`crate::extract::parse`] (the `Body`
+//! extractor does) and then the function here named after the endpoint;
+//! only then does it touch the store. The fuzz targets (`fuzz/`) drive the
+//! same two steps with arbitrary bytes, so what they cover is exactly what
+//! a client can reach. Every failure is a 4xx [`ApiError`] naming the field.
+
+use axum::http::HeaderValue;
+use jiff::{SignedDuration, Timestamp};
+use onceq_store::NewMessage;
+use onceq_types::{
+    MAX_BATCH, MAX_DELAY_SECONDS, MAX_RETENTION_DAYS, MAX_VISIBILITY_TIMEOUT_SECONDS,
+    MAX_WAIT_SECONDS,
+    queue::QueueSettings,
+    request::{
+        Ack, BatchItem, Consume, CreateQueue, DeleteQueue, Extend, Nack, Publish, PublishBatch,
+        Redrive,
+    },
+};
+
+use crate::{ApiError, validate};
+
+/// The largest `max_retries` a queue may have.
+pub const MAX_RETRIES: i64 = 1000;
+
+/// `publish`: the queue and the message.
+#[derive(Debug)]
+pub struct PublishInput {
+    /// The queue.
+    pub queue: String,
+    /// The message.
+    pub message: NewMessage,
+}
+
+/// `publish`; `header_key` is the `Idempotency-Key` header (the body's
+/// `idempotency_key` wins).
+pub fn publish(req: Publish, header_key: Option<&HeaderValue>) -> Result<PublishInput, ApiError> {
+    let queue = validate::required_queue("queue", req.queue)?;
+    // The header is checked even when the body's key wins: a malformed
+    // header is refused, never silently ignored.
+    let header = header_key
+        .map(|v| {
+            let key = v
+                .to_str()
+                .map_err(|_| ApiError::invalid("Idempotency-Key header must be visible ASCII"))?;
+            validate::token("Idempotency-Key header", key)?;
+            Ok::<_, ApiError>(key.to_owned())
+        })
+        .transpose()?;
+    let key = req.idempotency_key.or(header);
+    let message = new_message(
+        "",
+        BatchItem {
+            payload: req.payload,
+            delay_seconds: req.delay_seconds,
+            priority: req.priority,
+            idempotency_key: key,
+            message_group_id: req.message_group_id,
+        },
+    )?;
+    Ok(PublishInput { queue, message })
+}
+
+/// `publish_batch`: the queue and 1..=10 messages.
+#[derive(Debug)]
+pub struct BatchInput {
+    /// The queue.
+    pub queue: String,
+    /// The messages, in order.
+    pub messages: Vec<NewMessage>,
+}
+
+/// `publish_batch`.
+pub fn publish_batch(req: PublishBatch, max: usize) -> Result<BatchInput, ApiError> {
+    let queue = validate::required_queue("queue", req.queue)?;
+    let items = validate::required("messages", req.messages)?;
+    if items.is_empty() || items.len() > max {
+        return Err(ApiError::invalid(format!(
+            "messages must hold 1 to {max} messages (got {})",
+            items.len()
+        )));
+    }
+    let messages = items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| new_message(&format!("messages[{i}]."), item))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(BatchInput { queue, messages })
+}
+
+fn new_message(prefix: &str, item: BatchItem) -> Result<NewMessage, ApiError> {
+    let field = |name: &str| format!("{prefix}{name}");
+    let payload = validate::payload(&field("payload"), item.payload)?;
+    let delay = validate::int_in(
+        &field("delay_seconds"),
+        item.delay_seconds,
+        0,
+        MAX_DELAY_SECONDS,
+        0,
+    )?;
+    let priority = validate::int_in(
+        &field("priority"),
+        item.priority,
+        i32::MIN.into(),
+        i32::MAX.into(),
+        0,
+    )?;
+    Ok(NewMessage {
+        payload,
+        delay: SignedDuration::from_secs(delay),
+        priority: priority as i32,
+        idempotency_key: validate::opt_token(&field("idempotency_key"), item.idempotency_key)?,
+        group_id: validate::opt_token(&field("message_group_id"), item.message_group_id)?,
+    })
+}
+
+/// `consume`.
+#[derive(Debug)]
+pub struct ConsumeInput {
+    /// The queue.
+    pub queue: String,
+    /// 1..=10.
+    pub max: u32,
+    /// The lease length, if not the queue's default.
+    pub visibility_timeout: Option<SignedDuration>,
+    /// Long-poll seconds, 0..=20.
+    pub wait_seconds: u64,
+}
+
+/// `consume`.
+pub fn consume(req: Consume) -> Result<ConsumeInput, ApiError> {
+    let queue = validate::required_queue("queue", req.queue)?;
+    let max = validate::int_in("max_messages", req.max_messages, 1, MAX_BATCH as i64, 1)?;
+    let visibility = req
+        .visibility_timeout
+        .map(|v| {
+            validate::int_in(
+                "visibility_timeout",
+                Some(v),
+                0,
+                MAX_VISIBILITY_TIMEOUT_SECONDS,
+                0,
+            )
+        })
+        .transpose()?;
+    let wait = validate::int_in("wait_seconds", req.wait_seconds, 0, MAX_WAIT_SECONDS, 0)?;
+    Ok(ConsumeInput {
+        queue,
+        max: max as u32,
+        visibility_timeout: visibility.map(SignedDuration::from_secs),
+        wait_seconds: wait as u64,
+    })
+}
+
+/// A message lease named by `ack`, `nack` or `extend`.
+#[derive(Debug)]
+pub struct LeaseInput {
+    /// The queue.
+    pub queue: String,
+    /// The message.
+    pub message_id: String,
+    /// The lease's receipt, if given.
+    pub receipt: Option<String>,
+}
+
+fn lease(
+    queue: Option<String>,
+    message_id: Option<String>,
+    receipt: Option<String>,
+) -> Result<LeaseInput, ApiError> {
+    Ok(LeaseInput {
+        queue: validate::required_queue("queue", queue)?,
+        message_id: validate::required_token("message_id", message_id)?,
+        receipt: validate::opt_token("receipt", receipt)?,
+    })
+}
+
+/// `ack`.
+pub fn ack(req: Ack) -> Result<LeaseInput, ApiError> {
+    lease(req.queue, req.message_id, req.receipt)
+}
+
+/// `nack`.
+#[derive(Debug)]
+pub struct NackInput {
+    /// The lease.
+    pub lease: LeaseInput,
+    /// Back to the queue (true) or to the DLQ.
+    pub requeue: bool,
+    /// Held back this long, in seconds.
+    pub delay_seconds: i64,
+}
+
+/// `nack`.
+pub fn nack(req: Nack) -> Result<NackInput, ApiError> {
+    let lease = lease(req.queue, req.message_id, req.receipt)?;
+    let delay = validate::int_in("delay_seconds", req.delay_seconds, 0, MAX_DELAY_SECONDS, 0)?;
+    Ok(NackInput {
+        lease,
+        requeue: req.requeue.unwrap_or(true),
+        delay_seconds: delay,
+    })
+}
+
+/// `extend`.
+#[derive(Debug)]
+pub struct ExtendInput {
+    /// The lease.
+    pub lease: LeaseInput,
+    /// The new lease, from now.
+    pub visibility_timeout: SignedDuration,
+}
+
+/// `extend`.
+pub fn extend(req: Extend) -> Result<ExtendInput, ApiError> {
+    let lease = lease(req.queue, req.message_id, req.receipt)?;
+    let timeout = validate::int_in(
+        "visibility_timeout",
+        Some(validate::required(
+            "visibility_timeout",
+            req.visibility_timeout,
+        )?),
+        0,
+        MAX_VISIBILITY_TIMEOUT_SECONDS,
+        0,
+    )?;
+    Ok(ExtendInput {
+        lease,
+        visibility_timeout: SignedDuration::from_secs(timeout),
+    })
+}
+
+/// `create`.
+#[derive(Debug)]
+pub struct CreateInput {
+    /// The new queue's name.
+    pub name: String,
+    /// Its settings.
+    pub settings: QueueSettings,
+}
+
+/// `create`.
+pub fn create(req: CreateQueue) -> Result<CreateInput, ApiError> {
+    let name = validate::required("name", req.name)?;
+    validate::new_queue_name("name", &name)?;
+    // `fifo`: strict order within a message group (docs/api.md, "FIFO
+    // queues"); its default `<name>-dlq` is created standard.
+    let queue_type = req.queue_type.unwrap_or_default();
+    let dead_letter_queue = match req.dead_letter_queue {
+        Some(dlq) => {
+            validate::queue_name("dead_letter_queue", &dlq)?;
+            if dlq == name {
+                return Err(ApiError::invalid(
+                    "dead_letter_queue must be another queue than the queue itself",
+                ));
+            }
+            Some(dlq)
+        }
+        None => None,
+    };
+    let settings = QueueSettings {
+        queue_type,
+        dead_letter_queue,
+        max_retries: validate::int_in("max_retries", req.max_retries, 0, MAX_RETRIES, 3)? as i32,
+        message_retention_days: validate::int_in(
+            "message_retention_days",
+            req.message_retention_days,
+            1,
+            MAX_RETENTION_DAYS,
+            7,
+        )? as i32,
+        visibility_timeout_default: validate::int_in(
+            "visibility_timeout_default",
+            req.visibility_timeout_default,
+            0,
+            MAX_VISIBILITY_TIMEOUT_SECONDS,
+            30,
+        )? as i32,
+        enable_priority: req.enable_priority.unwrap_or(true),
+    };
+    Ok(CreateInput { name, settings })
+}
+
+/// `delete` (body form): the queue.
+pub fn delete(req: DeleteQueue) -> Result<String, ApiError> {
+    validate::required_queue("queue", req.queue)
+}
+
+/// `dlq/redrive`: at most how many to move (`None`: all).
+pub fn redrive(req: Redrive) -> Result<Option<i64>, ApiError> {
+    req.max_messages
+        .map(|m| validate::int_in("max_messages", Some(m), 1, i64::MAX, 1))
+        .transpose()
+}
+
+/// `account/usage`'s `from` and `to` query parameters (RFC 3339):
+/// `from` defaults to the Unix epoch, `to` to the end of the current
+/// minute; `from` must not be after `to`.
+pub fn usage_range(
+    from: Option<&str>,
+    to: Option<&str>,
+    now: Timestamp,
+) -> Result<(Timestamp, Timestamp), ApiError> {
+    let parse = |field: &str, v: &str| {
+        v.parse::<Timestamp>().map_err(|e| {
+            ApiError::invalid(format!(
+                "{field} must be an RFC 3339 time like 2026-07-01T00:00:00Z: {e}"
+            ))
+        })
+    };
+    let from = match from {
+        Some(v) => parse("from", v)?,
+        None => Timestamp::UNIX_EPOCH,
+    };
+    let to = match to {
+        Some(v) => parse("to", v)?,
+        None => {
+            let minute = crate::accounts::ledger::minute_of(now);
+            Timestamp::from_second(minute + 60).unwrap_or(Timestamp::MAX)
+        }
+    };
+    if from > to {
+        return Err(ApiError::invalid(format!(
+            "from ({from}) must not be after to ({to})"
+        )));
+    }
+    Ok((from, to))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_range_defaults_and_refusals() {
+        let now: Timestamp = "2026-07-26T12:00:30Z".parse().unwrap();
+        let (from, to) = usage_range(None, None, now).unwrap();
+        assert_eq!(from, Timestamp::UNIX_EPOCH);
+        assert_eq!(to, "2026-07-26T12:01:00Z".parse().unwrap());
+        assert!(usage_range(Some("yesterday"), None, now).is_err());
+        assert!(
+            usage_range(
+                Some("2026-07-27T00:00:00Z"),
+                Some("2026-07-26T00:00:00Z"),
+                now
+            )
+            .is_err()
+        );
+        assert!(usage_range(None, Some("99999-01-01T00:00:00Z"), now).is_err());
+    }
+}

@@ -1,0 +1,1 @@
+DELETE FROM onceq_servers WHERE server_id = $1

@@ -1,0 +1,3 @@
+UPDATE onceq_projects
+SET spent_micros = spent_micros + ?2
+WHERE name = ?1

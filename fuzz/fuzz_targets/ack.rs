@@ -1,0 +1,20 @@
+//! `ack`: arbitrary bytes through the body decoding and validation the
+//! handler runs before it touches the store.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use onceq_server::input;
+use onceq_types::request::Ack;
+
+mod common;
+
+fuzz_target!(|data: &[u8]| {
+    common::check::<Ack, _>(
+        data,
+        |r| input::ack(r),
+        |l| {
+            common::valid_queue(&l.queue);
+            assert!(!l.message_id.is_empty() && l.message_id.len() <= 255);
+        },
+    );
+});
