@@ -8,6 +8,7 @@
 //! - [`sql`]: every statement, one `.sql` file each under `sql/`.
 //! - [`accounts`]: credit limits, usage buckets, server heartbeats.
 //! - [`publish_group`]: group commit of concurrent publishes.
+//! - [`key_cache`]: key lookups from memory, cleared by LISTEN/NOTIFY.
 //! - [`keys`], [`queues`], [`publish`], [`claim`], [`lease`], [`dlq`],
 //!   [`browse`], [`subscriptions`], [`maintenance`]: the operations, by concept.
 //! - [`observe`]: queue depths and pool use for `/metrics`.
@@ -30,6 +31,7 @@ mod browse;
 mod claim;
 mod dlq;
 mod errors;
+mod key_cache;
 mod keys;
 mod lease;
 mod maintenance;
@@ -42,6 +44,8 @@ mod queues;
 mod sql;
 mod subscriptions;
 
+use std::sync::Arc;
+
 use crate::{Result, StoreError};
 
 /// The PostgreSQL store. Cheap to share: it is a connection pool.
@@ -49,6 +53,9 @@ pub struct PgStore {
     pool: deadpool_postgres::Pool,
     /// Where publishes go: they are stored in groups (see [`publish_group`]).
     publishes: publish_group::GroupCommit,
+    /// Key lookups, from memory while the listener keeps them exact.
+    keys: Arc<key_cache::KeyCache>,
+    _key_listener: key_cache::Listener,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -66,12 +73,18 @@ impl PgStore {
     ///
     /// `Unavailable` when the database cannot be reached.
     pub async fn connect(url: &str) -> Result<PgStore> {
-        let pool = pool::build(url)?;
+        let (pool, config) = pool::build(url)?;
         migrate::run(&pool)
             .await
             .map_err(errors::Error::into_store)?;
         let publishes = publish_group::GroupCommit::start(pool.clone());
-        Ok(PgStore { pool, publishes })
+        let (keys, _key_listener) = key_cache::KeyCache::start(config);
+        Ok(PgStore {
+            pool,
+            publishes,
+            keys,
+            _key_listener,
+        })
     }
 
     /// A pooled connection.
@@ -91,7 +104,15 @@ impl crate::Store for PgStore {
     }
 
     async fn key_lookup(&self, key_hash: &[u8]) -> Result<Option<crate::KeyRecord>> {
-        errors::retrying(|| self.key_lookup_once(key_hash)).await
+        let ticket = match self.keys.get(key_hash) {
+            key_cache::Lookup::Hit(found) => return Ok(Some(found)),
+            key_cache::Lookup::Miss(ticket) => ticket,
+        };
+        let found = errors::retrying(|| self.key_lookup_once(key_hash)).await?;
+        if let Some(record) = &found {
+            self.keys.offer(ticket, key_hash, record);
+        }
+        Ok(found)
     }
 
     async fn key_list(&self) -> Result<Vec<crate::KeyRecord>> {
@@ -99,7 +120,10 @@ impl crate::Store for PgStore {
     }
 
     async fn key_revoke(&self, key_id: &str, now: jiff::Timestamp) -> Result<bool> {
-        errors::retrying(|| self.key_revoke_once(key_id, now)).await
+        let revoked = errors::retrying(|| self.key_revoke_once(key_id, now)).await;
+        // This process sees its own change at once; others on its NOTIFY.
+        self.keys.forget_all();
+        revoked
     }
 
     async fn key_get(&self, key_id: &str) -> Result<Option<crate::KeyRecord>> {
@@ -111,11 +135,15 @@ impl crate::Store for PgStore {
         key_id: &str,
         expires_at: Option<jiff::Timestamp>,
     ) -> Result<bool> {
-        errors::retrying(|| self.key_set_expiry_once(key_id, expires_at)).await
+        let set = errors::retrying(|| self.key_set_expiry_once(key_id, expires_at)).await;
+        self.keys.forget_all();
+        set
     }
 
     async fn key_set_rate(&self, key_id: &str, rate: Option<crate::RateLimit>) -> Result<bool> {
-        errors::retrying(|| self.key_set_rate_once(key_id, rate)).await
+        let set = errors::retrying(|| self.key_set_rate_once(key_id, rate)).await;
+        self.keys.forget_all();
+        set
     }
 
     async fn project_list(&self) -> Result<Vec<crate::ProjectRecord>> {

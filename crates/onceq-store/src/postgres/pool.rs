@@ -25,8 +25,10 @@ const WAIT_TIMEOUT: Duration = Duration::from_secs(10);
 /// quickly rather than hanging requests.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Builds the pool; connects nothing yet.
-pub(super) fn build(url: &str) -> Result<Pool> {
+/// Builds the pool, and returns it with the connection settings it uses
+/// (for connections of its own, such as the key listener); connects
+/// nothing yet.
+pub(super) fn build(url: &str) -> Result<(Pool, tokio_postgres::Config)> {
     let (url, pool_size) = take_pool_size(url)?;
     let mut config = tokio_postgres::Config::from_str(&url)
         .map_err(|e| StoreError::Invalid(format!("invalid database URL: {e}")))?;
@@ -41,7 +43,7 @@ pub(super) fn build(url: &str) -> Result<Pool> {
     config.keepalives_idle(Duration::from_secs(30));
 
     let manager = Manager::from_config(
-        config,
+        config.clone(),
         tokio_postgres::NoTls,
         ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
@@ -54,6 +56,7 @@ pub(super) fn build(url: &str) -> Result<Pool> {
         .create_timeout(Some(CONNECT_TIMEOUT))
         .recycle_timeout(Some(CONNECT_TIMEOUT))
         .build()
+        .map(|pool| (pool, config))
         .map_err(StoreError::internal)
 }
 

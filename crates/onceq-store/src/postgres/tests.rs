@@ -256,3 +256,120 @@ async fn message_browsing_uses_indexes() {
     assert!(!list.contains("Seq Scan"), "{list}");
     assert!(list.contains("onceq_messages_queue"), "{list}");
 }
+
+/// A key of project `p` with hash `[hash; 32]`.
+fn key(id: &str, hash: u8) -> crate::KeyInsert {
+    crate::KeyInsert {
+        project: "p".into(),
+        key_id: id.into(),
+        key_hash: vec![hash; 32],
+        label: None,
+        scope: Default::default(),
+        expires_at: None,
+        now: Timestamp::from_second(1_900_000_000).unwrap(),
+    }
+}
+
+/// Waits (up to 5 s) until `check` holds.
+async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !check().await {
+        assert!(tokio::time::Instant::now() < deadline, "timed out: {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// A plain connection to the test database, for changes behind the
+/// stores' backs.
+async fn raw(url: &str) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    client
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn key_lookups_are_cached_and_a_revoke_elsewhere_clears_them() {
+    let db = onceq_testdb::fresh_database().await;
+    let server = PgStore::connect(&db.url).await.unwrap();
+    // Another process on the same database: the CLI, or a second server.
+    let cli = PgStore::connect(&db.url).await.unwrap();
+    let now = Timestamp::from_second(1_900_000_000).unwrap();
+    cli.key_insert(key("one", 1)).await.unwrap();
+    cli.key_insert(key("two", 2)).await.unwrap();
+    eventually("the listener listens", async || server.keys.is_live()).await;
+    assert!(server.key_lookup(&[1; 32]).await.unwrap().is_some());
+    assert!(server.key_lookup(&[2; 32]).await.unwrap().is_some());
+
+    // Served from memory: a revoke that notifies nobody goes unseen.
+    let sql = raw(&db.url).await;
+    sql.batch_execute(
+        "ALTER TABLE onceq_api_keys DISABLE TRIGGER onceq_keys_changed;
+         UPDATE onceq_api_keys SET revoked_at = now() WHERE key_id = 'two';
+         ALTER TABLE onceq_api_keys ENABLE TRIGGER onceq_keys_changed;",
+    )
+    .await
+    .unwrap();
+    assert!(server.key_lookup(&[2; 32]).await.unwrap().is_some());
+
+    // A revoke through the store (as `onceq keys revoke` does) notifies:
+    // the server drops every cached key and reads them again.
+    assert!(cli.key_revoke("one", now).await.unwrap());
+    eventually("the revoke reaches the server", async || {
+        server.key_lookup(&[1; 32]).await.unwrap().is_none()
+    })
+    .await;
+    assert!(server.key_lookup(&[2; 32]).await.unwrap().is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_its_listener_the_cache_is_bypassed_and_starts_empty_again() {
+    let db = onceq_testdb::fresh_database().await;
+    let server = PgStore::connect(&db.url).await.unwrap();
+    server.key_insert(key("one", 1)).await.unwrap();
+    eventually("the listener listens", async || server.keys.is_live()).await;
+    assert!(server.key_lookup(&[1; 32]).await.unwrap().is_some());
+
+    // Kill the listener's connection, then revoke silently: the change a
+    // notification would have announced while it was down.
+    let sql = raw(&db.url).await;
+    sql.batch_execute(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE application_name = 'onceq-key-listener' AND datname = current_database();
+         ALTER TABLE onceq_api_keys DISABLE TRIGGER onceq_keys_changed;
+         UPDATE onceq_api_keys SET revoked_at = now() WHERE key_id = 'one';
+         ALTER TABLE onceq_api_keys ENABLE TRIGGER onceq_keys_changed;",
+    )
+    .await
+    .unwrap();
+    eventually("lookups go to the database", async || {
+        server.key_lookup(&[1; 32]).await.unwrap().is_none()
+    })
+    .await;
+    // Back, it trusts nothing it held before.
+    eventually("the listener reconnects", async || server.keys.is_live()).await;
+    assert!(server.key_lookup(&[1; 32]).await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn a_dropped_store_closes_its_listener() {
+    let db = onceq_testdb::fresh_database().await;
+    let store = PgStore::connect(&db.url).await.unwrap();
+    eventually("the listener listens", async || store.keys.is_live()).await;
+    drop(store);
+    let sql = raw(&db.url).await;
+    eventually("the listener's connection closes", async || {
+        let n: i64 = sql
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity
+                 WHERE application_name = 'onceq-key-listener' AND datname = current_database()",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        n == 0
+    })
+    .await;
+}
