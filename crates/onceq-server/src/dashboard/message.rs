@@ -18,7 +18,7 @@ use super::{
     error::DashError,
     format::{count, pretty, time_full, url_part},
     layout::{self, Crumb},
-    queue::{badge, queue_name},
+    queue::{self, badge, queue_name},
     session::Viewer,
 };
 use crate::{AppState, validate};
@@ -29,13 +29,7 @@ async fn load(
     queue: &str,
     id: &str,
 ) -> Result<(QueueRecord, Option<MessageRecord>), DashError> {
-    let q = viewer.queue(queue)?;
-    let record = state
-        .store
-        .queue_get(&q)
-        .await
-        .map_err(|e| DashError::store(e, queue))?
-        .ok_or_else(|| DashError::NotFound(format!("queue {queue:?} not found")))?;
+    let (q, record) = queue::record(state, viewer, queue).await?;
     let message = state
         .store
         .message_get(MessageGet {

@@ -7,7 +7,7 @@ use axum::{
     response::{Html, IntoResponse, Response},
 };
 use maud::{Markup, html};
-use onceq_store::{MessageList, MessagePage, MessageRecord};
+use onceq_store::{MessageList, MessagePage, MessageRecord, QueueRef};
 use onceq_types::{MessageStatus, QueueRecord, QueueStats, names};
 use serde::Deserialize;
 
@@ -123,6 +123,22 @@ pub async fn load(
     viewer: &Viewer,
     queue: &str,
 ) -> Result<(QueueRecord, QueueStats), DashError> {
+    let (q, record) = record(state, viewer, queue).await?;
+    let stats = state
+        .store
+        .queue_stats(&q, state.clock.now())
+        .await
+        .map_err(|e| DashError::store(e, queue))?;
+    Ok((record, stats))
+}
+
+/// The queue `queue` the viewer may see, and its settings: not found when
+/// it does not exist or the key's patterns do not match it.
+pub async fn record(
+    state: &AppState,
+    viewer: &Viewer,
+    queue: &str,
+) -> Result<(QueueRef, QueueRecord), DashError> {
     let q = viewer.queue(queue)?;
     let record = state
         .store
@@ -130,12 +146,7 @@ pub async fn load(
         .await
         .map_err(|e| DashError::store(e, queue))?
         .ok_or_else(|| DashError::NotFound(format!("queue {queue:?} not found")))?;
-    let stats = state
-        .store
-        .queue_stats(&q, state.clock.now())
-        .await
-        .map_err(|e| DashError::store(e, queue))?;
-    Ok((record, stats))
+    Ok((q, record))
 }
 
 /// One page of a queue's messages.

@@ -2,9 +2,10 @@
 //! single-message changes `message_delete` and `dlq_redrive_one`.
 
 use deadpool_postgres::GenericClient;
-use onceq_types::{MessageStatus, QueueType};
+use onceq_types::MessageStatus;
 use tokio_postgres::Row;
 
+use super::dlq::{RedriveTarget, redrive_target};
 use super::errors::Error;
 use super::queues::lookup;
 use super::{PgStore, publish, sql};
@@ -124,25 +125,13 @@ impl PgStore {
         p: &DlqRedriveOne,
     ) -> Result<RedriveOneOutcome, Error> {
         let mut client = self.client().await?;
-        let target = client.prepare_cached(sql::DLQ_REDRIVE_TARGET).await?;
-        let Some(row) = client
-            .query_opt(&target, &[&p.queue.project, &p.queue.queue])
-            .await?
-        else {
-            return Err(StoreError::QueueNotFound.into());
-        };
-        let queue_id: i64 = row.get("id");
-        let (Some(dlq_id), Some(dlq_name)) = (
-            row.get::<_, Option<i64>>("dlq_id"),
-            row.get::<_, Option<String>>("dlq_name"),
-        ) else {
-            return Err(StoreError::Invalid(format!(
-                "queue {:?} has no dead-letter queue",
-                p.queue.queue
-            ))
-            .into());
-        };
-        let outcome = if row.get::<_, &str>("queue_type") == QueueType::Fifo.as_str() {
+        let RedriveTarget {
+            queue_id,
+            dlq_id,
+            dlq_name,
+            fifo,
+        } = redrive_target(&client, &p.queue).await?;
+        let outcome = if fifo {
             let tx = client.transaction().await?;
             let outcome =
                 redrive_one_into_fifo(&tx, dlq_id, queue_id, &p.message_id, p.now).await?;

@@ -7,29 +7,59 @@ use crate::{DlqRedrive, RedriveOutcome, StoreError};
 use deadpool_postgres::GenericClient;
 use onceq_types::QueueType;
 
+/// Where a redrive of `queue` moves messages from and to.
+pub(super) struct RedriveTarget {
+    /// The queue redriven into.
+    pub queue_id: i64,
+    /// Its dead-letter queue's id and name.
+    pub dlq_id: i64,
+    pub dlq_name: String,
+    /// Whether the queue is FIFO (moves take its group order into account).
+    pub fifo: bool,
+}
+
+/// `queue`'s id and its DLQ's: `QueueNotFound`, or `Invalid` for a queue
+/// without a DLQ.
+pub(super) async fn redrive_target(
+    client: &impl GenericClient,
+    queue: &crate::QueueRef,
+) -> Result<RedriveTarget, Error> {
+    let target = client.prepare_cached(sql::DLQ_REDRIVE_TARGET).await?;
+    let Some(row) = client
+        .query_opt(&target, &[&queue.project, &queue.queue])
+        .await?
+    else {
+        return Err(StoreError::QueueNotFound.into());
+    };
+    let (Some(dlq_id), Some(dlq_name)) = (
+        row.get::<_, Option<i64>>("dlq_id"),
+        row.get::<_, Option<String>>("dlq_name"),
+    ) else {
+        return Err(StoreError::Invalid(format!(
+            "queue {:?} has no dead-letter queue",
+            queue.queue
+        ))
+        .into());
+    };
+    Ok(RedriveTarget {
+        queue_id: row.get("id"),
+        dlq_id,
+        dlq_name,
+        fifo: row.get::<_, &str>("queue_type") == QueueType::Fifo.as_str(),
+    })
+}
+
 impl PgStore {
     pub(super) async fn redrive_once(&self, p: &DlqRedrive) -> Result<RedriveOutcome, Error> {
         let mut client = self.client().await?;
-        let target = client.prepare_cached(sql::DLQ_REDRIVE_TARGET).await?;
-        let Some(row) = client
-            .query_opt(&target, &[&p.queue.project, &p.queue.queue])
-            .await?
-        else {
-            return Err(StoreError::QueueNotFound.into());
-        };
-        let queue_id: i64 = row.get("id");
-        let (Some(dlq_id), Some(dlq_name)) = (
-            row.get::<_, Option<i64>>("dlq_id"),
-            row.get::<_, Option<String>>("dlq_name"),
-        ) else {
-            return Err(StoreError::Invalid(format!(
-                "queue {:?} has no dead-letter queue",
-                p.queue.queue
-            ))
-            .into());
-        };
+        let RedriveTarget {
+            queue_id,
+            dlq_id,
+            dlq_name,
+            fifo,
+        } = redrive_target(&client, &p.queue).await?;
         let max = p.max.map(|m| m.max(0));
-        if row.get::<_, &str>("queue_type") == QueueType::Fifo.as_str() {
+        if fifo {
             let tx = client.transaction().await?;
             let moved = redrive_into_fifo(&tx, dlq_id, queue_id, max, p.now).await?;
             tx.commit().await?;

@@ -61,6 +61,12 @@ pub struct BenchArgs {
     /// started with a higher `--max-batch` takes more).
     #[arg(long, default_value_t = onceq_types::MAX_BATCH)]
     batch_size: usize,
+    /// Messages left waiting, before the phases, in another queue of the
+    /// same project (same tables and indexes), published with
+    /// `publish_batch` of `--batch-size`: the growth curve's backlog. Every
+    /// phase then runs beside it; nothing should slow down.
+    #[arg(long, default_value_t = 0)]
+    backlog: usize,
 }
 
 /// A part of the workload, for `--phases`.
@@ -96,6 +102,11 @@ pub struct BenchResult {
     date: String,
     runtime: &'static str,
     batch_size: usize,
+    /// Messages waiting in another queue during the phases.
+    backlog: usize,
+    /// How fast that backlog was published (not part of the comparison).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    backlog_fill: Option<phases::Throughput>,
     #[serde(skip_serializing_if = "Option::is_none")]
     enqueue_single: Option<phases::Throughput>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -129,6 +140,15 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     let run_id = uuid::Uuid::now_v7().simple().to_string();
     let queue = |phase: &str| format!("bench-{phase}-{}", &run_id[20..]);
 
+    let mut backlog_fill = None;
+    if args.backlog > 0 {
+        let fill = Plan {
+            jobs: args.backlog,
+            ..plan
+        };
+        backlog_fill =
+            Some(phases::enqueue(&load, &fill, &queue("backlog"), args.batch_size).await?);
+    }
     let (mut enqueue_single, mut work, mut enqueue_batch, mut work2) = (None, None, None, None);
     if args.phases.contains(&Phase::Single) {
         enqueue_single = Some(phases::enqueue(&load, &plan, &queue("a"), 1).await?);
@@ -157,7 +177,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         .await?;
         mixed.insert(*rate, result);
     }
-    for q in ["a", "b"]
+    for q in ["a", "b", "backlog"]
         .map(queue)
         .into_iter()
         .chain(args.rates.iter().map(|r| queue(&format!("m{r}"))))
@@ -186,6 +206,8 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         date: jiff::Timestamp::now().to_string(),
         runtime: "rust release build, tokio multi-thread (client)",
         batch_size: args.batch_size,
+        backlog: args.backlog,
+        backlog_fill,
         enqueue_single,
         work,
         enqueue_batch,

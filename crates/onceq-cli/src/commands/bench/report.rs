@@ -8,6 +8,12 @@ pub fn table(r: &BenchResult) {
         r.n, r.producers, r.workers
     );
     println!("{}", r.config);
+    if let Some(fill) = &r.backlog_fill {
+        println!(
+            "backlog: {} messages waiting in another queue (published at {} jobs/s)",
+            r.backlog, fill.jobs_per_s
+        );
+    }
     println!();
     println!("{:<26} {:>10} {:>8}", "phase", "jobs/s", "secs");
     let batch = format!("enqueue batch ({}/call)", r.batch_size);

@@ -1,0 +1,81 @@
+//! `onceq bench` in small: every phase runs against a real server on both
+//! stores, accounts for every job, and leaves no queue behind. (Speed is
+//! measured by the documented bench commands, never asserted here.)
+
+use serde_json::Value;
+
+use crate::process::{ServerProcess, run_ok};
+
+const KEY: &str = "bench-test-key";
+
+fn bench_and_check(server: &ServerProcess) {
+    let vars = [("ONCEQ_URL", server.url.as_str()), ("ONCEQ_API_KEY", KEY)];
+    let out = run_ok(
+        &[
+            "bench",
+            "--jobs",
+            "300",
+            "--producers",
+            "4",
+            "--workers",
+            "4",
+            "--rates",
+            "100",
+            "--mixed-secs",
+            "1",
+            "--backlog",
+            "200",
+            "--json",
+        ],
+        &vars,
+    );
+    let r: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(r["system"], "onceq");
+    assert_eq!(r["backlog"], 200);
+    assert_eq!(r["backlog_fill"]["jobs"], 200);
+    for phase in ["enqueue_single", "work", "enqueue_batch", "work2"] {
+        assert_eq!(r[phase]["jobs"], 300, "{phase}: {}", r[phase]);
+        assert_eq!(r[phase]["timed_out"], false, "{phase}");
+        assert!(r[phase]["jobs_per_s"].as_u64().unwrap() > 0, "{phase}");
+    }
+    let mixed = &r["mixed"]["100"];
+    assert!(mixed["sent"].as_u64().unwrap() > 0, "{mixed}");
+    assert_eq!(mixed["started"], mixed["sent"], "{mixed}");
+    assert_eq!(
+        (&mixed["errors"], &mixed["missing"]),
+        (&0.into(), &0.into())
+    );
+    assert!(mixed["p99_ms"].as_f64().is_some(), "{mixed}");
+
+    let queues: Value = serde_json::from_str(&run_ok(&["queues", "--json"], &vars)).unwrap();
+    let left: Vec<&Value> = queues
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| q["name"].as_str().unwrap().starts_with("bench-"))
+        .collect();
+    assert!(left.is_empty(), "bench left queues behind: {left:?}");
+}
+
+#[test]
+fn bench_runs_every_phase_on_the_embedded_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = ServerProcess::start(
+        &["--data-dir", data.to_str().unwrap()],
+        &[("ONCEQ_API_KEY", KEY)],
+    );
+    bench_and_check(&server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bench_runs_every_phase_on_postgres() {
+    let db = onceq_testdb::fresh_database().await;
+    let url = db.url.clone();
+    tokio::task::spawn_blocking(move || {
+        let server = ServerProcess::start(&["--database-url", &url], &[("ONCEQ_API_KEY", KEY)]);
+        bench_and_check(&server);
+    })
+    .await
+    .unwrap();
+}
