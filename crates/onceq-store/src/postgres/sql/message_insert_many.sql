@@ -24,6 +24,12 @@ JOIN onceq_queues q ON q.id = n.queue_id
 WHERE n.idempotency_key IS NULL
    OR EXISTS (SELECT 1 FROM onceq_dedupe_keys k
               WHERE k.queue_id = n.queue_id AND k.key = n.idempotency_key
-                AND k.message_id = n.id)
+                AND k.message_id = n.id
+              -- OFFSET 0 keeps this a probe of the primary key per message.
+              -- Without it the planner may turn the EXISTS into a hashed
+              -- subplan, which reads the WHOLE keys table on every group:
+              -- measured, it made each group's insert cost grow with the
+              -- number of keys held (0.27 -> 0.67 ms at 11 000 keys).
+              OFFSET 0)
 ORDER BY n.ord
 RETURNING id, state, created_at
