@@ -176,7 +176,21 @@ async fn commit(pool: &Pool, cache: &QueueCache, mut group: Vec<Pending>) {
     while !group.is_empty() {
         let later = put_off_shared_keys(&mut group);
         let answers = match group_retrying(pool, cache, &group).await {
-            Ok(answers) => answers,
+            Ok(answers) => {
+                let mut done = Vec::with_capacity(group.len());
+                for (pending, answer) in group.iter().zip(answers) {
+                    done.push(match answer {
+                        Some(answer) => answer,
+                        // Stored nothing after a one-trip commit: alone now
+                        // (and the cached queue id may be stale).
+                        None => {
+                            cache.clear();
+                            alone_retrying(pool, pending).await
+                        }
+                    });
+                }
+                done
+            }
             Err(e) if group.len() > 1 && !matches!(e, StoreError::Unavailable(_)) => {
                 tracing::debug!(error = %e, size = group.len(), "postgres: group failed, publishing alone");
                 let mut answers = Vec::with_capacity(group.len());
@@ -213,7 +227,7 @@ async fn group_retrying(
     pool: &Pool,
     cache: &QueueCache,
     group: &[Pending],
-) -> crate::Result<Vec<Answer>> {
+) -> crate::Result<Vec<Option<Answer>>> {
     let mut retry = errors::Retry::default();
     loop {
         match group_once(pool, cache, group).await {
@@ -306,7 +320,7 @@ async fn group_once(
     pool: &Pool,
     cache: &QueueCache,
     group: &[Pending],
-) -> Result<Vec<Answer>, Error> {
+) -> Result<Vec<Option<Answer>>, Error> {
     let client = pool.get().await?;
     match in_transaction(&client, cache, group).await {
         Ok(answers) => Ok(answers),
@@ -328,7 +342,7 @@ async fn in_transaction(
     client: &deadpool_postgres::Client,
     cache: &QueueCache,
     group: &[Pending],
-) -> Result<Vec<Answer>, Error> {
+) -> Result<Vec<Option<Answer>>, Error> {
     let claim = client.prepare_cached(sql::DEDUPE_KEY_CLAIM_MANY).await?;
     let insert = client.prepare_cached(sql::MESSAGE_INSERT_MANY).await?;
     // Queues already known: BEGIN goes in the pipeline below. Otherwise
@@ -354,6 +368,16 @@ async fn in_transaction(
         })
         .collect();
     let takes = plan_keys(group, &mut work);
+    // The common case, one message per publish to known standard queues:
+    // COMMIT goes in the pipeline as well, one round trip for the group.
+    // Nothing decided after the pipeline can need undoing then (a publish
+    // whose only key is held stored nothing), and a publish left unstored
+    // is answered by a publish of its own instead (see [`one_trip`]).
+    let one_trip = !begun
+        && group.iter().all(|p| p.p.messages.len() == 1)
+        && work
+            .iter()
+            .all(|w| w.queue_type == QueueType::Standard && w.failed.is_none());
 
     // Keys and standard queues' messages in one pipeline: the insert stores
     // a keyed message only if the claim just before took its key.
@@ -363,16 +387,28 @@ async fn in_transaction(
             false => client.batch_execute("BEGIN").await,
         }
     };
-    // All three awaited, then the first error in statement order: after a
-    // failed statement the later ones only say "transaction is aborted",
-    // which would hide the cause (a lost race is retried, that is not).
-    let (began, taken, stored) = tokio::join!(
+    let commit = async {
+        match one_trip {
+            true => client.batch_execute("COMMIT").await,
+            false => Ok(()),
+        }
+    };
+    // All awaited, then the first error in statement order: after a failed
+    // statement the later ones only say "transaction is aborted", which
+    // would hide the cause (a lost race is retried, that is not). A COMMIT
+    // after a failed statement rolls back.
+    let (began, taken, stored, committed) = tokio::join!(
         begin,
         take_keys(client, &claim, group, &takes),
         insert_new(client, &insert, group, &work, QueueType::Standard),
+        commit,
     );
     began?;
     let (taken, mut stored) = (taken?, stored?);
+    committed?;
+    if one_trip {
+        return Ok(one_trip_answers(client, group, work, &takes, &taken, &stored).await);
+    }
     let held: Vec<&Take> = takes
         .iter()
         .filter(|t| !taken.contains(&(t.queue_id, t.key)))
@@ -400,8 +436,42 @@ async fn in_transaction(
     Ok(group
         .iter()
         .zip(work)
-        .map(|(pending, w)| answer(pending, w, &stored))
+        .map(|(pending, w)| Some(answer(pending, w, &stored)))
         .collect())
+}
+
+/// The answers of a group committed in one trip. Held keys are read after
+/// the commit (they were committed before it): each makes its publish a
+/// replay, or a failure when the payload differs. A publish that stored
+/// nothing and is neither gets `None`, to be published on its own: its
+/// queue went away under the cached id, or its key's holder could not be
+/// read. The group is never retried from here: it has committed.
+async fn one_trip_answers(
+    client: &deadpool_postgres::Client,
+    group: &[Pending],
+    mut work: Vec<Work>,
+    takes: &[Take<'_>],
+    taken: &HashSet<(i64, &str)>,
+    stored: &HashMap<String, Stored>,
+) -> Vec<Option<Answer>> {
+    let held: Vec<&Take> = takes
+        .iter()
+        .filter(|t| !taken.contains(&(t.queue_id, t.key)))
+        .collect();
+    if !held.is_empty() && replay_held(client, group, &mut work, &held).await.is_err() {
+        // Left as `Plan::New`, unstored: each is published alone below.
+        tracing::debug!("postgres: held keys not readable after commit, publishing alone");
+    }
+    group
+        .iter()
+        .zip(work)
+        .map(|(pending, w)| {
+            let unstored = w.failed.is_none()
+                && matches!(w.plans[0], Plan::New)
+                && !stored.contains_key(&pending.batch.ids[0]);
+            (!unstored).then(|| answer(pending, w, stored))
+        })
+        .collect()
 }
 
 /// The id and type of every queue the group names, creating missing ones.

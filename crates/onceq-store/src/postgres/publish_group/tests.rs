@@ -159,4 +159,74 @@ async fn a_deleted_queue_is_not_trusted_from_the_cache() {
         .await
         .unwrap();
     assert_eq!(count(&store, "jobs").await, 2);
+    // Without a key nothing fails under the stale id: the insert's join
+    // just stores nothing, and the publish must be made again, alone.
+    for round in 0..20 {
+        store
+            .queue_delete(&QueueRef::new("p", "jobs"))
+            .await
+            .unwrap();
+        let again = store
+            .message_publish(publish("jobs", vec![message("3", None)]))
+            .await
+            .unwrap_or_else(|e| panic!("round {round}: {e}"));
+        assert_eq!(again.len(), 1);
+        assert_eq!(count(&store, "jobs").await, 1, "round {round}");
+    }
+}
+
+/// The one-trip path (queues known, one message per publish): COMMIT is
+/// pipelined, held keys are read after it.
+#[tokio::test]
+async fn one_trip_group_answers_each_publish_as_if_alone() {
+    let db = onceq_testdb::fresh_database().await;
+    let store = PgStore::connect(&db.url).await.unwrap();
+    let cache = QueueCache::default();
+    // Through the same cache, so that `jobs` is known to it afterwards.
+    let (warm, answer) = pending(publish("jobs", vec![message("1", Some("old"))]));
+    commit(&store.pool, &cache, vec![warm]).await;
+    answer.await.unwrap().unwrap();
+
+    let cases = [
+        // 0, 1: one new key in two publishes: the second is put off to
+        // the next group and replays the first
+        publish("jobs", vec![message("2", Some("twice"))]),
+        publish("jobs", vec![message("2", Some("twice"))]),
+        // 2: `old` with another payload: fails, stores nothing
+        publish("jobs", vec![message("9", Some("old"))]),
+        // 3: a replay of `old`
+        publish("jobs", vec![message("1", Some("old"))]),
+        // 4, 5: no key; a new key
+        publish("jobs", vec![message("4", None)]),
+        publish("jobs", vec![message("5", Some("new"))]),
+    ];
+    let (group, answers): (Vec<_>, Vec<_>) = cases.into_iter().map(pending).unzip();
+    commit(&store.pool, &cache, group).await;
+    let mut got = Vec::new();
+    for (i, a) in answers.into_iter().enumerate() {
+        match a.await.unwrap() {
+            Ok(mut outcomes) => got.push(Some(outcomes.remove(0))),
+            Err(StoreError::IdempotencyKeyReused { index, key }) => {
+                assert_eq!((i, index, key.as_str()), (2, 0, "old"));
+                got.push(None);
+            }
+            Err(e) => panic!("publish {i} failed: {e}"),
+        }
+    }
+    let replays: Vec<Option<bool>> = got.iter().map(|o| o.as_ref().map(|o| o.replay)).collect();
+    assert_eq!(
+        replays,
+        [
+            Some(false),
+            Some(true),
+            None,
+            Some(true),
+            Some(false),
+            Some(false)
+        ]
+    );
+    let id = |i: usize| got[i].as_ref().unwrap().message_id.clone();
+    assert_eq!(id(0), id(1));
+    // old, twice, the keyless one, new; nothing of the failed publish.
+    assert_eq!(count(&store, "jobs").await, 4);
 }
