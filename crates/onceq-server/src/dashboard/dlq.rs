@@ -45,7 +45,7 @@ fn dlq_of(record: &QueueRecord) -> Result<String, DashError> {
 /// the queue and the DLQ the change reads. Returns the DLQ's name.
 async fn admin_on_dlq(state: &AppState, viewer: &Viewer, queue: &str) -> Result<String, DashError> {
     viewer.require(Action::Admin)?;
-    let (record, _) = queue::load(state, viewer, queue).await?;
+    let (_, record) = queue::record(state, viewer, queue).await?;
     let dlq = dlq_of(&record)?;
     if !viewer.may_see(&dlq) {
         // The queue's record names its DLQ, so 403 hides nothing here.

@@ -118,13 +118,9 @@ impl KeyCache {
         keys.insert(key_hash.to_vec(), record.clone());
     }
 
-    /// Drops every cached key: this process changed one and must not wait
-    /// for its own notification to see it.
-    pub(super) fn forget_all(&self) {
-        self.clear();
-    }
-
-    fn clear(&self) {
+    /// Drops every cached key: on a notification, and when this process
+    /// changed a key (it must not wait for its own notification to see it).
+    pub(super) fn clear(&self) {
         let mut keys = self.lock();
         self.generation.fetch_add(1, Ordering::SeqCst);
         keys.clear();

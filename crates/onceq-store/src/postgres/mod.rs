@@ -122,7 +122,7 @@ impl crate::Store for PgStore {
     async fn key_revoke(&self, key_id: &str, now: jiff::Timestamp) -> Result<bool> {
         let revoked = errors::retrying(|| self.key_revoke_once(key_id, now)).await;
         // This process sees its own change at once; others on its NOTIFY.
-        self.keys.forget_all();
+        self.keys.clear();
         revoked
     }
 
@@ -136,13 +136,13 @@ impl crate::Store for PgStore {
         expires_at: Option<jiff::Timestamp>,
     ) -> Result<bool> {
         let set = errors::retrying(|| self.key_set_expiry_once(key_id, expires_at)).await;
-        self.keys.forget_all();
+        self.keys.clear();
         set
     }
 
     async fn key_set_rate(&self, key_id: &str, rate: Option<crate::RateLimit>) -> Result<bool> {
         let set = errors::retrying(|| self.key_set_rate_once(key_id, rate)).await;
-        self.keys.forget_all();
+        self.keys.clear();
         set
     }
 

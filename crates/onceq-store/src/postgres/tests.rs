@@ -31,10 +31,7 @@ async fn concurrent_connects_migrate_once() {
     for c in connects {
         c.await.unwrap().expect("every concurrent connect succeeds");
     }
-    let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
+    let client = raw(&db.url).await;
     // One row per migration: each applied exactly once.
     let applied: i64 = client
         .query_one("SELECT count(*) FROM refinery_schema_history", &[])
@@ -101,18 +98,7 @@ async fn fifo_publishes_to_one_group_commit_in_seq_order() {
     let db = onceq_testdb::fresh_database().await;
     let store = std::sync::Arc::new(PgStore::connect(&db.url).await.unwrap());
     let now = Timestamp::from_second(1_900_000_000).unwrap();
-    store
-        .key_insert(crate::KeyInsert {
-            project: "p".into(),
-            key_id: "k".into(),
-            key_hash: vec![7; 32],
-            label: None,
-            scope: Default::default(),
-            expires_at: None,
-            now,
-        })
-        .await
-        .unwrap();
+    store.key_insert(key("k", 7)).await.unwrap();
     store
         .queue_create(crate::QueueCreate {
             queue: QueueRef::new("p", "orders"),
@@ -125,11 +111,8 @@ async fn fifo_publishes_to_one_group_commit_in_seq_order() {
         .await
         .unwrap();
 
-    let (mut raw, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
-    let first = raw.transaction().await.unwrap();
+    let mut conn = raw(&db.url).await;
+    let first = conn.transaction().await.unwrap();
     let queue_id: i64 = first
         .query_one("SELECT id FROM onceq_queues WHERE name = 'orders'", &[])
         .await
@@ -191,23 +174,9 @@ async fn message_browsing_uses_indexes() {
     let db = onceq_testdb::fresh_database().await;
     let store = PgStore::connect(&db.url).await.unwrap();
     let now = publish("q").now;
-    store
-        .key_insert(crate::KeyInsert {
-            project: "p".into(),
-            key_id: "k".into(),
-            key_hash: vec![7; 32],
-            label: None,
-            scope: Default::default(),
-            expires_at: None,
-            now,
-        })
-        .await
-        .unwrap();
+    store.key_insert(key("k", 7)).await.unwrap();
     store.message_publish(publish("q")).await.unwrap();
-    let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
+    let client = raw(&db.url).await;
     // A backlog the planner knows about: 20 000 keyed messages in one queue.
     client
         .batch_execute(
