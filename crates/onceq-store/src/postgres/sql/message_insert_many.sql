@@ -20,7 +20,11 @@ FROM unnest($1::text[], $2::int8[], $3::text[], $4::int4[], $5::text[], $6::text
             $7::timestamptz[], $8::timestamptz[])
      WITH ORDINALITY AS n(id, queue_id, payload, priority, group_id, idempotency_key,
                           visible_at, created_at, ord)
-JOIN onceq_queues q ON q.id = n.queue_id
+-- A probe of the queues' primary key per message: this statement runs under
+-- a generic plan (publish_group/mod.rs), which as a plain join hashes the
+-- whole queues table on every group.
+CROSS JOIN LATERAL (SELECT q.id, q.enable_priority, q.queue_type FROM onceq_queues q
+                    WHERE q.id = n.queue_id OFFSET 0) q
 WHERE n.idempotency_key IS NULL
    OR EXISTS (SELECT 1 FROM onceq_dedupe_keys k
               WHERE k.queue_id = n.queue_id AND k.key = n.idempotency_key
