@@ -5,10 +5,12 @@
 //! statement per idempotency key, the insert and COMMIT, each a round trip
 //! and a statement for PostgreSQL to parse, plan and run, for one row. Under
 //! load that per-statement work, not the disk, is the ceiling. So
-//! `message_publish` hands its request to a queue, and a few committer tasks
-//! ([`COMMITTERS`], so that the next group gathers while one commits) each
-//! take whatever is waiting, up to [`MAX_GROUP_MESSAGES`], and store it in
-//! one transaction:
+//! `message_publish` hands its request to a queue, and one committer task
+//! takes whatever is waiting, up to [`MAX_GROUP_MESSAGES`], and stores it in
+//! one transaction; the next group gathers in the queue meanwhile. One, not
+//! several: committers side by side each took the one or two publishes
+//! waiting, so groups stayed small and PostgreSQL ran more statements and
+//! flushes per message (measured in docs/performance.md, change 6):
 //!
 //! 1. the queues named, in one lookup (a missing one is created, as a first
 //!    publish does);
@@ -34,20 +36,16 @@
 //! never fails its neighbours.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
 use deadpool_postgres::{GenericClient, Pool};
 use jiff::Timestamp;
 use onceq_types::QueueType;
-use tokio::sync::{Mutex, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 use super::errors::{self, Error};
 use super::publish::{self, Batch};
 use super::{queues, sql};
 use crate::{MessagePublish, PublishOutcome, QueueRef, StoreError};
-
-/// Committer tasks per store: one commits while the next gathers a group.
-const COMMITTERS: usize = 4;
 
 /// Messages one group stores at most (a publish is never split).
 const MAX_GROUP_MESSAGES: usize = 512;
@@ -125,20 +123,16 @@ struct Pending {
 }
 
 /// The handle `PgStore` keeps: publishes go in, answers come back after
-/// COMMIT. The committer tasks stop when it is dropped.
+/// COMMIT. The committer task stops when it is dropped.
 pub(super) struct GroupCommit {
     sender: mpsc::Sender<Pending>,
 }
 
 impl GroupCommit {
-    /// Starts the committer tasks on the current runtime.
+    /// Starts the committer task on the current runtime.
     pub(super) fn start(pool: Pool) -> GroupCommit {
         let (sender, receiver) = mpsc::channel(QUEUE_DEPTH);
-        let receiver = Arc::new(Mutex::new(receiver));
-        let cache = Arc::new(QueueCache::default());
-        for _ in 0..COMMITTERS {
-            tokio::spawn(committer(pool.clone(), cache.clone(), receiver.clone()));
-        }
+        tokio::spawn(committer(pool, receiver));
         GroupCommit { sender }
     }
 
@@ -160,26 +154,16 @@ fn stopped() -> StoreError {
 
 /// Takes a group off the queue, stores it, answers it; until the store is
 /// dropped.
-async fn committer(
-    pool: Pool,
-    cache: Arc<QueueCache>,
-    receiver: Arc<Mutex<mpsc::Receiver<Pending>>>,
-) {
-    loop {
-        let group = {
-            let mut receiver = receiver.lock().await;
-            let Some(first) = receiver.recv().await else {
-                return;
-            };
-            let mut size = first.p.messages.len();
-            let mut group = vec![first];
-            while size < MAX_GROUP_MESSAGES {
-                let Ok(next) = receiver.try_recv() else { break };
-                size += next.p.messages.len();
-                group.push(next);
-            }
-            group
-        };
+async fn committer(pool: Pool, mut receiver: mpsc::Receiver<Pending>) {
+    let cache = QueueCache::default();
+    while let Some(first) = receiver.recv().await {
+        let mut size = first.p.messages.len();
+        let mut group = vec![first];
+        while size < MAX_GROUP_MESSAGES {
+            let Ok(next) = receiver.try_recv() else { break };
+            size += next.p.messages.len();
+            group.push(next);
+        }
         commit(&pool, &cache, group).await;
     }
 }
