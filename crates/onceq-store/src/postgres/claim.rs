@@ -18,13 +18,16 @@ impl PgStore {
         // and a failure must leave them as they were.
         let tx = client.transaction().await?;
         let promote = tx.prepare_cached(sql::MESSAGE_PROMOTE).await?;
-        let Some(queue) = tx
-            .query_opt(
-                &promote,
-                &[&p.queue.project, &p.queue.queue, &p.now, &PROMOTE_LIMIT],
-            )
-            .await?
-        else {
+        // The settings (see `sql::HOT_SETTINGS`) go in one pipeline with the
+        // promotion: no round trip of their own.
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] =
+            [&p.queue.project, &p.queue.queue, &p.now, &PROMOTE_LIMIT];
+        let (set, queue) = tokio::join!(
+            tx.batch_execute(sql::HOT_SETTINGS),
+            tx.query_opt(&promote, &params)
+        );
+        set?;
+        let Some(queue) = queue? else {
             return Err(StoreError::QueueNotFound.into());
         };
         let queue_id: i64 = queue.get("id");

@@ -5,26 +5,29 @@
 //! expired but was not reaped yet is still its holder's (no one else can
 //! have the message).
 
+use deadpool_postgres::Pool;
 use onceq_types::MessageStatus;
 
 use super::errors::Error;
 use super::{PgStore, sql};
 use crate::{ExtendOutcome, MessageAck, MessageExtend, MessageNack, NackOutcome, StoreError};
 
-impl PgStore {
-    pub(super) async fn ack_once(&self, p: &MessageAck) -> Result<bool, Error> {
-        let l = &p.lease;
-        let client = self.client().await?;
-        let stmt = client.prepare_cached(sql::MESSAGE_ACK).await?;
-        let deleted = client
-            .execute(
-                &stmt,
-                &[&l.queue.project, &l.queue.queue, &l.message_id, &l.receipt],
-            )
-            .await?;
-        Ok(deleted > 0)
-    }
+/// One ack in a transaction of its own (acks usually go in groups, see
+/// [`super::ack_group`]).
+pub(super) async fn ack_alone(pool: &Pool, p: &MessageAck) -> Result<bool, Error> {
+    let l = &p.lease;
+    let client = pool.get().await?;
+    let stmt = client.prepare_cached(sql::MESSAGE_ACK).await?;
+    let deleted = client
+        .execute(
+            &stmt,
+            &[&l.queue.project, &l.queue.queue, &l.message_id, &l.receipt],
+        )
+        .await?;
+    Ok(deleted > 0)
+}
 
+impl PgStore {
     pub(super) async fn nack_once(&self, p: &MessageNack) -> Result<NackOutcome, Error> {
         let l = &p.lease;
         let mut client = self.client().await?;

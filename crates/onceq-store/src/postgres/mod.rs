@@ -8,6 +8,8 @@
 //! - [`sql`]: every statement, one `.sql` file each under `sql/`.
 //! - [`accounts`]: credit limits, usage buckets, server heartbeats.
 //! - [`publish_group`]: group commit of concurrent publishes.
+//! - [`ack_group`]: group commit of concurrent acks.
+//! - [`hot`]: the connection each of those committers keeps.
 //! - [`key_cache`]: key lookups from memory, cleared by LISTEN/NOTIFY.
 //! - [`keys`], [`queues`], [`publish`], [`claim`], [`lease`], [`dlq`],
 //!   [`browse`], [`subscriptions`], [`maintenance`]: the operations, by concept.
@@ -27,10 +29,12 @@
 //! rounded to the microsecond; what operations return is what was stored.
 
 mod accounts;
+mod ack_group;
 mod browse;
 mod claim;
 mod dlq;
 mod errors;
+mod hot;
 mod key_cache;
 mod keys;
 mod lease;
@@ -53,6 +57,8 @@ pub struct PgStore {
     pool: deadpool_postgres::Pool,
     /// Where publishes go: they are stored in groups (see [`publish_group`]).
     publishes: publish_group::GroupCommit,
+    /// Where acks go: they are deleted in groups (see [`ack_group`]).
+    acks: ack_group::AckGroup,
     /// Key lookups, from memory while the listener keeps them exact.
     keys: Arc<key_cache::KeyCache>,
     _key_listener: key_cache::Listener,
@@ -78,10 +84,12 @@ impl PgStore {
             .await
             .map_err(errors::Error::into_store)?;
         let publishes = publish_group::GroupCommit::start(pool.clone());
+        let acks = ack_group::AckGroup::start(pool.clone());
         let (keys, _key_listener) = key_cache::KeyCache::start(config);
         Ok(PgStore {
             pool,
             publishes,
+            acks,
             keys,
             _key_listener,
         })
@@ -223,7 +231,7 @@ impl crate::Store for PgStore {
     }
 
     async fn message_ack(&self, p: crate::MessageAck) -> Result<bool> {
-        errors::retrying(|| self.ack_once(&p)).await
+        self.acks.ack(p).await
     }
 
     async fn message_nack(&self, p: crate::MessageNack) -> Result<crate::NackOutcome> {

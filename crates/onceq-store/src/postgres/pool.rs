@@ -50,7 +50,7 @@ pub(super) fn build(url: &str) -> Result<(Pool, tokio_postgres::Config)> {
         },
     );
     Pool::builder(manager)
-        .max_size(pool_size)
+        .max_size(pool_size + COMMITTER_CONNECTIONS)
         .runtime(Runtime::Tokio1)
         .wait_timeout(Some(WAIT_TIMEOUT))
         .create_timeout(Some(CONNECT_TIMEOUT))
@@ -59,6 +59,11 @@ pub(super) fn build(url: &str) -> Result<(Pool, tokio_postgres::Config)> {
         .map(|pool| (pool, config))
         .map_err(StoreError::internal)
 }
+
+/// Connections the pool holds beyond `pool_size`: the publish and the ack
+/// committers each keep one for as long as they run (see `hot.rs`), and
+/// must not leave fewer than `pool_size` to everything else.
+const COMMITTER_CONNECTIONS: usize = 2;
 
 /// Removes `pool_size=N` from a URL's query (the driver rejects unknown
 /// parameters) and returns it.

@@ -47,7 +47,8 @@ async fn pool_size_comes_from_the_url() {
     let store = PgStore::connect(&format!("{}?pool_size=3", db.url))
         .await
         .unwrap();
-    assert_eq!(store.pool.status().max_size, 3);
+    // and the two committers' connections on top (pool.rs)
+    assert_eq!(store.pool.status().max_size, 3 + 2);
 }
 
 #[tokio::test]
@@ -224,6 +225,102 @@ async fn message_browsing_uses_indexes() {
     );
     assert!(!list.contains("Seq Scan"), "{list}");
     assert!(list.contains("onceq_messages_queue"), "{list}");
+}
+
+/// Every hot statement, planned as it runs (generic, under
+/// `sql::HOT_SETTINGS`), probes indexes: none reads a whole table or hashes
+/// one, whether the plan is made on empty tables (a fresh or drained
+/// database, vacuumed) or on big ones (2 000 queues, a 20 000 backlog with
+/// its keys, analyzed).
+#[tokio::test]
+async fn hot_statements_probe_indexes_on_empty_and_full_tables() {
+    let db = onceq_testdb::fresh_database().await;
+    let store = PgStore::connect(&db.url).await.unwrap();
+    store.message_publish(publish("q")).await.unwrap();
+    let client = raw(&db.url).await;
+    client
+        .batch_execute("DELETE FROM onceq_messages")
+        .await
+        .unwrap();
+    // Its own statement: VACUUM cannot run in the implicit transaction of
+    // a multi-statement query.
+    client.batch_execute("VACUUM ANALYZE").await.unwrap();
+    assert_hot_plans_probe(&client, "empty").await;
+    client
+        .batch_execute(
+            "INSERT INTO onceq_queues (project, name, queue_type, max_retries,
+                 message_retention_days, visibility_timeout_default, enable_priority, created_at)
+             SELECT 'p', 'q' || i, 'standard', 3, 4, 30, false, now()
+             FROM generate_series(1, 2000) i;
+             INSERT INTO onceq_messages (id, queue_id, state, payload, idempotency_key,
+                                         visible_at, created_at)
+             SELECT 'm' || i, q.id, 'available', '{}', 'key-' || i, now(), now()
+             FROM onceq_queues q, generate_series(1, 20000) i WHERE q.name = 'q';
+             INSERT INTO onceq_dedupe_keys (queue_id, key, message_id, payload_hash,
+                                            created_at, expires_at)
+             SELECT queue_id, idempotency_key, id, sha256(id::bytea), now(), now()
+             FROM onceq_messages;
+             ANALYZE;",
+        )
+        .await
+        .unwrap();
+    assert_hot_plans_probe(&client, "full").await;
+}
+
+/// Prepares each hot statement afresh under [`sql::HOT_SETTINGS`]
+/// and checks its plan (explained with every parameter NULL: a generic plan
+/// does not look at them).
+async fn assert_hot_plans_probe(client: &tokio_postgres::Client, tables: &str) {
+    use super::sql;
+    let statements = [
+        ("queue_lookup_many", sql::QUEUE_LOOKUP_MANY),
+        ("dedupe_key_claim_many", sql::DEDUPE_KEY_CLAIM_MANY),
+        ("dedupe_key_get_many", sql::DEDUPE_KEY_GET_MANY),
+        ("dedupe_key_release_many", sql::DEDUPE_KEY_RELEASE_MANY),
+        ("message_insert_many", sql::MESSAGE_INSERT_MANY),
+        ("message_delete_many", sql::MESSAGE_DELETE_MANY),
+        ("fifo_group_lock", sql::FIFO_GROUP_LOCK),
+        ("message_ack_many", sql::MESSAGE_ACK_MANY),
+        ("message_promote", sql::MESSAGE_PROMOTE),
+        ("message_claim", sql::MESSAGE_CLAIM),
+        ("message_claim_fifo", sql::MESSAGE_CLAIM_FIFO),
+    ];
+    client
+        .batch_execute(&format!("BEGIN; {}", sql::HOT_SETTINGS))
+        .await
+        .unwrap();
+    for (name, text) in statements {
+        let params = (1..)
+            .take_while(|i| text.contains(&format!("${i}")))
+            .map(|_| "NULL")
+            .collect::<Vec<_>>();
+        let args = match params.is_empty() {
+            true => String::new(),
+            false => format!("({})", params.join(", ")),
+        };
+        client
+            .batch_execute(&format!("PREPARE {name} AS {text}"))
+            .await
+            .unwrap();
+        let plan = client
+            .simple_query(&format!("EXPLAIN EXECUTE {name}{args}"))
+            .await
+            .unwrap()
+            .into_iter()
+            .filter_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(String::from),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        for whole in ["Seq Scan", "Hash Join", "Merge Join"] {
+            assert!(!plan.contains(whole), "{name} on {tables} tables:\n{plan}");
+        }
+    }
+    client
+        .batch_execute("ROLLBACK; DEALLOCATE ALL")
+        .await
+        .unwrap();
 }
 
 /// A key of project `p` with hash `[hash; 32]`.

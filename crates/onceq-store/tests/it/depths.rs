@@ -107,7 +107,9 @@ async fn pool_stats_name_the_pools(h: Harness) {
             assert_eq!(names, ["postgres"]);
             let p = &pools[0];
             assert!(p.size >= 1 && p.size <= p.max_size.unwrap(), "{p:?}");
-            assert_eq!(p.available, p.size, "nothing in use between calls: {p:?}");
+            // Between calls only the publish committer holds a connection
+            // (postgres/hot.rs); the ack committer has not run yet.
+            assert_eq!(p.available + 1, p.size, "{p:?}");
             assert_eq!(p.waiting, 0);
         }
         _ => {

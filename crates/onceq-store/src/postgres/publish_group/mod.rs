@@ -43,6 +43,7 @@ use onceq_types::QueueType;
 use tokio::sync::{mpsc, oneshot};
 
 use super::errors::{self, Error};
+use super::hot::HotConnection;
 use super::publish::{self, Batch};
 use super::{queues, sql};
 use crate::{MessagePublish, PublishOutcome, QueueRef, StoreError};
@@ -53,19 +54,6 @@ const MAX_GROUP_MESSAGES: usize = 512;
 /// Publishes waiting for a committer; beyond it, `message_publish` waits
 /// (backpressure instead of an unbounded buffer).
 const QUEUE_DEPTH: usize = 4096;
-
-/// Opens a group's transaction, its statements under their generic plans.
-///
-/// The group statements take arrays, whose length a generic plan cannot
-/// know, so PostgreSQL's default (`auto`) judged the generic plan dearer and
-/// planned the message insert afresh on every group: 0.26 ms of planning
-/// per group, more than the insert's own run (measured with
-/// `pg_stat_statements.track_planning`). Every group statement is written
-/// so that its generic plan probes indexes row by row (see the `LATERAL`
-/// joins in `sql/`); `SET LOCAL` ends with the transaction, so other
-/// statements on the connection (the claim, whose generic plan is far
-/// worse) keep the default.
-const BEGIN: &str = "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan";
 
 /// Queue ids and types by (project, name).
 type QueueIds = HashMap<(String, String), (i64, QueueType)>;
@@ -156,6 +144,7 @@ fn stopped() -> StoreError {
 /// dropped.
 async fn committer(pool: Pool, mut receiver: mpsc::Receiver<Pending>) {
     let cache = QueueCache::default();
+    let mut conn = HotConnection::new(pool);
     while let Some(first) = receiver.recv().await {
         let mut size = first.p.messages.len();
         let mut group = vec![first];
@@ -164,15 +153,15 @@ async fn committer(pool: Pool, mut receiver: mpsc::Receiver<Pending>) {
             size += next.p.messages.len();
             group.push(next);
         }
-        commit(&pool, &cache, group).await;
+        commit(&mut conn, &cache, group).await;
     }
 }
 
 /// Stores `group` (and the publishes it had to put off) and answers each.
-async fn commit(pool: &Pool, cache: &QueueCache, mut group: Vec<Pending>) {
+async fn commit(conn: &mut HotConnection, cache: &QueueCache, mut group: Vec<Pending>) {
     while !group.is_empty() {
         let later = put_off_shared_keys(&mut group);
-        let answers = match group_retrying(pool, cache, &group).await {
+        let answers = match group_retrying(conn, cache, &group).await {
             Ok(answers) => {
                 let mut done = Vec::with_capacity(group.len());
                 for (pending, answer) in group.iter().zip(answers) {
@@ -182,7 +171,7 @@ async fn commit(pool: &Pool, cache: &QueueCache, mut group: Vec<Pending>) {
                         // (and the cached queue id may be stale).
                         None => {
                             cache.clear();
-                            alone_retrying(pool, pending).await
+                            alone_retrying(conn.pool(), pending).await
                         }
                     });
                 }
@@ -192,7 +181,7 @@ async fn commit(pool: &Pool, cache: &QueueCache, mut group: Vec<Pending>) {
                 tracing::debug!(error = %e, size = group.len(), "postgres: group failed, publishing alone");
                 let mut answers = Vec::with_capacity(group.len());
                 for pending in &group {
-                    answers.push(alone_retrying(pool, pending).await);
+                    answers.push(alone_retrying(conn.pool(), pending).await);
                 }
                 answers
             }
@@ -221,13 +210,13 @@ async fn commit(pool: &Pool, cache: &QueueCache, mut group: Vec<Pending>) {
 
 /// [`group_once`] until it does not lose a race.
 async fn group_retrying(
-    pool: &Pool,
+    conn: &mut HotConnection,
     cache: &QueueCache,
     group: &[Pending],
 ) -> crate::Result<Vec<Option<Answer>>> {
     let mut retry = errors::Retry::default();
     loop {
-        match group_once(pool, cache, group).await {
+        match group_once(conn, cache, group).await {
             Ok(answers) => return Ok(answers),
             Err(e) => {
                 // A lost race may mean a cached queue was deleted.
@@ -314,18 +303,18 @@ struct Take<'a> {
 /// One attempt at the whole group, in one transaction. `Err` fails (or
 /// retries) the whole group; a publish's own failure is in its answer.
 async fn group_once(
-    pool: &Pool,
+    conn: &mut HotConnection,
     cache: &QueueCache,
     group: &[Pending],
 ) -> Result<Vec<Option<Answer>>, Error> {
-    let client = pool.get().await?;
-    match in_transaction(&client, cache, group).await {
+    let client = conn.get().await?;
+    match in_transaction(client, cache, group).await {
         Ok(answers) => Ok(answers),
         Err(e) => {
             // The transaction was opened by hand (to pipeline BEGIN), so it
             // is closed by hand; a connection that cannot is not reused.
             if client.batch_execute("ROLLBACK").await.is_err() {
-                drop(deadpool_postgres::Object::take(client));
+                conn.discard();
             }
             Err(e)
         }
@@ -347,7 +336,7 @@ async fn in_transaction(
     let (ids, begun) = match cache.get(group) {
         Some(ids) => (ids, false),
         None => {
-            client.batch_execute(BEGIN).await?;
+            client.batch_execute("BEGIN").await?;
             (queue_ids(client, group).await?, true)
         }
     };
@@ -381,7 +370,7 @@ async fn in_transaction(
     let begin = async {
         match begun {
             true => Ok(()),
-            false => client.batch_execute(BEGIN).await,
+            false => client.batch_execute("BEGIN").await,
         }
     };
     let commit = async {

@@ -9,6 +9,7 @@ use tokio::sync::oneshot;
 
 use super::{Answer, Batch, Pending, QueueCache, commit};
 use crate::postgres::PgStore;
+use crate::postgres::hot::HotConnection;
 use crate::{MessagePublish, NewMessage, QueueCreate, QueueRef, Store, StoreError};
 
 fn now() -> Timestamp {
@@ -93,7 +94,12 @@ async fn one_group_answers_each_publish_as_if_alone() {
         publish("ordered", vec![message("6", None), message("7", None)]),
     ];
     let (group, answers): (Vec<_>, Vec<_>) = cases.into_iter().map(pending).unzip();
-    commit(&store.pool, &QueueCache::default(), group).await;
+    commit(
+        &mut HotConnection::new(store.pool.clone()),
+        &QueueCache::default(),
+        group,
+    )
+    .await;
     let mut answers: Vec<Vec<_>> = {
         let mut out = Vec::new();
         for (i, a) in answers.into_iter().enumerate() {
@@ -184,7 +190,12 @@ async fn one_trip_group_answers_each_publish_as_if_alone() {
     let cache = QueueCache::default();
     // Through the same cache, so that `jobs` is known to it afterwards.
     let (warm, answer) = pending(publish("jobs", vec![message("1", Some("old"))]));
-    commit(&store.pool, &cache, vec![warm]).await;
+    commit(
+        &mut HotConnection::new(store.pool.clone()),
+        &cache,
+        vec![warm],
+    )
+    .await;
     answer.await.unwrap().unwrap();
 
     let cases = [
@@ -201,7 +212,7 @@ async fn one_trip_group_answers_each_publish_as_if_alone() {
         publish("jobs", vec![message("5", Some("new"))]),
     ];
     let (group, answers): (Vec<_>, Vec<_>) = cases.into_iter().map(pending).unzip();
-    commit(&store.pool, &cache, group).await;
+    commit(&mut HotConnection::new(store.pool.clone()), &cache, group).await;
     let mut got = Vec::new();
     for (i, a) in answers.into_iter().enumerate() {
         match a.await.unwrap() {
@@ -229,78 +240,4 @@ async fn one_trip_group_answers_each_publish_as_if_alone() {
     assert_eq!(id(0), id(1));
     // old, twice, the keyless one, new; nothing of the failed publish.
     assert_eq!(count(&store, "jobs").await, 4);
-}
-
-/// Every statement a group runs, under the generic plan the group forces
-/// (`BEGIN`), probes indexes: none reads a whole table. The queues table is
-/// made big enough (2 000 queues, analyzed) that a plain join would hash it;
-/// the messages and keys tables hold a backlog of 20 000.
-#[tokio::test]
-async fn group_statements_generic_plans_read_no_whole_table() {
-    use crate::postgres::sql;
-    let db = onceq_testdb::fresh_database().await;
-    let store = PgStore::connect(&db.url).await.unwrap();
-    store
-        .message_publish(publish("q", vec![message("{}", Some("k"))]))
-        .await
-        .unwrap();
-    let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
-    client
-        .batch_execute(
-            "INSERT INTO onceq_queues (project, name, queue_type, max_retries,
-                 message_retention_days, visibility_timeout_default, enable_priority, created_at)
-             SELECT 'p', 'q' || i, 'standard', 3, 4, 30, false, now()
-             FROM generate_series(1, 2000) i;
-             INSERT INTO onceq_messages (id, queue_id, state, payload, idempotency_key,
-                                         visible_at, created_at)
-             SELECT 'm' || i, q.id, 'available', '{}', 'key-' || i, now(), now()
-             FROM onceq_queues q, generate_series(1, 20000) i WHERE q.name = 'q';
-             INSERT INTO onceq_dedupe_keys (queue_id, key, message_id, payload_hash,
-                                            created_at, expires_at)
-             SELECT queue_id, idempotency_key, id, sha256(id::bytea), now(), now()
-             FROM onceq_messages WHERE idempotency_key LIKE 'key-%';
-             ANALYZE;",
-        )
-        .await
-        .unwrap();
-    client.batch_execute(super::BEGIN).await.unwrap();
-    let statements = [
-        ("queue_lookup_many", sql::QUEUE_LOOKUP_MANY),
-        ("dedupe_key_claim_many", sql::DEDUPE_KEY_CLAIM_MANY),
-        ("dedupe_key_get_many", sql::DEDUPE_KEY_GET_MANY),
-        ("dedupe_key_release_many", sql::DEDUPE_KEY_RELEASE_MANY),
-        ("message_insert_many", sql::MESSAGE_INSERT_MANY),
-        ("message_delete_many", sql::MESSAGE_DELETE_MANY),
-        ("fifo_group_lock", sql::FIFO_GROUP_LOCK),
-    ];
-    for (name, text) in statements {
-        let params = (1..)
-            .take_while(|i| text.contains(&format!("${i}")))
-            .map(|_| "NULL")
-            .collect::<Vec<_>>();
-        let args = match params.is_empty() {
-            true => String::new(),
-            false => format!("({})", params.join(", ")),
-        };
-        client
-            .batch_execute(&format!("PREPARE {name} AS {text}"))
-            .await
-            .unwrap();
-        let plan = client
-            .simple_query(&format!("EXPLAIN EXECUTE {name}{args}"))
-            .await
-            .unwrap()
-            .into_iter()
-            .filter_map(|m| match m {
-                tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(String::from),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
-        assert!(!plan.contains("Seq Scan"), "{name}:\n{plan}");
-    }
-    client.batch_execute("ROLLBACK").await.unwrap();
 }

@@ -1,0 +1,282 @@
+//! Group commit of acks: concurrent acks share one statement, one
+//! transaction and one WAL flush.
+//!
+//! A worker acks each message it handled, so under load acks are the most
+//! frequent call there is, and one alone is a whole transaction for one row
+//! (`sql/message_ack.sql`): its statement, its commit, its flush. As with
+//! publishes ([`super::publish_group`]), `message_ack` hands the ack to one
+//! committer task, which takes every ack waiting, up to [`MAX_GROUP`], and
+//! deletes their messages in one statement (`sql/message_ack_many.sql`) on
+//! its own connection ([`super::hot`]): one round trip per group. Each ack is
+//! answered only after the commit, with whether it deleted its message,
+//! exactly as alone.
+//!
+//! Two acks of one message in a group: the statement deletes the message
+//! once, and tells one of them so, as two acks one after the other would. A
+//! group that fails
+//! otherwise than by the database being unavailable is retried ack by ack,
+//! each alone, so that one bad ack never fails its neighbours.
+
+use deadpool_postgres::Pool;
+use tokio::sync::{mpsc, oneshot};
+
+use super::errors::{self, Error};
+use super::hot::HotConnection;
+use super::{lease, sql};
+use crate::{MessageAck, StoreError};
+
+/// Acks one group takes at most.
+const MAX_GROUP: usize = 512;
+
+/// Acks waiting for the committer; beyond it, `message_ack` waits.
+const QUEUE_DEPTH: usize = 4096;
+
+/// What one ack gets back: whether it deleted its message.
+type Answer = crate::Result<bool>;
+
+struct Pending {
+    ack: MessageAck,
+    reply: oneshot::Sender<Answer>,
+}
+
+/// The handle `PgStore` keeps; the committer stops when it is dropped.
+pub(super) struct AckGroup {
+    sender: mpsc::Sender<Pending>,
+}
+
+impl AckGroup {
+    /// Starts the committer task on the current runtime.
+    pub(super) fn start(pool: Pool) -> AckGroup {
+        let (sender, receiver) = mpsc::channel(QUEUE_DEPTH);
+        tokio::spawn(committer(pool, receiver));
+        AckGroup { sender }
+    }
+
+    /// Acks with whatever else is being acked right now.
+    pub(super) async fn ack(&self, ack: MessageAck) -> Answer {
+        let (reply, answer) = oneshot::channel();
+        self.sender
+            .send(Pending { ack, reply })
+            .await
+            .map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?
+    }
+}
+
+fn stopped() -> StoreError {
+    StoreError::internal("the ack committer stopped")
+}
+
+async fn committer(pool: Pool, mut receiver: mpsc::Receiver<Pending>) {
+    let mut conn = HotConnection::new(pool);
+    while let Some(first) = receiver.recv().await {
+        let mut group = vec![first];
+        while group.len() < MAX_GROUP {
+            let Ok(next) = receiver.try_recv() else { break };
+            group.push(next);
+        }
+        commit(&mut conn, group).await;
+    }
+}
+
+/// Acks `group` and answers each.
+async fn commit(conn: &mut HotConnection, group: Vec<Pending>) {
+    let answers = match group_retrying(conn, &group).await {
+        Ok(deleted) => deleted.into_iter().map(Ok).collect(),
+        Err(e) if group.len() > 1 && !matches!(e, StoreError::Unavailable(_)) => {
+            tracing::debug!(error = %e, size = group.len(), "postgres: ack group failed, acking alone");
+            let mut answers = Vec::with_capacity(group.len());
+            for pending in &group {
+                answers
+                    .push(errors::retrying(|| lease::ack_alone(conn.pool(), &pending.ack)).await);
+            }
+            answers
+        }
+        Err(e) => {
+            let unavailable = matches!(e, StoreError::Unavailable(_));
+            let message = e.to_string();
+            let mut answers = vec![Err(e)];
+            answers.extend((1..group.len()).map(|_| {
+                Err(match unavailable {
+                    true => StoreError::Unavailable(message.clone().into()),
+                    false => StoreError::internal(message.clone()),
+                })
+            }));
+            answers
+        }
+    };
+    for (pending, answer) in group.into_iter().zip(answers) {
+        // A caller that went away changes nothing: the ack is done.
+        let _ = pending.reply.send(answer);
+    }
+}
+
+/// [`group_once`] until it does not lose a race.
+async fn group_retrying(conn: &mut HotConnection, group: &[Pending]) -> crate::Result<Vec<bool>> {
+    let mut retry = errors::Retry::default();
+    loop {
+        match group_once(conn, group).await {
+            Ok(deleted) => return Ok(deleted),
+            Err(e) => retry.after(e).await?,
+        }
+    }
+}
+
+/// One attempt at the whole group: whether each ack deleted its message.
+/// One statement, so atomic without a transaction of its own.
+async fn group_once(conn: &mut HotConnection, group: &[Pending]) -> Result<Vec<bool>, Error> {
+    let client = conn.get().await?;
+    let stmt = client.prepare_cached(sql::MESSAGE_ACK_MANY).await?;
+    let leases = group.iter().map(|p| &p.ack.lease);
+    let projects: Vec<&str> = leases.clone().map(|l| l.queue.project.as_str()).collect();
+    let queues: Vec<&str> = leases.clone().map(|l| l.queue.queue.as_str()).collect();
+    let ids: Vec<&str> = leases.clone().map(|l| l.message_id.as_str()).collect();
+    let receipts: Vec<Option<&str>> = leases.map(|l| l.receipt.as_deref()).collect();
+    let deleted = match client
+        .query(&stmt, &[&projects, &queues, &ids, &receipts])
+        .await
+    {
+        Ok(rows) => rows,
+        Err(e) => {
+            if e.is_closed() {
+                conn.discard();
+            }
+            return Err(e.into());
+        }
+    };
+    let mut answers = vec![false; group.len()];
+    for row in deleted {
+        let ord: i64 = row.get(0);
+        // ORDINALITY counts from 1.
+        if let Some(answer) = usize::try_from(ord - 1)
+            .ok()
+            .and_then(|i| answers.get_mut(i))
+        {
+            *answer = true;
+        }
+    }
+    Ok(answers)
+}
+
+#[cfg(test)]
+mod tests {
+    //! One group holding every case at once, acked by `commit` directly (the
+    //! conformance suite goes through `message_ack`, where how acks fall
+    //! into groups is up to timing).
+
+    use jiff::{SignedDuration, Timestamp};
+
+    use super::{Answer, Pending, commit};
+    use crate::postgres::PgStore;
+    use crate::postgres::hot::HotConnection;
+    use crate::{
+        ClaimedMessage, LeaseRef, MessageAck, MessageClaim, MessagePublish, NewMessage, QueueRef,
+        Store,
+    };
+
+    fn now() -> Timestamp {
+        Timestamp::from_second(1_900_000_000).unwrap()
+    }
+
+    fn ack(
+        queue: &str,
+        id: &str,
+        receipt: Option<&str>,
+    ) -> (Pending, tokio::sync::oneshot::Receiver<Answer>) {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let ack = MessageAck {
+            lease: LeaseRef {
+                queue: QueueRef::new("p", queue),
+                message_id: id.into(),
+                receipt: receipt.map(Into::into),
+            },
+            now: now(),
+        };
+        (Pending { ack, reply }, answer)
+    }
+
+    async fn claimed(store: &PgStore, queue: &str, n: usize) -> Vec<ClaimedMessage> {
+        let message = NewMessage {
+            payload: "{}".into(),
+            delay: SignedDuration::ZERO,
+            priority: 0,
+            idempotency_key: None,
+            group_id: None,
+        };
+        store
+            .message_publish(MessagePublish {
+                queue: QueueRef::new("p", queue),
+                messages: vec![message; n],
+                dedupe_window: SignedDuration::from_hours(24),
+                now: now(),
+            })
+            .await
+            .unwrap();
+        let got = store
+            .message_claim(MessageClaim {
+                queue: QueueRef::new("p", queue),
+                max: 10,
+                visibility_timeout: None,
+                now: now(),
+            })
+            .await
+            .unwrap();
+        assert_eq!(got.len(), n);
+        got
+    }
+
+    #[tokio::test]
+    async fn one_group_answers_each_ack_as_if_alone() {
+        let db = onceq_testdb::fresh_database().await;
+        let store = PgStore::connect(&db.url).await.unwrap();
+        let m = claimed(&store, "q", 4).await;
+        let other = claimed(&store, "other", 1).await;
+        let cases = [
+            // (ack, expected answer)
+            (ack("q", &m[0].message_id, Some(&m[0].receipt)), true),
+            // the same message again: one of the two deleted it
+            (ack("q", &m[0].message_id, Some(&m[0].receipt)), false),
+            (ack("q", &m[1].message_id, Some("rcpt_not_its")), false),
+            (ack("q", &m[2].message_id, None), true),
+            // right id, wrong queue
+            (ack("q", &other[0].message_id, None), false),
+            (ack("nowhere", &m[3].message_id, None), false),
+            (ack("q", "qmsg_missing", None), false),
+            (ack("q", &m[3].message_id, Some(&m[3].receipt)), true),
+        ];
+        let mut group = Vec::new();
+        let mut expected = Vec::new();
+        for ((pending, answer), want) in cases {
+            group.push(pending);
+            expected.push((answer, want));
+        }
+        commit(&mut HotConnection::new(store.pool.clone()), group).await;
+        let mut got = Vec::new();
+        for (answer, _) in &mut expected {
+            got.push(answer.await.unwrap().unwrap());
+        }
+        // Which of the two acks of m[0] is told it deleted it is the
+        // database's choice; exactly one is.
+        if got[1] {
+            got.swap(0, 1);
+        }
+        let want: Vec<bool> = expected.iter().map(|(_, want)| *want).collect();
+        assert_eq!(got, want);
+        let left = |queue: &'static str| {
+            let store = &store;
+            async move {
+                store
+                    .queue_stats(&QueueRef::new("p", queue), now())
+                    .await
+                    .unwrap()
+                    .message_count
+            }
+        };
+        assert_eq!(
+            left("q").await,
+            1,
+            "only the wrongly receipted message is left"
+        );
+        assert_eq!(left("other").await, 1);
+    }
+}

@@ -1,0 +1,61 @@
+//! The connection a committer task keeps for itself.
+
+use deadpool_postgres::{Object, Pool};
+
+use super::errors::Error;
+use super::sql;
+
+/// A pooled connection a committer ([`super::publish_group`],
+/// [`super::ack_group`]) keeps as long as it runs, with
+/// [`sql::HOT_SESSION`] set once for the whole session rather than per
+/// transaction: a committer runs nothing but its group statements, and the
+/// settings cost no statement per group. It never goes back to the pool
+/// (so the settings never reach other callers): a connection that failed is
+/// closed and a new one taken. Each committer thus holds one of the pool's
+/// connections for as long as it runs (`/metrics` shows it in use); the
+/// pool has room for them on top of its `pool_size` (`pool.rs`).
+pub(super) struct HotConnection {
+    pool: Pool,
+    client: Option<Object>,
+}
+
+impl HotConnection {
+    pub(super) fn new(pool: Pool) -> HotConnection {
+        HotConnection { pool, client: None }
+    }
+
+    /// The pool, for work done on a connection of its own.
+    pub(super) fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    /// The connection, taken from the pool and set up if there is none.
+    pub(super) async fn get(&mut self) -> Result<&Object, Error> {
+        if self.client.as_ref().is_some_and(|c| c.is_closed()) {
+            self.discard();
+        }
+        if self.client.is_none() {
+            let client = self.pool.get().await?;
+            if let Err(e) = client.batch_execute(sql::HOT_SESSION).await {
+                drop(Object::take(client));
+                return Err(e.into());
+            }
+            self.client = Some(client);
+        }
+        Ok(self.client.as_ref().expect("set just above"))
+    }
+
+    /// Closes the connection (after an error that may have left it in an
+    /// unknown state); the next [`get`](Self::get) opens another.
+    pub(super) fn discard(&mut self) {
+        if let Some(client) = self.client.take() {
+            drop(Object::take(client));
+        }
+    }
+}
+
+impl Drop for HotConnection {
+    fn drop(&mut self) {
+        self.discard();
+    }
+}
