@@ -257,7 +257,8 @@ pub async fn redrive_all(
         .await
         .map_err(|e| DashError::store(e, &queue))?;
     if outcome.redriven > 0 {
-        state.wakeups.wake(&viewer.project, &queue);
+        let redriven = usize::try_from(outcome.redriven).unwrap_or(usize::MAX);
+        state.wakeups.wake(&viewer.project, &queue, redriven);
     }
     let done = Done {
         done: Some("redrove".into()),
@@ -288,7 +289,7 @@ pub async fn redrive_one(
         .await
         .map_err(|e| DashError::store(e, &queue))?;
     if outcome.outcome == SingleOutcome::Done {
-        state.wakeups.wake(&viewer.project, &queue);
+        state.wakeups.wake(&viewer.project, &queue, 1);
     }
     let done = single(outcome.outcome, "redrove_one", id);
     answer(&state, &viewer, &queue, &headers, done).await

@@ -108,7 +108,7 @@ async fn run(
         }
         // Registered before the claim, so a publish that lands between an
         // empty claim and the wait still wakes us.
-        let woken = published.notified();
+        let woken = published.dispatchers.notified();
         tokio::pin!(woken);
         woken.as_mut().enable();
 

@@ -53,7 +53,7 @@ pub async fn consume(
     loop {
         // Registered before the claim, so a publish that lands between an
         // empty claim and the wait still wakes us.
-        let notified = channel.notified();
+        let notified = channel.consumers.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
 
@@ -162,7 +162,7 @@ pub async fn nack(
         .map_err(|e| ApiError::from_store(e, &queue))?;
     state.metrics.nacked(&caller.project, &queue, &outcome);
     if outcome.requeued && delay == 0 {
-        state.wakeups.wake(&caller.project, &queue);
+        state.wakeups.wake(&caller.project, &queue, 1);
     }
     Ok(Reply::new(Nacked {
         nacked: outcome.nacked,

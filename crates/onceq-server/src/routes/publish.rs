@@ -122,11 +122,12 @@ async fn store_messages(
     state
         .metrics
         .published(&queue.project, &queue.queue, &outcomes);
-    if outcomes
+    let available = outcomes
         .iter()
-        .any(|o| !o.replay && o.status == MessageStatus::Available)
-    {
-        state.wakeups.wake(&queue.project, &queue.queue);
+        .filter(|o| !o.replay && o.status == MessageStatus::Available)
+        .count();
+    if available > 0 {
+        state.wakeups.wake(&queue.project, &queue.queue, available);
     }
     state.throughput.published(
         &queue.project,

@@ -247,7 +247,8 @@ pub async fn redrive(
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
     if outcome.redriven > 0 {
-        state.wakeups.wake(&caller.project, &queue);
+        let redriven = usize::try_from(outcome.redriven).unwrap_or(usize::MAX);
+        state.wakeups.wake(&caller.project, &queue, redriven);
     }
     Ok(Reply::new(Redriven {
         queue,

@@ -358,12 +358,14 @@ async fn raw(url: &str) -> tokio_postgres::Client {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn key_lookups_are_cached_and_a_revoke_elsewhere_clears_them() {
     let db = onceq_testdb::fresh_database().await;
-    let server = PgStore::connect(&db.url).await.unwrap();
     // Another process on the same database: the CLI, or a second server.
     let cli = PgStore::connect(&db.url).await.unwrap();
     let now = Timestamp::from_second(1_900_000_000).unwrap();
     cli.key_insert(key("one", 1)).await.unwrap();
     cli.key_insert(key("two", 2)).await.unwrap();
+    // Connected after the inserts, so no notification of theirs can reach
+    // the server late and make it drop (or not keep) what it reads below.
+    let server = PgStore::connect(&db.url).await.unwrap();
     eventually("the listener listens", async || server.keys.is_live()).await;
     assert!(server.key_lookup(&[1; 32]).await.unwrap().is_some());
     assert!(server.key_lookup(&[2; 32]).await.unwrap().is_some());
