@@ -6,7 +6,7 @@ use super::errors::Error;
 use super::sql;
 
 /// A pooled connection a committer ([`super::publish_group`],
-/// [`super::ack_group`]) keeps as long as it runs, with
+/// [`super::ack_group`]) keeps from its first group for as long as it runs, with
 /// [`sql::HOT_SESSION`] set once for the whole session rather than per
 /// transaction: a committer runs nothing but its group statements, and the
 /// settings cost no statement per group. It never goes back to the pool

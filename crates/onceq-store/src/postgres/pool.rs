@@ -60,10 +60,11 @@ pub(super) fn build(url: &str) -> Result<(Pool, tokio_postgres::Config)> {
         .map_err(StoreError::internal)
 }
 
-/// Connections the pool holds beyond `pool_size`: the publish and the ack
-/// committers each keep one for as long as they run (see `hot.rs`), and
-/// must not leave fewer than `pool_size` to everything else.
-const COMMITTER_CONNECTIONS: usize = 2;
+/// Connections the pool holds beyond `pool_size`: the committers (one for
+/// publishes, three for batches, one for acks) each keep one once they
+/// have run (see `hot.rs`), and must not leave fewer than `pool_size` to
+/// everything else.
+const COMMITTER_CONNECTIONS: usize = 5;
 
 /// Removes `pool_size=N` from a URL's query (the driver rejects unknown
 /// parameters) and returns it.

@@ -47,8 +47,8 @@ async fn pool_size_comes_from_the_url() {
     let store = PgStore::connect(&format!("{}?pool_size=3", db.url))
         .await
         .unwrap();
-    // and the two committers' connections on top (pool.rs)
-    assert_eq!(store.pool.status().max_size, 3 + 2);
+    // and the five committers' connections on top (pool.rs)
+    assert_eq!(store.pool.status().max_size, 3 + 5);
 }
 
 #[tokio::test]

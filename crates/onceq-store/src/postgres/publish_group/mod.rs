@@ -10,7 +10,11 @@
 //! one transaction; the next group gathers in the queue meanwhile. One, not
 //! several: committers side by side each took the one or two publishes
 //! waiting, so groups stayed small and PostgreSQL ran more statements and
-//! flushes per message (measured in docs/performance.md, change 6):
+//! flushes per message (measured in docs/performance.md, change 6).
+//! Publishes of [`BIG`] messages or more (batches) go to a queue of their
+//! own, worked by [`BIG_COMMITTERS`] committers side by side: a batch is a
+//! group already, and one committer alone kept PostgreSQL on one core
+//! (change 9). Each group is stored as follows:
 //!
 //! 1. the queues named, in one lookup (a missing one is created, as a first
 //!    publish does);
@@ -36,17 +40,24 @@
 //! never fails its neighbours.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use deadpool_postgres::{GenericClient, Pool};
 use jiff::Timestamp;
 use onceq_types::QueueType;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Mutex, mpsc, oneshot};
 
 use super::errors::{self, Error};
 use super::hot::HotConnection;
 use super::publish::{self, Batch};
 use super::{queues, sql};
 use crate::{MessagePublish, PublishOutcome, QueueRef, StoreError};
+
+/// A publish of this many messages or more goes to the batch committers.
+const BIG: usize = 10;
+
+/// Committers working batches side by side.
+const BIG_COMMITTERS: usize = 3;
 
 /// Messages one group stores at most (a publish is never split).
 const MAX_GROUP_MESSAGES: usize = 512;
@@ -111,24 +122,38 @@ struct Pending {
 }
 
 /// The handle `PgStore` keeps: publishes go in, answers come back after
-/// COMMIT. The committer task stops when it is dropped.
+/// COMMIT. The committer tasks stop when it is dropped.
 pub(super) struct GroupCommit {
-    sender: mpsc::Sender<Pending>,
+    /// Publishes of fewer than [`BIG`] messages, to the one committer.
+    small: mpsc::Sender<Pending>,
+    /// Batches, to the [`BIG_COMMITTERS`].
+    big: mpsc::Sender<Pending>,
 }
 
 impl GroupCommit {
-    /// Starts the committer task on the current runtime.
+    /// Starts the committer tasks on the current runtime.
     pub(super) fn start(pool: Pool) -> GroupCommit {
-        let (sender, receiver) = mpsc::channel(QUEUE_DEPTH);
-        tokio::spawn(committer(pool, receiver));
-        GroupCommit { sender }
+        let cache = Arc::new(QueueCache::default());
+        let (small, receiver) = mpsc::channel(QUEUE_DEPTH);
+        let receiver = Arc::new(Mutex::new(receiver));
+        tokio::spawn(committer(pool.clone(), cache.clone(), receiver));
+        let (big, receiver) = mpsc::channel(QUEUE_DEPTH);
+        let receiver = Arc::new(Mutex::new(receiver));
+        for _ in 0..BIG_COMMITTERS {
+            tokio::spawn(committer(pool.clone(), cache.clone(), receiver.clone()));
+        }
+        GroupCommit { small, big }
     }
 
     /// Stores `p` with whatever else is being published right now.
     pub(super) async fn publish(&self, p: MessagePublish) -> Answer {
         let batch = Batch::new(&p)?;
         let (reply, answer) = oneshot::channel();
-        self.sender
+        let queue = match p.messages.len() >= BIG {
+            true => &self.big,
+            false => &self.small,
+        };
+        queue
             .send(Pending { p, batch, reply })
             .await
             .map_err(|_| stopped())?;
@@ -142,17 +167,27 @@ fn stopped() -> StoreError {
 
 /// Takes a group off the queue, stores it, answers it; until the store is
 /// dropped.
-async fn committer(pool: Pool, mut receiver: mpsc::Receiver<Pending>) {
-    let cache = QueueCache::default();
+async fn committer(
+    pool: Pool,
+    cache: Arc<QueueCache>,
+    receiver: Arc<Mutex<mpsc::Receiver<Pending>>>,
+) {
     let mut conn = HotConnection::new(pool);
-    while let Some(first) = receiver.recv().await {
-        let mut size = first.p.messages.len();
-        let mut group = vec![first];
-        while size < MAX_GROUP_MESSAGES {
-            let Ok(next) = receiver.try_recv() else { break };
-            size += next.p.messages.len();
-            group.push(next);
-        }
+    loop {
+        let group = {
+            let mut receiver = receiver.lock().await;
+            let Some(first) = receiver.recv().await else {
+                return;
+            };
+            let mut size = first.p.messages.len();
+            let mut group = vec![first];
+            while size < MAX_GROUP_MESSAGES {
+                let Ok(next) = receiver.try_recv() else { break };
+                size += next.p.messages.len();
+                group.push(next);
+            }
+            group
+        };
         commit(&mut conn, &cache, group).await;
     }
 }
