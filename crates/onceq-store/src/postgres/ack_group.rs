@@ -12,10 +12,10 @@
 //! exactly as alone.
 //!
 //! Two acks of one message in a group: the statement deletes the message
-//! once, and tells one of them so, as two acks one after the other would. A
-//! group that fails
-//! otherwise than by the database being unavailable is retried ack by ack,
-//! each alone, so that one bad ack never fails its neighbours.
+//! once, and tells one of them so, as two acks one after the other would.
+//! A group that fails otherwise than by the database being unavailable is
+//! retried ack by ack, each alone, so that one bad ack never fails its
+//! neighbours.
 
 use deadpool_postgres::Pool;
 use tokio::sync::{mpsc, oneshot};
@@ -92,18 +92,7 @@ async fn commit(conn: &mut HotConnection, group: Vec<Pending>) {
             }
             answers
         }
-        Err(e) => {
-            let unavailable = matches!(e, StoreError::Unavailable(_));
-            let message = e.to_string();
-            let mut answers = vec![Err(e)];
-            answers.extend((1..group.len()).map(|_| {
-                Err(match unavailable {
-                    true => StoreError::Unavailable(message.clone().into()),
-                    false => StoreError::internal(message.clone()),
-                })
-            }));
-            answers
-        }
+        Err(e) => errors::shared(e, group.len()),
     };
     for (pending, answer) in group.into_iter().zip(answers) {
         // A caller that went away changes nothing: the ack is done.

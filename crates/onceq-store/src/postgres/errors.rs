@@ -125,6 +125,22 @@ pub(super) fn is_unavailable(e: &tokio_postgres::Error) -> bool {
     )
 }
 
+/// The answers of `n` requests that failed together with `e` (a group
+/// whose shared transaction failed): the first gets `e`, the others its
+/// message, each still saying whether the database is unavailable.
+pub(super) fn shared<T>(e: StoreError, n: usize) -> Vec<crate::Result<T>> {
+    let message = e.to_string();
+    let unavailable = matches!(e, StoreError::Unavailable(_));
+    let mut answers = vec![Err(e)];
+    answers.extend((1..n).map(|_| {
+        Err(match unavailable {
+            true => StoreError::Unavailable(message.clone().into()),
+            false => StoreError::internal(message.clone()),
+        })
+    }));
+    answers
+}
+
 /// Runs `attempt` until it does not lose a race, a few times at most. Each
 /// attempt takes its own connection and transaction, so a retry starts from
 /// scratch.

@@ -220,19 +220,7 @@ async fn commit(conn: &mut HotConnection, cache: &QueueCache, mut group: Vec<Pen
                 }
                 answers
             }
-            Err(e) => {
-                let message = e.to_string();
-                let unavailable = matches!(e, StoreError::Unavailable(_));
-                let mut answers = vec![Err(e)];
-                answers.extend((1..group.len()).map(|_| {
-                    Err(if unavailable {
-                        StoreError::Unavailable(message.clone().into())
-                    } else {
-                        StoreError::internal(message.clone())
-                    })
-                }));
-                answers
-            }
+            Err(e) => errors::shared(e, group.len()),
         };
         for (pending, answer) in group.into_iter().zip(answers) {
             // The caller may have gone (its request was cancelled); what was
