@@ -25,6 +25,8 @@ fn bench_and_check(server: &ServerProcess) {
             "1",
             "--backlog",
             "200",
+            "--backlog-settle-secs",
+            "1",
             "--json",
         ],
         &vars,

@@ -23,6 +23,8 @@ use tokio::sync::{mpsc, oneshot};
 use super::errors::{self, Error};
 use super::hot::HotConnection;
 use super::{lease, sql};
+use onceq_types::MessageStatus;
+
 use crate::{MessageAck, StoreError};
 
 /// Acks one group takes at most.
@@ -122,7 +124,16 @@ async fn group_once(conn: &mut HotConnection, group: &[Pending]) -> Result<Vec<b
     let ids: Vec<&str> = leases.clone().map(|l| l.message_id.as_str()).collect();
     let receipts: Vec<Option<&str>> = leases.map(|l| l.receipt.as_deref()).collect();
     let deleted = match client
-        .query(&stmt, &[&projects, &queues, &ids, &receipts])
+        .query(
+            &stmt,
+            &[
+                &projects,
+                &queues,
+                &ids,
+                &receipts,
+                &MessageStatus::InFlight.as_str(),
+            ],
+        )
         .await
     {
         Ok(rows) => rows,
@@ -133,14 +144,21 @@ async fn group_once(conn: &mut HotConnection, group: &[Pending]) -> Result<Vec<b
             return Err(e.into());
         }
     };
+    // Each deleted message goes to the first ack of the group that could
+    // have deleted it: same message, same queue, its receipt or none.
     let mut answers = vec![false; group.len()];
     for row in deleted {
-        let ord: i64 = row.get(0);
-        // ORDINALITY counts from 1.
-        if let Some(answer) = usize::try_from(ord - 1)
-            .ok()
-            .and_then(|i| answers.get_mut(i))
-        {
+        let (id, receipt, project, queue): (&str, Option<&str>, &str, &str) =
+            (row.get(0), row.get(1), row.get(2), row.get(3));
+        let first = group.iter().zip(answers.iter_mut()).find(|(p, answered)| {
+            let l = &p.ack.lease;
+            !**answered
+                && l.message_id == id
+                && l.queue.project == project
+                && l.queue.queue == queue
+                && (l.receipt.is_none() || l.receipt.as_deref() == receipt)
+        });
+        if let Some((_, answer)) = first {
             *answer = true;
         }
     }

@@ -228,8 +228,8 @@ async fn message_browsing_uses_indexes() {
 }
 
 /// Every hot statement, planned as it runs (generic, under
-/// `sql::HOT_SETTINGS`), probes indexes: none reads a whole table or hashes
-/// one, whether the plan is made on empty tables (a fresh or drained
+/// `sql::HOT_SETTINGS`), probes indexes: none reads a whole table or index,
+/// or hashes one, whether the plan is made on empty tables (a fresh or drained
 /// database, vacuumed) or on big ones (2 000 queues, a 20 000 backlog with
 /// its keys, analyzed).
 #[tokio::test]
@@ -316,6 +316,11 @@ async fn assert_hot_plans_probe(client: &tokio_postgres::Client, tables: &str) {
         for whole in ["Seq Scan", "Hash Join", "Merge Join"] {
             assert!(!plan.contains(whole), "{name} on {tables} tables:\n{plan}");
         }
+        // And every index is probed, not walked whole: each index scan has
+        // its condition.
+        let scans = plan.matches("Index Scan").count() + plan.matches("Index Only Scan").count();
+        let probes = plan.matches("Index Cond").count();
+        assert_eq!(scans, probes, "{name} on {tables} tables:\n{plan}");
     }
     client
         .batch_execute("ROLLBACK; DEALLOCATE ALL")

@@ -67,6 +67,13 @@ pub struct BenchArgs {
     /// phase then runs beside it; nothing should slow down.
     #[arg(long, default_value_t = 0)]
     backlog: usize,
+    /// Seconds to wait after publishing the backlog, before the phases: a
+    /// big fill leaves the database checkpointing its write-ahead log for a
+    /// while, and the phases then measure that digestion as well. With a
+    /// pause long enough for it, they measure the steady state beside the
+    /// backlog.
+    #[arg(long, default_value_t = 0)]
+    backlog_settle_secs: u64,
 }
 
 /// A part of the workload, for `--phases`.
@@ -148,6 +155,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         };
         backlog_fill =
             Some(phases::enqueue(&load, &fill, &queue("backlog"), args.batch_size).await?);
+        tokio::time::sleep(std::time::Duration::from_secs(args.backlog_settle_secs)).await;
     }
     let (mut enqueue_single, mut work, mut enqueue_batch, mut work2) = (None, None, None, None);
     if args.phases.contains(&Phase::Single) {

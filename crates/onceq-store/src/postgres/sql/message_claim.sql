@@ -16,7 +16,8 @@ SET state = 'in_flight',
     -- same shape as ids::receipt(): rcpt_ + a v4 UUID in simple hex
     receipt = 'rcpt_' || replace(gen_random_uuid()::text, '-', ''),
     lease_expires_at = $3
-FROM picked
-WHERE m.id = picked.id
+-- The ids as one array value, so the primary key is probed for them
+-- (joined, a generic plan made on an empty table walked the whole index).
+WHERE m.id = ANY (ARRAY(SELECT id FROM picked))
 RETURNING m.id, m.payload, m.delivery_count, m.receipt, m.created_at, m.lease_expires_at,
           m.idempotency_key, m.priority, m.seq

@@ -7,17 +7,22 @@ WITH q AS (
     FROM onceq_queues
     WHERE project = $1 AND name = $2
 ), due AS (
+    -- The queue's id as a value (an InitPlan), not a join: the index is
+    -- then probed on (queue_id, visible_at). Joined, a generic plan walked
+    -- every queue's due messages by visible_at alone.
     SELECT m.id
-    FROM onceq_messages m, q
-    WHERE m.queue_id = q.id AND m.state = 'delayed' AND m.visible_at <= $3
+    FROM onceq_messages m
+    WHERE m.queue_id = (SELECT id FROM q) AND m.state = 'delayed' AND m.visible_at <= $3
     ORDER BY m.visible_at
     LIMIT $4
     FOR UPDATE OF m SKIP LOCKED
 ), promoted AS (
+    -- The ids as one array value (an InitPlan), so the primary key is
+    -- probed for them; joined, a generic plan made on an empty table walked
+    -- the whole index.
     UPDATE onceq_messages m
     SET state = 'available'
-    FROM due
-    WHERE m.id = due.id
+    WHERE m.id = ANY (ARRAY(SELECT id FROM due))
     RETURNING 1
 )
 SELECT q.id, q.visibility_timeout_default, q.queue_type, (SELECT count(*) FROM promoted) AS promoted
