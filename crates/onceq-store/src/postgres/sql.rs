@@ -24,8 +24,11 @@
 ///
 /// So these statements use generic plans (planned once per connection)
 /// with sequential scans, hash and merge joins priced out: what is left is a
-/// nested loop of index probes, whatever the statistics said. The `LATERAL
-/// (... OFFSET 0)` joins in the statements keep each join a probe as well.
+/// nested loop of index probes, whatever the statistics said. That alone
+/// still let a plan walk a whole index, so the statements themselves reach
+/// every table through a probe: `LATERAL (... OFFSET 0)` joins, updates and
+/// deletes `WHERE id = ANY(...)` of the ids found, and a parameter where a
+/// literal would let a partial index be walked.
 /// Other statements (stats, purges, the dashboard) plan as usual: `SET
 /// LOCAL` ends with its transaction, and a committer's connection never
 /// serves anything else. A test checks every hot statement's plan on
