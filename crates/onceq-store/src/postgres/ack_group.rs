@@ -27,6 +27,9 @@ use onceq_types::MessageStatus;
 
 use crate::{MessageAck, StoreError};
 
+/// Connections the committer keeps (see `hot.rs`).
+pub(super) const CONNECTIONS: usize = 1;
+
 /// Acks one group takes at most.
 const MAX_GROUP: usize = 512;
 

@@ -64,7 +64,8 @@ pub(super) fn build(url: &str) -> Result<(Pool, tokio_postgres::Config)> {
 /// publishes, three for batches, one for acks) each keep one once they
 /// have run (see `hot.rs`), and must not leave fewer than `pool_size` to
 /// everything else.
-const COMMITTER_CONNECTIONS: usize = 5;
+const COMMITTER_CONNECTIONS: usize =
+    super::publish_group::CONNECTIONS + super::ack_group::CONNECTIONS;
 
 /// Removes `pool_size=N` from a URL's query (the driver rejects unknown
 /// parameters) and returns it.

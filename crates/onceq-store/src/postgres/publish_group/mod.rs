@@ -59,6 +59,10 @@ const BIG: usize = 10;
 /// Committers working batches side by side.
 const BIG_COMMITTERS: usize = 3;
 
+/// Connections the committers keep (see `hot.rs`): one for single
+/// publishes, one per batch committer.
+pub(super) const CONNECTIONS: usize = 1 + BIG_COMMITTERS;
+
 /// Messages one group stores at most (a publish is never split).
 const MAX_GROUP_MESSAGES: usize = 512;
 
