@@ -1,6 +1,6 @@
 //! Handing messages out under a lease.
 
-use jiff::SignedDuration;
+use tokio_postgres::types::ToSql;
 
 use super::errors::Error;
 use super::{PgStore, sql};
@@ -12,47 +12,54 @@ use crate::{ClaimedMessage, MessageClaim, StoreError};
 const PROMOTE_LIMIT: i64 = 1000;
 
 impl PgStore {
+    /// One round trip: BEGIN with the hot settings, the promotion of due
+    /// messages, the claim and COMMIT go out in one pipeline. One
+    /// transaction, so the claim sees the messages just promoted and a
+    /// failure leaves them as they were; the claim looks its queue up
+    /// itself (`sql/message_claim.sql`), so nothing waits for the promotion's
+    /// answer.
     pub(super) async fn claim_once(&self, p: &MessageClaim) -> Result<Vec<ClaimedMessage>, Error> {
-        let mut client = self.client().await?;
-        // One transaction: the claim must see the messages just promoted,
-        // and a failure must leave them as they were.
-        let tx = client.transaction().await?;
-        let promote = tx.prepare_cached(sql::MESSAGE_PROMOTE).await?;
-        // The settings (see `sql::HOT_SETTINGS`) go in one pipeline with the
-        // promotion: no round trip of their own.
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] =
-            [&p.queue.project, &p.queue.queue, &p.now, &PROMOTE_LIMIT];
-        let (set, queue) = tokio::join!(
-            tx.batch_execute(sql::HOT_SETTINGS),
-            tx.query_opt(&promote, &params)
-        );
-        set?;
-        let Some(queue) = queue? else {
-            return Err(StoreError::QueueNotFound.into());
-        };
-        let queue_id: i64 = queue.get("id");
-        let timeout = match p.visibility_timeout {
-            Some(t) => t,
-            None => {
-                SignedDuration::from_secs(queue.get::<_, i32>("visibility_timeout_default").into())
-            }
-        };
+        let client = self.client().await?;
+        // Given a timeout, the lease's end is known here; otherwise the
+        // statement adds the queue's default to `now`.
         let lease_expires_at = p
-            .now
-            .checked_add(timeout)
+            .visibility_timeout
+            .map(|t| p.now.checked_add(t))
+            .transpose()
             .map_err(|_| StoreError::Invalid("visibility timeout is out of range".into()))?;
-
-        // A FIFO queue hands out only its groups' heads (see the statement
-        // for why that holds under concurrent claimers).
-        let statement = match queue.get::<_, &str>("queue_type") {
-            "fifo" => sql::MESSAGE_CLAIM_FIFO,
-            _ => sql::MESSAGE_CLAIM,
-        };
-        let claim = tx.prepare_cached(statement).await?;
-        let mut rows = tx
-            .query(&claim, &[&queue_id, &i64::from(p.max), &lease_expires_at])
-            .await?;
-        tx.commit().await?;
+        // Prepared once per connection: after the first claim on it, these
+        // are answered from the cache without a round trip.
+        let promote = client.prepare_cached(sql::MESSAGE_PROMOTE).await?;
+        let claim = client.prepare_cached(sql::MESSAGE_CLAIM).await?;
+        let promote_params: [&(dyn ToSql + Sync); 4] =
+            [&p.queue.project, &p.queue.queue, &p.now, &PROMOTE_LIMIT];
+        let max = i64::from(p.max);
+        let claim_params: [&(dyn ToSql + Sync); 5] = [
+            &p.queue.project,
+            &p.queue.queue,
+            &max,
+            &p.now,
+            &lease_expires_at,
+        ];
+        // Every request is queued on the connection at the first poll, so
+        // they all reach PostgreSQL even if this future is dropped halfway:
+        // the transaction always ends with the COMMIT below (which rolls
+        // back after a failed statement), never left open on a pooled
+        // connection. The first error in statement order is the cause;
+        // the later ones only say the transaction is aborted.
+        let (began, queue, rows, committed) = tokio::join!(
+            client.batch_execute(sql::HOT_BEGIN),
+            client.query_opt(&promote, &promote_params),
+            client.query(&claim, &claim_params),
+            client.batch_execute("COMMIT"),
+        );
+        began?;
+        let queue = queue?;
+        let mut rows = rows?;
+        committed?;
+        if queue.is_none() {
+            return Err(StoreError::QueueNotFound.into());
+        }
 
         // UPDATE ... RETURNING does not keep the order of the rows it picked.
         rows.sort_by_key(|r| {

@@ -209,7 +209,7 @@ pub(super) async fn publish_alone(
 /// that two batches never deadlock. Everything that gives a message a place
 /// in a group (publish, redrive) holds its group's lock from before the
 /// message takes its `seq` until COMMIT: within a group, seq order is then
-/// commit order (see `sql/message_claim_fifo.sql` for why claims need that).
+/// commit order (see `sql/message_claim.sql` for why claims need that).
 pub(super) async fn lock_groups<'a>(
     c: &impl GenericClient,
     queue_id: i64,

@@ -65,7 +65,7 @@ pub(super) async fn lookup(
 /// The id of `dlq`, which is to become a dead-letter queue: it must be a
 /// standard queue. Dead letters arrive out of any group's order, and a FIFO
 /// queue only takes new messages at its groups' tails under their locks
-/// (see `sql/message_claim_fifo.sql`).
+/// (see `sql/message_claim.sql`).
 fn dead_letter_target(dlq: &str, found: (i64, QueueType)) -> Result<i64, Error> {
     match found {
         (id, QueueType::Standard) => Ok(id),

@@ -2,11 +2,12 @@
 //! named after what it does. Executed with `prepare_cached`, so each is
 //! parsed once per connection; PostgreSQL then plans it per execution or
 //! reuses a generic plan, as it judges; hot statements run under
-//! [`HOT_SETTINGS`] instead.
+//! [`HOT_BEGIN`]'s settings instead.
 
-/// Settings for the hot statements: a claim's transaction sets them right
-/// after its BEGIN; a committer (a group of publishes or acks) sets
-/// [`HOT_SESSION`] once on its own connection (see `hot.rs`).
+/// BEGIN and the settings for the hot statements, in one message: a claim's
+/// transaction starts with it (pipelined with the rest, `claim.rs`); a
+/// committer (a group of publishes or acks) sets [`HOT_SESSION`] once on
+/// its own connection instead (see `hot.rs`).
 ///
 /// Every hot statement finds its rows by key: a message by id, a key by
 /// (queue, key), a queue's next messages by the partial index. Planned with
@@ -33,9 +34,9 @@
 /// LOCAL` ends with its transaction, and a committer's connection never
 /// serves anything else. A test checks every hot statement's plan on
 /// empty and on full tables.
-pub(super) const HOT_SETTINGS: &str = hot_settings!("SET LOCAL");
+pub(super) const HOT_BEGIN: &str = concat!("BEGIN; ", hot_settings!("SET LOCAL"));
 
-/// [`HOT_SETTINGS`] for a whole session.
+/// [`HOT_BEGIN`]'s settings for a whole session.
 pub(super) const HOT_SESSION: &str = hot_settings!("SET");
 
 macro_rules! hot_settings {
@@ -101,7 +102,6 @@ statements! {
     DEDUPE_KEY_GET => "dedupe_key_get.sql",
     MESSAGE_PROMOTE => "message_promote.sql",
     MESSAGE_CLAIM => "message_claim.sql",
-    MESSAGE_CLAIM_FIFO => "message_claim_fifo.sql",
     FIFO_GROUP_LOCK => "fifo_group_lock.sql",
     MESSAGE_ACK => "message_ack.sql",
     MESSAGE_ACK_MANY => "message_ack_many.sql",

@@ -1,7 +1,7 @@
 -- Serialises everything that adds messages to one group of a FIFO queue
 -- (publish, redrive) until COMMIT: a message takes its seq while holding the
 -- lock, so within a group seq order is commit order, and a claim never sees
--- a lower seq appear in a group after it looked (see message_claim_fifo.sql).
+-- a lower seq appear in a group after it looked (see message_claim.sql).
 -- The two-key form keeps these apart from the single-key advisory locks
 -- onceq uses elsewhere. A hash collision only makes two groups wait on each
 -- other, never breaks the order.

@@ -5,7 +5,7 @@
 -- ack deleted it (two acks of one message: one of them).
 --
 -- Runs under a generic plan with sequential scans priced out (sql.rs,
--- HOT_SETTINGS), written so that the only way in is the primary key,
+-- HOT_BEGIN), written so that the only way in is the primary key,
 -- `id = ANY($3)`: the messages table is not joined (a generic plan made on
 -- empty tables walked a whole index to join it), and `state` is compared
 -- with a parameter ($5, 'in_flight') so that no partial index can be

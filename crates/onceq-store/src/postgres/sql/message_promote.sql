@@ -1,9 +1,10 @@
 -- Finds the queue and, in the same statement, makes its due delayed messages
--- available, so that the claim that follows in the same transaction sees
--- them and delays end exactly on time. Bounded, and SKIP LOCKED: messages
+-- available, so that the claim sent right after it in the same transaction
+-- (a statement of its own, so with a snapshot that sees them) takes them
+-- and delays end exactly on time. Bounded, and SKIP LOCKED: messages
 -- another claim is promoting are that claim's. No row back: no such queue.
 WITH q AS (
-    SELECT id, visibility_timeout_default, queue_type
+    SELECT id
     FROM onceq_queues
     WHERE project = $1 AND name = $2
 ), due AS (
@@ -25,5 +26,5 @@ WITH q AS (
     WHERE m.id = ANY (ARRAY(SELECT id FROM due))
     RETURNING 1
 )
-SELECT q.id, q.visibility_timeout_default, q.queue_type, (SELECT count(*) FROM promoted) AS promoted
+SELECT q.id, (SELECT count(*) FROM promoted) AS promoted
 FROM q

@@ -3,7 +3,7 @@
 -- different groups oldest first (priority is always 0 on a FIFO queue). The
 -- writer thread is the only writer, so nothing changes between this SELECT
 -- and the leases taken on its rows; the PostgreSQL statement
--- (../../postgres/sql/message_claim_fifo.sql) argues the concurrent case.
+-- (../../postgres/sql/message_claim.sql) argues the concurrent case.
 SELECT m.seq
 FROM onceq_messages m
 WHERE m.queue_id = ?1 AND m.state = 'available'
