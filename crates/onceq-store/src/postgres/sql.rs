@@ -30,6 +30,11 @@
 /// every table through a probe: `LATERAL (... OFFSET 0)` joins, updates and
 /// deletes `WHERE id = ANY(...)` of the ids found, and a parameter where a
 /// literal would let a partial index be walked.
+/// JIT is off for them: a generic plan's cost is estimated without the
+/// parameters, and beside a big backlog that estimate passed
+/// `jit_above_cost`, so a claim that touches ten rows compiled itself with
+/// LLVM on every execution: 2.4 s per claim beside 1 000 000 waiting
+/// messages (docs/performance.md, change 10).
 /// Other statements (stats, purges, the dashboard) plan as usual: `SET
 /// LOCAL` ends with its transaction, and a committer's connection never
 /// serves anything else. A test checks every hot statement's plan on
@@ -49,7 +54,9 @@ macro_rules! hot_settings {
             $set,
             " enable_hashjoin = off; ",
             $set,
-            " enable_mergejoin = off"
+            " enable_mergejoin = off; ",
+            $set,
+            " jit = off"
         )
     };
 }
