@@ -115,6 +115,11 @@ impl TestServer {
         let (other, _) = onceq_server::auth::create_key(store.as_ref(), "beta", None, now)
             .await
             .unwrap();
+        // The server closes a keep-alive connection that sends no headers
+        // within `header_read_timeout` (300 ms in the slow-loris tests); a
+        // client reusing one just as it closes gets `IncompleteMessage`.
+        // Pooled connections are dropped well before that.
+        let pool_idle = config.header_read_timeout / 2;
         let state = AppState::new(store, config).with_clock(clock.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -135,6 +140,7 @@ impl TestServer {
             other_key: other.secret,
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(60))
+                .pool_idle_timeout(pool_idle)
                 .build()
                 .unwrap(),
             _store: None,
