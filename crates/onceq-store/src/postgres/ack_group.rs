@@ -21,7 +21,7 @@ use deadpool_postgres::Pool;
 use tokio::sync::{mpsc, oneshot};
 
 use super::errors::{self, Error};
-use super::hot::HotConnection;
+use super::hot::{self, HotConnection};
 use super::{lease, sql};
 use onceq_types::MessageStatus;
 
@@ -74,12 +74,7 @@ fn stopped() -> StoreError {
 
 async fn committer(pool: Pool, mut receiver: mpsc::Receiver<Pending>) {
     let mut conn = HotConnection::new(pool);
-    while let Some(first) = receiver.recv().await {
-        let mut group = vec![first];
-        while group.len() < MAX_GROUP {
-            let Ok(next) = receiver.try_recv() else { break };
-            group.push(next);
-        }
+    while let Some(group) = hot::next_group(&mut receiver, MAX_GROUP, |_| 1).await {
         commit(&mut conn, group).await;
     }
 }
@@ -126,7 +121,8 @@ async fn group_once(conn: &mut HotConnection, group: &[Pending]) -> Result<Vec<b
     let queues: Vec<&str> = leases.clone().map(|l| l.queue.queue.as_str()).collect();
     let ids: Vec<&str> = leases.clone().map(|l| l.message_id.as_str()).collect();
     let receipts: Vec<Option<&str>> = leases.map(|l| l.receipt.as_deref()).collect();
-    let deleted = match client
+    // A connection this closes is replaced by the next `conn.get()`.
+    let deleted = client
         .query(
             &stmt,
             &[
@@ -137,16 +133,7 @@ async fn group_once(conn: &mut HotConnection, group: &[Pending]) -> Result<Vec<b
                 &MessageStatus::InFlight.as_str(),
             ],
         )
-        .await
-    {
-        Ok(rows) => rows,
-        Err(e) => {
-            if e.is_closed() {
-                conn.discard();
-            }
-            return Err(e.into());
-        }
-    };
+        .await?;
     // Each deleted message goes to the first ack of the group that could
     // have deleted it: same message, same queue, its receipt or none.
     let mut answers = vec![false; group.len()];

@@ -1,6 +1,8 @@
-//! The connection a committer task keeps for itself.
+//! What the committer tasks share: the connection each keeps for itself,
+//! and how each takes its next group off its queue.
 
 use deadpool_postgres::{Object, Pool};
+use tokio::sync::mpsc;
 
 use super::errors::Error;
 use super::sql;
@@ -58,4 +60,24 @@ impl Drop for HotConnection {
     fn drop(&mut self) {
         self.discard();
     }
+}
+
+/// The next group: the first request to arrive (waiting for it), then
+/// whatever else is already queued, until the group's `size` reaches `max`
+/// (a request is never split, so the last one may pass it). `None` once
+/// the queue is closed.
+pub(super) async fn next_group<T>(
+    receiver: &mut mpsc::Receiver<T>,
+    max: usize,
+    size: impl Fn(&T) -> usize,
+) -> Option<Vec<T>> {
+    let first = receiver.recv().await?;
+    let mut total = size(&first);
+    let mut group = vec![first];
+    while total < max {
+        let Ok(next) = receiver.try_recv() else { break };
+        total += size(&next);
+        group.push(next);
+    }
+    Some(group)
 }

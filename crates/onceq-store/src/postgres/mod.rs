@@ -9,7 +9,8 @@
 //! - [`accounts`]: credit limits, usage buckets, server heartbeats.
 //! - [`publish_group`]: group commit of concurrent publishes.
 //! - [`ack_group`]: group commit of concurrent acks.
-//! - [`hot`]: the connection each of those committers keeps.
+//! - [`hot`]: the connection each of those committers keeps, and how each
+//!   takes its next group.
 //! - [`key_cache`]: key lookups from memory, cleared by LISTEN/NOTIFY.
 //! - [`keys`], [`queues`], [`publish`], [`claim`], [`lease`], [`dlq`],
 //!   [`browse`], [`subscriptions`], [`maintenance`]: the operations, by concept.

@@ -48,7 +48,7 @@ use onceq_types::QueueType;
 use tokio::sync::{Mutex, mpsc, oneshot};
 
 use super::errors::{self, Error};
-use super::hot::HotConnection;
+use super::hot::{self, HotConnection};
 use super::publish::{self, Batch};
 use super::{queues, sql};
 use crate::{MessagePublish, PublishOutcome, QueueRef, StoreError};
@@ -178,20 +178,16 @@ async fn committer(
 ) {
     let mut conn = HotConnection::new(pool);
     loop {
+        // The lock is held while the group gathers, so committers sharing
+        // a queue each take whole groups.
         let group = {
             let mut receiver = receiver.lock().await;
-            let Some(first) = receiver.recv().await else {
-                return;
-            };
-            let mut size = first.p.messages.len();
-            let mut group = vec![first];
-            while size < MAX_GROUP_MESSAGES {
-                let Ok(next) = receiver.try_recv() else { break };
-                size += next.p.messages.len();
-                group.push(next);
-            }
-            group
+            hot::next_group(&mut receiver, MAX_GROUP_MESSAGES, |p: &Pending| {
+                p.p.messages.len()
+            })
+            .await
         };
+        let Some(group) = group else { return };
         commit(&mut conn, &cache, group).await;
     }
 }
