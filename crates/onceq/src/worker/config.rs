@@ -44,7 +44,9 @@ pub struct WorkerConfig {
     /// The queue to consume.
     pub queue: String,
     /// Jobs handled at once (semaphore permits). Default 8. The pool needs
-    /// a connection per running job plus one for heartbeats.
+    /// a connection per running job; heartbeats use one connection of
+    /// their own, outside the pool, so they go on when every pooled
+    /// connection is held.
     pub concurrency: usize,
     /// Messages per consume, 1..=10. Default 10.
     pub batch: u32,

@@ -160,33 +160,40 @@ impl Inner {
         }
     }
 
+    /// One heartbeat: the message lease (HTTP) and the fact's lease (the
+    /// beat link) side by side, each bounded by the heartbeat interval so a
+    /// stalled server or database delays the next beat, never stops it.
     async fn beat(&self, job: &Job, hold: &Hold<'_>) {
         let id = &job.message.message_id;
+        let bound = self.config.heartbeat;
         let receipt = Some(job.message.receipt.as_str());
-        match self
-            .client
-            .extend(&job.queue, id, receipt, self.config.visibility_timeout)
-            .await
-        {
-            Ok(e) if !e.extended => tracing::info!(message_id = %id, fact = %job.fact,
-                "message lease lost; the fact still guards the work"),
-            Ok(_) => {}
-            Err(e) => tracing::warn!(message_id = %id, error = %e, "heartbeat: extend failed"),
-        }
+        let extend = tokio::time::timeout(
+            bound,
+            self.client
+                .extend(&job.queue, id, receipt, self.config.visibility_timeout),
+        );
         let until = self.config.clock.now() + self.fact_lease;
-        let pushed = match self.pool.get().await {
-            Ok(db) => hold
-                .heartbeat(&**db, until)
-                .await
-                .map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
-        };
+        let push = tokio::time::timeout(bound, async {
+            let link = self.beat_link.get().await?;
+            hold.heartbeat(&**link, until).await
+        });
+        let (extended, pushed) = tokio::join!(extend, push);
+        match extended {
+            Ok(Ok(e)) if !e.extended => tracing::info!(message_id = %id, fact = %job.fact,
+                "message lease lost; the fact still guards the work"),
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::warn!(message_id = %id, error = %e, "heartbeat: extend failed"),
+            Err(_) => tracing::warn!(message_id = %id, ?bound, "heartbeat: extend timed out"),
+        }
         match pushed {
-            Ok(true) => {}
-            Ok(false) => tracing::warn!(message_id = %id, fact = %job.fact,
+            Ok(Ok(true)) => {}
+            Ok(Ok(false)) => tracing::warn!(message_id = %id, fact = %job.fact,
                 "fact taken over by another worker; this attempt will roll back"),
-            Err(e) => {
+            Ok(Err(e)) => {
                 tracing::warn!(fact = %job.fact, error = %e, "heartbeat: fact lease not pushed")
+            }
+            Err(_) => {
+                tracing::warn!(fact = %job.fact, ?bound, "heartbeat: fact lease push timed out")
             }
         }
         self.counters

@@ -5,7 +5,8 @@
 //! - [`fact`]: what a message's work is called ([`job_fact`]) and the
 //!   `onceq_job_facts` rows (SQL in `sql/`).
 //! - `job`: one message from claim to ack (the state machine below);
-//!   `settle`: its endings (ack, defer, release and nack).
+//!   `settle`: its endings (ack, defer, release and nack); `beat_link`:
+//!   the heartbeats' own connection, outside the pool.
 //! - `runner`: [`Worker`]: building one, `run_once`, `drain`.
 //! - `poll`: [`Worker::run`]: long polling, concurrency, backoff, shutdown.
 //! - [`metrics`]: [`Tick`] and [`WorkerMetrics`].
@@ -91,6 +92,7 @@
 //! ```
 #![cfg(feature = "postgres")]
 
+mod beat_link;
 pub mod config;
 mod error;
 pub mod fact;

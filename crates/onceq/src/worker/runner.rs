@@ -12,7 +12,9 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    Handler, WorkerConfig, WorkerError, fact,
+    Handler, WorkerConfig, WorkerError,
+    beat_link::BeatLink,
+    fact,
     metrics::{Counters, Outcome, Tick, WorkerMetrics},
 };
 use crate::{Client, ConsumeOptions, Error};
@@ -28,6 +30,8 @@ pub struct Worker {
 pub(crate) struct Inner {
     pub client: Client,
     pub pool: deadpool_postgres::Pool,
+    /// Heartbeats' connection, outside `pool` (see `beat_link`).
+    pub beat_link: BeatLink,
     pub config: WorkerConfig,
     pub fact_lease: SignedDuration,
     pub handler: Box<dyn Handler>,
@@ -69,6 +73,7 @@ impl Worker {
         Ok(Self {
             inner: Arc::new(Inner {
                 client,
+                beat_link: BeatLink::new(pool.clone()),
                 pool,
                 config,
                 fact_lease,

@@ -104,10 +104,15 @@ impl Drop for Env {
 
 /// A small pool on a PostgreSQL URL.
 pub fn pool(url: &str) -> deadpool_postgres::Pool {
+    pool_of(url, 8)
+}
+
+/// A pool of `size` connections on a PostgreSQL URL.
+pub fn pool_of(url: &str, size: usize) -> deadpool_postgres::Pool {
     let config = tokio_postgres::Config::from_str(url).unwrap();
     let manager = deadpool_postgres::Manager::new(config, tokio_postgres::NoTls);
     deadpool_postgres::Pool::builder(manager)
-        .max_size(8)
+        .max_size(size)
         .build()
         .unwrap()
 }

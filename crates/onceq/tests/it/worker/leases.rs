@@ -1,7 +1,10 @@
-//! Leases while a job runs: heartbeats keep both; a takeover of a stalled
-//! holder's fact rolls the holder back; the facts table is made once.
+//! Leases while a job runs: heartbeats keep both, even when every pooled
+//! connection is held by a job; a takeover of a stalled holder's fact rolls
+//! the holder back; the facts table is made once.
 
 use std::time::Duration;
+
+use onceq::worker::{Worker, WorkerConfig};
 
 use super::support::*;
 
@@ -46,6 +49,72 @@ async fn heartbeat_keeps_message_and_fact_leases() {
     let t = busy.await.unwrap().unwrap();
     assert_eq!((t.done, t.ack_lost), (1, 0));
     assert_each_job_done_once(&env, &["export:long"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heartbeats_go_on_when_every_pooled_connection_is_held() {
+    // concurrency = the pool's size (the exports example's --concurrency 16
+    // on its 16-connection pool): each running job holds one pooled
+    // connection for its transaction, so none is left for heartbeats.
+    const FACTS: [&str; 3] = ["export:a", "export:b", "export:c"];
+    let (env, ctl) = env().await;
+    let gates: Vec<_> = FACTS.iter().map(|fact| ctl.gate(fact)).collect();
+    for (i, fact) in FACTS.iter().enumerate() {
+        publish(&env, Some(fact), &format!("req-{i}")).await;
+    }
+    let config = WorkerConfig {
+        concurrency: FACTS.len(),
+        heartbeat: Duration::from_millis(20),
+        ..config(&env)
+    };
+    let pool = crate::harness::pool_of(&env.app_db_url, FACTS.len());
+    let w = Worker::new(env.client(), pool, config, Exports(ctl.clone()))
+        .await
+        .unwrap();
+    let busy = tokio::spawn({
+        let w = w.clone();
+        async move { w.run_once().await }
+    });
+    for gate in &gates {
+        entered(gate).await;
+    }
+
+    // As in the test above: past the first leases in two steps, each
+    // followed by two whole heartbeats of every job.
+    for _ in 0..2 {
+        env.advance(25).await;
+        let seen = w.metrics().heartbeats;
+        let beats = seen + 2 * FACTS.len() as u64;
+        until("two heartbeats per job", || w.metrics().heartbeats >= beats).await;
+    }
+    let other = worker(&env, &ctl, |_| {}).await;
+    assert_eq!(
+        other.run_once().await.unwrap().received,
+        0,
+        "a lease was lost"
+    );
+    let db = env.pool.get().await.unwrap();
+    for fact in FACTS {
+        let until_: jiff::Timestamp = db
+            .query_one(
+                "SELECT locked_until FROM onceq_job_facts WHERE fact = $1",
+                &[&fact],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert!(
+            until_ >= env.clock.now() + jiff::SignedDuration::from_secs(59),
+            "{fact}: {until_}"
+        );
+    }
+
+    for gate in &gates {
+        gate.release.notify_one();
+    }
+    let t = busy.await.unwrap().unwrap();
+    assert_eq!((t.done, t.ack_lost), (FACTS.len() as u64, 0));
+    assert_each_job_done_once(&env, &FACTS).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
