@@ -45,6 +45,7 @@ pub const DEFAULT_TOLERANCE: Duration = Duration::from_secs(300);
 
 /// Why a delivery is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SignatureError {
     /// A header the check needs is absent or not text.
     #[error("the {0} header is missing")]

@@ -8,6 +8,7 @@ use reqwest::StatusCode;
 /// What went wrong with a call. Branch on the variants; each server-side
 /// variant carries the server's message.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// 400: the request was invalid; the message names the field.
     #[error("invalid request: {0}")]

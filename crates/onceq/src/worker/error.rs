@@ -5,6 +5,7 @@
 /// [`run_once`](super::Worker::run_once) or [`drain`](super::Worker::drain)
 /// returned an error.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum WorkerError {
     /// The queue server refused or did not answer. `run` only returns this
     /// for answers a retry cannot fix (bad key, bad parameters); it backs

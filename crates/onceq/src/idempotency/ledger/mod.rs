@@ -57,6 +57,7 @@ pub struct Claim {
 
 /// What a claim found.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum ClaimOutcome {
     /// The caller holds the key (new entry, expired entry, or a lease taken
     /// over): run the handler.
