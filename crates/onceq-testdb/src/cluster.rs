@@ -77,6 +77,23 @@ pub struct TestDatabase {
     pub name: String,
 }
 
+/// How a cluster is set up beyond the defaults (TLS, replication, durability).
+#[derive(Debug, Clone, Default)]
+pub struct ClusterOptions {
+    /// PostgreSQL's default durability (`fsync` on), for benchmarks; off by
+    /// default for speed.
+    pub durable: bool,
+    /// Extra `postgresql.conf` settings, `name=value`, passed as `-c`.
+    pub settings: Vec<String>,
+    /// `pg_hba.conf` lines for TCP connections, replacing the default
+    /// (trust from anywhere); local socket connections stay trusted, as the
+    /// helper's own admin connection needs.
+    pub hba: Option<String>,
+    /// Files written into the data directory before the first start,
+    /// owned by the server's user with mode 0600 (certificates, keys).
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
 /// A PostgreSQL cluster in a temporary directory, serving on `127.0.0.1` and
 /// on a unix socket in that directory. Dropping it stops `postgres`
 /// (immediately) and removes the directory.
@@ -85,7 +102,7 @@ pub struct TestCluster {
     dir: tempfile::TempDir,
     bindir: PathBuf,
     run_as: RunAs,
-    durable: bool,
+    options: ClusterOptions,
     port: u16,
     /// The running watchdog, `None` while stopped.
     server: Mutex<Option<Child>>,
@@ -97,24 +114,30 @@ impl TestCluster {
     /// Committed data survives [`stop`](Self::stop) in either mode (like a
     /// crash of postgres), but would not survive a crash of the machine.
     pub async fn start() -> TestCluster {
-        Self::start_with(false).await
+        Self::start_with_options(ClusterOptions::default()).await
     }
 
     /// Starts a cluster with PostgreSQL's default durability, for benchmarks.
     pub async fn start_durable() -> TestCluster {
-        Self::start_with(true).await
+        Self::start_with_options(ClusterOptions {
+            durable: true,
+            ..ClusterOptions::default()
+        })
+        .await
     }
 
-    async fn start_with(durable: bool) -> TestCluster {
+    /// Starts a cluster set up as `options` say.
+    pub async fn start_with_options(options: ClusterOptions) -> TestCluster {
         let bindir = host::bindir();
         let run_as = RunAs::detect();
         let dir = make_cluster_dir(run_as);
         init_data_dir(&bindir, run_as, dir.path()).await;
+        write_setup(run_as, &dir.path().join("data"), &options);
         let mut cluster = TestCluster {
             dir,
             bindir,
             run_as,
-            durable,
+            options,
             port: free_port(),
             server: Mutex::new(None),
             databases: AtomicU64::new(0),
@@ -222,7 +245,9 @@ impl TestCluster {
 
     /// Over the unix socket, so that we can only ever reach our own server
     /// (a TCP port might, after a race, belong to someone else's).
-    async fn admin_client(&self) -> Result<tokio_postgres::Client, tokio_postgres::Error> {
+    pub(crate) async fn admin_client(
+        &self,
+    ) -> Result<tokio_postgres::Client, tokio_postgres::Error> {
         let (client, connection) = tokio_postgres::Config::new()
             .host_path(self.dir.path())
             .port(self.port)
@@ -252,7 +277,7 @@ impl TestCluster {
             // Tests and benchmarks read the log on failure; keep it in one file.
             "logging_collector=off",
         ];
-        if !self.durable {
+        if !self.options.durable {
             // Safe against a crash of postgres (an immediate stop), which is
             // what tests simulate; only a crash of the machine could lose
             // data. Not `synchronous_commit=off`: it leaves recent commits
@@ -261,7 +286,10 @@ impl TestCluster {
             // write() anyway.
             settings.extend(["fsync=off", "full_page_writes=off"]);
         }
-        for s in settings {
+        for s in settings
+            .into_iter()
+            .chain(self.options.settings.iter().map(String::as_str))
+        {
             cmd.arg("-c").arg(s);
         }
         cmd.current_dir(self.dir.path())
@@ -357,6 +385,26 @@ async fn init_data_dir(bindir: &Path, run_as: RunAs, dir: &Path) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Writes `options`' files and `pg_hba.conf` into the data directory.
+fn write_setup(run_as: RunAs, data: &Path, options: &ClusterOptions) {
+    use std::os::unix::fs::PermissionsExt;
+    let mut files: Vec<(String, Vec<u8>)> = options.files.clone();
+    if let Some(hba) = &options.hba {
+        files.push((
+            "pg_hba.conf".into(),
+            format!("local all all trust\n{hba}\n").into_bytes(),
+        ));
+    }
+    for (name, bytes) in files {
+        let path = data.join(&name);
+        std::fs::write(&path, bytes)
+            .unwrap_or_else(|e| panic!("onceq-testdb: write {}: {e}", path.display()));
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+            .unwrap_or_else(|e| panic!("onceq-testdb: chmod {}: {e}", path.display()));
+        run_as.give(&path);
+    }
 }
 
 /// A port nobody listens on right now (the OS picks it).

@@ -8,6 +8,8 @@
 //!   test process, even when the cluster is a `static` that is never dropped.
 //! - [`host`]: where the binaries are and which user runs them (`initdb`
 //!   refuses root, so as root everything runs as `postgres` via `runuser`).
+//! - [`tls`]: a TLS-only cluster with certificates made at test time
+//!   ([`shared_tls_cluster`]).
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -23,8 +25,9 @@
 
 pub mod cluster;
 pub mod host;
+pub mod tls;
 
-pub use cluster::{StopMode, TestCluster, TestDatabase};
+pub use cluster::{ClusterOptions, StopMode, TestCluster, TestDatabase};
 
 static SHARED: tokio::sync::OnceCell<TestCluster> = tokio::sync::OnceCell::const_new();
 
@@ -33,6 +36,13 @@ static SHARED: tokio::sync::OnceCell<TestCluster> = tokio::sync::OnceCell::const
 /// test process exits.
 pub async fn shared_cluster() -> &'static TestCluster {
     SHARED.get_or_init(TestCluster::start).await
+}
+
+static SHARED_TLS: tokio::sync::OnceCell<tls::TlsCluster> = tokio::sync::OnceCell::const_new();
+
+/// The test process's TLS-only cluster, started on first use (see [`tls`]).
+pub async fn shared_tls_cluster() -> &'static tls::TlsCluster {
+    SHARED_TLS.get_or_init(tls::TlsCluster::start).await
 }
 
 /// A new, empty database on the shared cluster.

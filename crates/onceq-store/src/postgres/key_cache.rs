@@ -33,7 +33,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio_postgres::{AsyncMessage, Config, NoTls};
+use onceq_pg::PgConnect;
+use tokio_postgres::AsyncMessage;
 
 use crate::KeyRecord;
 
@@ -82,9 +83,9 @@ pub(super) struct Ticket {
 impl KeyCache {
     /// Starts the listener for `config`'s database; it stops when the
     /// returned guard is dropped.
-    pub(super) fn start(config: Config) -> (Arc<KeyCache>, Listener) {
+    pub(super) fn start(pg: PgConnect) -> (Arc<KeyCache>, Listener) {
         let cache = Arc::new(KeyCache::default());
-        let task = tokio::spawn(listen(config, cache.clone()));
+        let task = tokio::spawn(listen(pg, cache.clone()));
         (cache, Listener(task.abort_handle()))
     }
 
@@ -148,11 +149,11 @@ impl KeyCache {
 
 /// Keeps one connection listening on `onceq_keys` until aborted (when the
 /// store is dropped), reconnecting with backoff.
-async fn listen(mut config: Config, cache: Arc<KeyCache>) {
-    config.application_name("onceq-key-listener");
+async fn listen(mut pg: PgConnect, cache: Arc<KeyCache>) {
+    pg.config_mut().application_name("onceq-key-listener");
     let mut wait = RECONNECT_MIN;
     loop {
-        match config.connect(NoTls).await {
+        match pg.config().connect(pg.tls()).await {
             Ok((client, mut connection)) => {
                 let listen = client.batch_execute(LISTEN);
                 tokio::pin!(listen);

@@ -80,13 +80,13 @@ impl PgStore {
     ///
     /// `Unavailable` when the database cannot be reached.
     pub async fn connect(url: &str) -> Result<PgStore> {
-        let (pool, config) = pool::build(url)?;
+        let (pool, pg) = pool::build(url)?;
         migrate::run(&pool)
             .await
             .map_err(errors::Error::into_store)?;
         let publishes = publish_group::GroupCommit::start(pool.clone());
         let acks = ack_group::AckGroup::start(pool.clone());
-        let (keys, _key_listener) = key_cache::KeyCache::start(config);
+        let (keys, _key_listener) = key_cache::KeyCache::start(pg);
         Ok(PgStore {
             pool,
             publishes,

@@ -6,10 +6,10 @@
 //! killed) is dropped when it comes back to the pool instead of being handed
 //! out again, so the store recovers by itself once the database is back.
 
-use std::str::FromStr;
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use deadpool_postgres::{ManagerConfig, Pool, RecyclingMethod, Runtime};
+use onceq_pg::PgConnect;
 
 use crate::{Result, StoreError};
 
@@ -20,43 +20,29 @@ const DEFAULT_POOL_SIZE: usize = 16;
 /// `Unavailable`.
 const WAIT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How long opening a connection may take (unless the URL sets
-/// `connect_timeout`): a database that does not answer is `Unavailable`
-/// quickly rather than hanging requests.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
 /// Builds the pool, and returns it with the connection settings it uses
 /// (for connections of its own, such as the key listener); connects
-/// nothing yet.
-pub(super) fn build(url: &str) -> Result<(Pool, tokio_postgres::Config)> {
+/// nothing yet. TLS, several hosts and timeouts come from the URL as libpq
+/// reads it (`onceq-pg`).
+pub(super) fn build(url: &str) -> Result<(Pool, PgConnect)> {
     let (url, pool_size) = take_pool_size(url)?;
-    let mut config = tokio_postgres::Config::from_str(&url)
-        .map_err(|e| StoreError::Invalid(format!("invalid database URL: {e}")))?;
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(CONNECT_TIMEOUT);
-    }
-    if config.get_application_name().is_none() {
-        config.application_name("onceq");
-    }
-    // Notice a silently dead peer (no FIN, e.g. a failover) within about a
-    // minute instead of the kernel's two hours.
-    config.keepalives_idle(Duration::from_secs(30));
-
-    let manager = Manager::from_config(
-        config.clone(),
-        tokio_postgres::NoTls,
-        ManagerConfig {
-            recycling_method: RecyclingMethod::Fast,
-        },
-    );
+    let pg = PgConnect::parse(&url).map_err(|e| StoreError::Invalid(e.to_string()))?;
+    let connect_timeout = pg
+        .config()
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(onceq_pg::DEFAULT_CONNECT_TIMEOUT);
+    let manager = pg.manager(ManagerConfig {
+        recycling_method: RecyclingMethod::Fast,
+    });
     Pool::builder(manager)
         .max_size(pool_size + COMMITTER_CONNECTIONS)
         .runtime(Runtime::Tokio1)
         .wait_timeout(Some(WAIT_TIMEOUT))
-        .create_timeout(Some(CONNECT_TIMEOUT))
-        .recycle_timeout(Some(CONNECT_TIMEOUT))
+        .create_timeout(Some(connect_timeout))
+        .recycle_timeout(Some(connect_timeout))
         .build()
-        .map(|pool| (pool, config))
+        .map(|pool| (pool, pg))
         .map_err(StoreError::internal)
 }
 
