@@ -46,12 +46,10 @@ impl Cluster {
 /// cluster may be restarting).
 pub async fn connect(url: &str, within: Duration) -> anyhow::Result<tokio_postgres::Client> {
     let deadline = tokio::time::Instant::now() + within;
+    let pg = onceq_pg::PgConnect::parse(url)?;
     loop {
-        match tokio_postgres::connect(url, tokio_postgres::NoTls).await {
-            Ok((client, conn)) => {
-                tokio::spawn(conn);
-                return Ok(client);
-            }
+        match pg.connect().await {
+            Ok(client) => return Ok(client),
             Err(e) if tokio::time::Instant::now() >= deadline => {
                 return Err(anyhow::anyhow!("connect to {url}: {e}"));
             }

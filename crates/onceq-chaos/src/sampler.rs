@@ -36,13 +36,10 @@ pub async fn run(queue_url: String, seen: Arc<Seen>, stop: CancellationToken) {
     let mut db: Option<tokio_postgres::Client> = None;
     while !stop.is_cancelled() {
         if db.as_ref().is_none_or(|c| c.is_closed()) {
-            db = tokio_postgres::connect(&queue_url, tokio_postgres::NoTls)
-                .await
-                .ok()
-                .map(|(client, conn)| {
-                    tokio::spawn(conn);
-                    client
-                });
+            db = match onceq_pg::PgConnect::parse(&queue_url) {
+                Ok(pg) => pg.connect().await.ok(),
+                Err(_) => None,
+            };
         }
         if let Some(client) = &db
             && let Ok(rows) = client

@@ -45,9 +45,10 @@ pub struct ServeOptions {
 /// Why the server could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
-    /// The store could not be opened or migrated.
+    /// The store could not be opened or migrated (the cause in the message,
+    /// so that a chain printer says it once).
     #[error("opening the store: {0}")]
-    Store(#[from] StoreError),
+    Store(StoreError),
     /// The address could not be bound.
     #[error("binding {addr}: {source}")]
     Bind {
@@ -59,6 +60,12 @@ pub enum ServeError {
     /// Serving failed.
     #[error("serving: {0}")]
     Io(#[from] std::io::Error),
+}
+
+impl From<StoreError> for ServeError {
+    fn from(e: StoreError) -> Self {
+        ServeError::Store(e)
+    }
 }
 
 /// Runs until a shutdown signal.

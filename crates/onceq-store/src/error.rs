@@ -28,11 +28,15 @@ pub enum StoreError {
     Invalid(String),
     /// The database cannot be reached or refused the connection; nothing was
     /// changed and a retry may succeed.
+    ///
+    /// The cause is in the message, not a `source()`: a chain printer
+    /// (`{:#}`, a log line) then says it once.
     #[error("store unavailable: {0}")]
-    Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
-    /// A bug or an unexpected database error.
+    Unavailable(Box<dyn std::error::Error + Send + Sync>),
+    /// A bug or an unexpected database error (the cause in the message, as
+    /// for `Unavailable`).
     #[error("store error: {0}")]
-    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
+    Internal(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// Result of store operations.

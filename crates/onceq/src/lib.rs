@@ -13,6 +13,9 @@
 //! - [`clock`]: the injectable clock the ledger and the worker use, so tests
 //!   move time instead of sleeping.
 //! - [`failpoint`]: named points where tests make the pipeline "crash".
+//! - [`pg`]: a pool for the request ledger and the job facts from a
+//!   connection string as libpq reads it (`sslmode`, `sslrootcert`, client
+//!   certificates, several hosts): `onceq::pg::PgConnect::parse(url)?.pool(16)?`.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), onceq::Error> {
@@ -39,4 +42,6 @@ pub mod worker;
 pub use client::{
     Client, ConsumeOptions, Error, NackOptions, PublishOptions, Published, RetryPolicy,
 };
+#[cfg(feature = "postgres")]
+pub use onceq_pg as pg;
 pub use onceq_types as types;

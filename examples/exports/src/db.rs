@@ -1,14 +1,8 @@
 //! The app's database: a pool, and the `exports` table the worker writes.
 
-use std::str::FromStr;
-
-/// A pool on `url`.
+/// A pool on `url` (TLS and several hosts as libpq reads them).
 pub fn pool(url: &str) -> anyhow::Result<deadpool_postgres::Pool> {
-    let config = tokio_postgres::Config::from_str(url)?;
-    let manager = deadpool_postgres::Manager::new(config, tokio_postgres::NoTls);
-    Ok(deadpool_postgres::Pool::builder(manager)
-        .max_size(16)
-        .build()?)
+    Ok(onceq::pg::PgConnect::parse(url)?.pool(16)?)
 }
 
 /// Creates `exports` if missing. Deliberately no unique constraint on

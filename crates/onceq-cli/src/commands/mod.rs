@@ -54,12 +54,53 @@ enum Command {
 /// Where the store is: shared by `serve` and `keys`.
 #[derive(Debug, Clone, Args)]
 pub struct StoreArgs {
-    /// PostgreSQL URL (postgres://...). Without it the embedded store is used.
+    /// PostgreSQL URL (postgres://... or host=... words, as libpq reads
+    /// them: several hosts, sslmode, sslrootcert, ...). Without it the
+    /// embedded store is used.
     #[arg(long, env = "DATABASE_URL")]
     pub database_url: Option<String>,
     /// Directory of the embedded store.
     #[arg(long, env = "ONCEQ_DATA_DIR", default_value = "./onceq-data")]
     pub data_dir: PathBuf,
+    #[command(flatten)]
+    pub db_tls: DbTlsArgs,
+}
+
+/// TLS to PostgreSQL when the database URL does not say (libpq's
+/// environment variables; the URL's own parameters win).
+#[derive(Debug, Clone, Default, Args)]
+pub struct DbTlsArgs {
+    /// disable, prefer (the default), require, verify-ca or verify-full.
+    #[arg(long, env = "PGSSLMODE", value_name = "MODE")]
+    pub db_sslmode: Option<String>,
+    /// PEM file of the CAs trusted for verify-ca/verify-full, or `system`
+    /// (the system's roots, the default).
+    #[arg(long, env = "PGSSLROOTCERT", value_name = "FILE")]
+    pub db_sslrootcert: Option<String>,
+    /// PEM file of the client certificate (with --db-sslkey).
+    #[arg(long, env = "PGSSLCERT", value_name = "FILE")]
+    pub db_sslcert: Option<String>,
+    /// PEM file of the client certificate's key.
+    #[arg(long, env = "PGSSLKEY", value_name = "FILE")]
+    pub db_sslkey: Option<String>,
+}
+
+impl StoreArgs {
+    /// The database URL with the TLS flags added where it is silent.
+    pub fn database_url(&self) -> anyhow::Result<Option<String>> {
+        let t = &self.db_tls;
+        let defaults = onceq_pg::TlsParams {
+            sslmode: t.db_sslmode.clone(),
+            sslrootcert: t.db_sslrootcert.clone(),
+            sslcert: t.db_sslcert.clone(),
+            sslkey: t.db_sslkey.clone(),
+        };
+        self.database_url
+            .as_deref()
+            .map(|url| onceq_pg::with_defaults(url, &defaults))
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--database-url: {e}"))
+    }
 }
 
 /// How to reach a running server: shared by the client commands.
@@ -136,5 +177,6 @@ pub fn describe_rate(rate: Option<onceq_store::RateLimit>) -> String {
 }
 
 async fn open(args: &StoreArgs) -> anyhow::Result<std::sync::Arc<dyn onceq_store::Store>> {
-    Ok(onceq_store::open(args.database_url.as_deref(), &args.data_dir).await?)
+    let url = args.database_url()?;
+    Ok(onceq_store::open(url.as_deref(), &args.data_dir).await?)
 }

@@ -155,7 +155,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     };
     onceq_server::serve::serve(ServeOptions {
         listen: args.listen,
-        database_url: args.store.database_url,
+        database_url: args.store.database_url()?,
         data_dir: args.store.data_dir,
         api_key: args.api_key.filter(|k| !k.is_empty()),
         config,

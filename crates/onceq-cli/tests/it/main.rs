@@ -14,3 +14,4 @@ mod compat;
 mod dashboard;
 mod long_ops;
 mod process;
+mod tls;

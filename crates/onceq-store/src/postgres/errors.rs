@@ -87,14 +87,31 @@ impl Error {
 
 fn db(e: tokio_postgres::Error) -> StoreError {
     if is_unavailable(&e) {
-        return StoreError::Unavailable(Box::new(e));
+        return StoreError::Unavailable(with_causes(&e).into());
     }
     // tokio_postgres::Error displays as just "db error"; the server's own
     // message is what an operator needs in the log.
     match e.as_db_error() {
         Some(db) => StoreError::Internal(Box::new(db.clone())),
-        None => StoreError::Internal(Box::new(e)),
+        None => StoreError::Internal(with_causes(&e).into()),
     }
+}
+
+/// The driver's message followed by its causes: tokio-postgres says only
+/// "error performing TLS handshake" and keeps the why ("invalid peer
+/// certificate: UnknownIssuer") in its source chain.
+fn with_causes(e: &tokio_postgres::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        let said = c.to_string();
+        if !text.ends_with(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = c.source();
+    }
+    text
 }
 
 /// Whether a driver error means the database is not reachable right now.
