@@ -197,9 +197,15 @@ pub fn is_loopback(ip: IpAddr) -> bool {
 /// 224/4 (multicast), 240/4 (reserved, broadcast).
 /// IPv6: `::`, fc00::/7 (unique local), fe80::/10 (link-local), fec0::/10,
 /// ff00::/8 (multicast), 2001:db8::/32, 2001::/32 (Teredo), 100::/64,
-/// ::/96 (`::`, `::1` and the deprecated IPv4-compatible form), and the
-/// forms that embed an IPv4 address (::ffff:0:0/96, 64:ff9b::/96,
-/// 2002::/16) by the IPv4 rules.
+/// ::/96 (`::`, `::1` and the deprecated IPv4-compatible form),
+/// 64:ff9b:1::/48 (NAT64 for local use, RFC 8215: it translates to
+/// whatever IPv4 network its operator chose, so all of it is internal), and
+/// the forms that embed an IPv4 address by the IPv4 rules: IPv4-mapped
+/// (::ffff:0:0/96), SIIT's IPv4-translated (::ffff:0:0:0/96), the
+/// well-known NAT64 prefix (64:ff9b::/96) and 6to4 (2002::/16).
+/// A NAT64 prefix of an operator's own choosing cannot be recognised from
+/// the address: list such a network's hosts nowhere, and keep the server
+/// off networks whose NAT64 reaches internal IPv4 (security.md).
 pub fn is_internal(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(a) => is_internal_v4(a),
@@ -229,6 +235,7 @@ fn is_internal_v6(a: Ipv6Addr) -> bool {
     }
     let s = a.segments();
     s[..6] == [0; 6]
+        || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1)
         || (s[0] & 0xfe00) == 0xfc00
         || (s[0] & 0xffc0) == 0xfe80
         || (s[0] & 0xffc0) == 0xfec0
@@ -239,12 +246,13 @@ fn is_internal_v6(a: Ipv6Addr) -> bool {
 }
 
 /// The IPv4 address an IPv6 address carries: IPv4-mapped (::ffff:a.b.c.d),
-/// NAT64 (64:ff9b::a.b.c.d) and 6to4 (2002:aabb:ccdd::).
+/// IPv4-translated (::ffff:0:a.b.c.d), NAT64's well-known prefix
+/// (64:ff9b::a.b.c.d) and 6to4 (2002:aabb:ccdd::).
 fn embedded_v4(a: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = a.segments();
     let low = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
     match s {
-        [0, 0, 0, 0, 0, 0xffff, _, _] => Some(low),
+        [0, 0, 0, 0, 0, 0xffff, _, _] | [0, 0, 0, 0, 0xffff, 0, _, _] => Some(low),
         [0x64, 0xff9b, 0, 0, 0, 0, _, _] => Some(low),
         [0x2002, hi, lo, ..] => Some(Ipv4Addr::new(
             (hi >> 8) as u8,

@@ -38,6 +38,10 @@ fn internal_ranges() {
         "::ffff:10.0.0.1",
         "::ffff:169.254.169.254",
         "64:ff9b::a00:1",
+        "64:ff9b:1::7f00:1",
+        "64:ff9b:1:ffff::808:808",
+        "::ffff:0:127.0.0.1",
+        "::ffff:0:10.0.0.1",
         "2002:a00:1::",
         "fc00::1",
         "fd12:3456::1",
@@ -63,6 +67,8 @@ fn internal_ranges() {
         "2606:4700:4700::1111",
         "::ffff:8.8.8.8",
         "64:ff9b::808:808",
+        "::ffff:0:8.8.8.8",
+        "64:ff9b:2::808:808",
         "2002:808:808::",
     ] {
         assert!(!is_internal(ip(a)), "{a} is public");
@@ -70,6 +76,7 @@ fn internal_ranges() {
     assert!(is_loopback(ip("127.0.0.2")));
     assert!(is_loopback(ip("::1")));
     assert!(is_loopback(ip("::ffff:127.0.0.1")));
+    assert!(is_loopback(ip("::ffff:0:127.0.0.1")));
     assert!(!is_loopback(ip("10.0.0.1")));
 }
 
@@ -99,6 +106,9 @@ fn https_to_public_hosts_only_by_default() {
         ("https://169.254.169.254/latest/meta-data", "internal"),
         ("https://[fd00::1]/", "internal"),
         ("https://[::ffff:192.168.0.1]/", "internal"),
+        ("https://[64:ff9b:1::7f00:1]/", "internal"),
+        ("https://[::ffff:0:127.0.0.1]/", "loopback"),
+        ("https://[::ffff:0:a9fe:a9fe]/", "internal"),
         ("not a url", "not a valid URL"),
         ("", "1 to 2048"),
     ] {
