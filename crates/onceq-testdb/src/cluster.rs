@@ -159,6 +159,115 @@ impl TestCluster {
         );
     }
 
+    /// Starts a streaming standby of `primary` (which must allow
+    /// replication connections from 127.0.0.1, as initdb's default
+    /// `pg_hba.conf` does): `pg_basebackup -R` of it, served with
+    /// `options`' settings and `cluster_name = name`, the name a primary's
+    /// `synchronous_standby_names` lists.
+    pub async fn start_standby(
+        primary: &TestCluster,
+        name: &str,
+        mut options: ClusterOptions,
+    ) -> TestCluster {
+        let bindir = host::bindir();
+        let run_as = RunAs::detect();
+        let dir = make_cluster_dir(run_as);
+        let mut cmd = run_as.command(&bindir.join("pg_basebackup"));
+        cmd.args([
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "postgres",
+            "-X",
+            "stream",
+            "-R",
+            "--checkpoint=fast",
+            "--no-sync",
+        ])
+        .arg("-p")
+        .arg(primary.port.to_string())
+        .arg("-D")
+        .arg(dir.path().join("data"))
+        .current_dir(dir.path());
+        let out = tokio::task::spawn_blocking(move || cmd.output())
+            .await
+            .expect("join pg_basebackup")
+            .unwrap_or_else(|e| panic!("onceq-testdb: run pg_basebackup: {e}"));
+        assert!(
+            out.status.success(),
+            "onceq-testdb: pg_basebackup failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        options.settings.push(format!("cluster_name={name}"));
+        write_setup(run_as, &dir.path().join("data"), &options);
+        let cluster = TestCluster {
+            dir,
+            bindir,
+            run_as,
+            options,
+            port: free_port(),
+            server: Mutex::new(None),
+            databases: AtomicU64::new(0),
+        };
+        if let Err(PortTaken) = cluster.spawn_and_wait().await {
+            panic!(
+                "onceq-testdb: the standby's port was taken\n{}",
+                cluster.log()
+            );
+        }
+        cluster
+    }
+
+    /// SIGKILLs the postmaster, as a crash of the machine's database would
+    /// look from outside (its backends exit as they notice). [`stop`](Self::stop)
+    /// and drop still clean up after it.
+    pub fn kill_postmaster(&self) {
+        let pid_file = self.data_dir().join("postmaster.pid");
+        let pid = std::fs::read_to_string(&pid_file)
+            .unwrap_or_else(|e| panic!("onceq-testdb: read {}: {e}", pid_file.display()));
+        let pid = pid.lines().next().unwrap_or_default().trim().to_owned();
+        let status = std::process::Command::new("kill")
+            .args(["-KILL", &pid])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "onceq-testdb: kill -KILL {pid} failed");
+    }
+
+    /// Promotes a standby (`pg_promote()`, waiting for it) so it accepts
+    /// writes.
+    pub async fn promote(&self) {
+        let client = self
+            .admin_client()
+            .await
+            .unwrap_or_else(|e| panic!("onceq-testdb: connect to the standby: {e}"));
+        let promoted: bool = client
+            .query_one("SELECT pg_promote(true, 60)", &[])
+            .await
+            .unwrap_or_else(|e| panic!("onceq-testdb: pg_promote: {e}"))
+            .get(0);
+        assert!(
+            promoted,
+            "onceq-testdb: the standby was not promoted within 60 s"
+        );
+    }
+
+    /// Creates a database with this name (on a primary: its standbys get it too).
+    pub async fn create_named_database(&self, name: &str) -> TestDatabase {
+        let client = self
+            .admin_client()
+            .await
+            .unwrap_or_else(|e| panic!("onceq-testdb: connect to the cluster: {e}"));
+        client
+            .batch_execute(&format!("CREATE DATABASE \"{name}\""))
+            .await
+            .unwrap_or_else(|e| panic!("onceq-testdb: CREATE DATABASE {name}: {e}"));
+        TestDatabase {
+            url: self.url(name),
+            name: name.to_owned(),
+        }
+    }
+
     /// The TCP port on `127.0.0.1`.
     pub fn port(&self) -> u16 {
         self.port
@@ -225,6 +334,11 @@ impl TestCluster {
                 self.log()
             );
         }
+    }
+
+    /// `postgres://postgres@127.0.0.1:PORT/DATABASE` (trust auth).
+    pub fn url_of(&self, database: &str) -> String {
+        self.url(database)
     }
 
     fn url(&self, database: &str) -> String {

@@ -12,6 +12,7 @@ mod bench;
 mod cli;
 mod compat;
 mod dashboard;
+mod failover;
 mod long_ops;
 mod process;
 mod tls;
