@@ -50,9 +50,15 @@ pub struct ServerConfig {
     /// Longest wait for a request's whole body (default 30 s); a slower
     /// body is answered 408 `REQUEST_TIMEOUT` and its connection closed.
     pub body_read_timeout: Duration,
-    /// Most connections served at once (default 1024); connections beyond
-    /// it are closed as soon as they are accepted.
+    /// Most connections served at once (default 1024). A new connection
+    /// past it sheds the oldest idle one; only when all are busy is it
+    /// closed as soon as accepted.
     pub max_connections: usize,
+    /// Most connections from one source address (default 256; 0: no
+    /// bound), with the same shedding among that address's connections.
+    /// Behind a reverse proxy every connection comes from the proxy: raise
+    /// it above the proxy's upstream connections, or set 0.
+    pub max_connections_per_ip: usize,
     /// Push deliveries: whom they may reach, how often the store is polled.
     pub push: PushConfig,
     /// `/metrics`.
@@ -115,6 +121,7 @@ impl Default for ServerConfig {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             max_connections: 1024,
+            max_connections_per_ip: 256,
             metrics: MetricsConfig::default(),
             push: PushConfig::default(),
         }

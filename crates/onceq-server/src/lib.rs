@@ -33,7 +33,9 @@
 //! - [`push`]: push subscriptions: the dispatcher that POSTs messages to
 //!   webhooks, its SSRF guard and its signatures.
 //! - [`serve`]: binds, bootstraps a key, runs until SIGTERM/Ctrl-C; the
-//!   connection limit and read timeouts.
+//!   read timeouts.
+//! - [`connections`]: the connections held, bounded in total and per
+//!   address, the oldest idle one shed for a new one.
 #![warn(missing_docs)]
 
 pub mod accounts;
@@ -41,6 +43,7 @@ pub mod app;
 pub mod auth;
 pub mod clock;
 pub mod config;
+pub mod connections;
 pub mod dashboard;
 pub mod envelope;
 pub mod error;

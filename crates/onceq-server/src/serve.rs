@@ -8,7 +8,9 @@
 //! committed before its answer, so nothing acknowledged is lost.
 //!
 //! Hostile clients: at most `max_connections` connections are served at
-//! once (more are closed as soon as accepted); a connection must deliver
+//! once, and `max_connections_per_ip` from one address; past a bound the
+//! oldest idle connection is shed for the new one, and a new one is closed
+//! only when all are busy ([`crate::connections`]); a connection must deliver
 //! each request's headers within `header_read_timeout` (slow-loris headers
 //! and idle keep-alive connections are closed), and a body within
 //! `body_read_timeout` ([`crate::extract::Body`] answers 408).
@@ -22,10 +24,11 @@ use hyper_util::{
     service::TowerToHyperService,
 };
 use onceq_store::{Store, StoreError};
-use tokio::{net::TcpListener, sync::Semaphore};
+use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
+use tower::ServiceExt;
 
-use crate::{AppState, ServerConfig, auth, maintenance, push};
+use crate::{AppState, ServerConfig, auth, connections::Connections, maintenance, push};
 
 /// What `onceq serve` was asked for.
 #[derive(Debug, Clone)]
@@ -102,7 +105,10 @@ pub async fn run(
     push::spawn(&state, &tracker);
     let token = state.shutdown.clone();
     let router = crate::app(state.clone());
-    let permits = Arc::new(Semaphore::new(state.config.max_connections));
+    let connections = Connections::new(
+        state.config.max_connections,
+        state.config.max_connections_per_ip,
+    );
     let graceful = GracefulShutdown::new();
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new())
@@ -121,19 +127,39 @@ pub async fn run(
                 }
             },
         };
-        let Ok(permit) = permits.clone().try_acquire_owned() else {
-            tracing::debug!(%peer, "connection limit reached: closing a new connection");
-            drop(stream);
-            continue;
+        let admitted = match connections.admit(peer.ip()) {
+            Ok(admitted) => Arc::new(admitted),
+            Err(why) => {
+                tracing::debug!(%peer, ?why, "connection limit reached, every connection busy: closing a new one");
+                drop(stream);
+                continue;
+            }
         };
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(router.clone());
-        let conn = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
-        tokio::spawn(async move {
-            if let Err(e) = conn.await {
-                tracing::debug!(%peer, error = %e, "connection ended with an error");
+        let shed = admitted.shed().clone();
+        // Each request marks its connection busy until its answer is
+        // ready, so that only idle connections are ever shed.
+        let service = tower::service_fn({
+            let router = router.clone();
+            move |request| {
+                let busy = admitted.request();
+                let answer = router.clone().oneshot(request);
+                async move {
+                    let answer = answer.await;
+                    drop(busy);
+                    answer
+                }
             }
-            drop(permit);
+        });
+        let conn = graceful
+            .watch(http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service)));
+        tokio::spawn(async move {
+            tokio::select! {
+                ended = conn => if let Err(e) = ended {
+                    tracing::debug!(%peer, error = %e, "connection ended with an error");
+                },
+                () = shed.cancelled() => tracing::debug!(%peer, "idle connection shed for a new one"),
+            }
         });
     }
     drop(listener);

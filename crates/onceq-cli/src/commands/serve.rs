@@ -60,9 +60,14 @@ pub struct ServeArgs {
     /// Longest wait for a request's body, seconds.
     #[arg(long, env = "ONCEQ_BODY_TIMEOUT_SECS", default_value_t = 30)]
     body_timeout_secs: u64,
-    /// Most connections served at once; more are closed at once.
+    /// Most connections served at once; past it the oldest idle one is
+    /// shed for a new one (a new one is closed only when all are busy).
     #[arg(long, env = "ONCEQ_MAX_CONNECTIONS", default_value_t = 1024)]
     max_connections: usize,
+    /// Most connections from one source address (0: no bound); raise it
+    /// behind a reverse proxy, whose connections all come from one address.
+    #[arg(long, env = "ONCEQ_MAX_CONNECTIONS_PER_IP", default_value_t = 256)]
+    max_connections_per_ip: usize,
     /// Require `Authorization: Bearer <TOKEN>` on /metrics (default: open).
     #[arg(long, env = "ONCEQ_METRICS_TOKEN", hide_env_values = true)]
     metrics_token: Option<String>,
@@ -143,6 +148,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         header_read_timeout: Duration::from_secs(args.header_timeout_secs),
         body_read_timeout: Duration::from_secs(args.body_timeout_secs),
         max_connections: args.max_connections,
+        max_connections_per_ip: args.max_connections_per_ip,
         // Borrows `args`: before `metrics` takes the token out of it.
         push: push_config(&args),
         metrics: MetricsConfig {

@@ -11,6 +11,7 @@ mod consume;
 mod dashboard;
 mod envelope;
 mod fifo;
+mod flood;
 mod hostile;
 mod metering;
 mod metrics;
