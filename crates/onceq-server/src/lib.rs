@@ -36,6 +36,8 @@
 //!   read timeouts.
 //! - [`connections`]: the connections held, bounded in total and per
 //!   address, the oldest idle one shed for a new one.
+//! - [`unread_body`]: `Connection: close` on answers given before the
+//!   request's body was read.
 #![warn(missing_docs)]
 
 pub mod accounts;
@@ -59,6 +61,7 @@ pub mod routes;
 pub mod serve;
 pub mod state;
 pub mod throughput;
+pub mod unread_body;
 pub mod validate;
 pub mod wakeup;
 

@@ -28,7 +28,9 @@ use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
 use tower::ServiceExt;
 
-use crate::{AppState, ServerConfig, auth, connections::Connections, maintenance, push};
+use crate::{
+    AppState, ServerConfig, auth, connections::Connections, maintenance, push, unread_body,
+};
 
 /// What `onceq serve` was asked for.
 #[derive(Debug, Clone)]
@@ -138,16 +140,18 @@ pub async fn run(
         let _ = stream.set_nodelay(true);
         let shed = admitted.shed().clone();
         // Each request marks its connection busy until its answer is
-        // ready, so that only idle connections are ever shed.
+        // ready, so that only idle connections are ever shed; an answer
+        // given before the body was read closes the connection, saying so.
         let service = tower::service_fn({
             let router = router.clone();
-            move |request| {
+            move |request: axum::http::Request<hyper::body::Incoming>| {
                 let busy = admitted.request();
+                let (request, body) = unread_body::track(request);
                 let answer = router.clone().oneshot(request);
                 async move {
                     let answer = answer.await;
                     drop(busy);
-                    answer
+                    answer.map(|a| body.close_if_unread(a))
                 }
             }
         });

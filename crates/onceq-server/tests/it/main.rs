@@ -9,6 +9,7 @@ mod harness;
 mod auth;
 mod consume;
 mod dashboard;
+mod early_answers;
 mod envelope;
 mod fifo;
 mod flood;
