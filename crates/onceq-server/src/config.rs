@@ -71,9 +71,13 @@ pub struct MetricsConfig {
     /// Serve `/metrics` at all (default true; `--metrics-disable`).
     pub enabled: bool,
     /// When set, `/metrics` requires `Authorization: Bearer <token>`
-    /// (`--metrics-token`). Unset (the default), it is open, as Prometheus
-    /// targets usually are: it shows queue names and counts, no payloads.
+    /// (`--metrics-token`), from anywhere.
     pub token: Option<String>,
+    /// Without a token: serve `/metrics` to anyone (`--metrics-public`)
+    /// rather than to loopback peers only (the default). It lists every
+    /// tenant's project and queue names and counts, so it is not open to
+    /// the network unless asked for.
+    pub public: bool,
     /// How many `(project, queue)` label sets the per-queue series may use
     /// (default 1000); queues beyond are counted under `queue="_other"`.
     pub max_queue_series: usize,
@@ -87,6 +91,7 @@ impl Default for MetricsConfig {
         Self {
             enabled: true,
             token: None,
+            public: false,
             max_queue_series: 1000,
             depth_max_age: Duration::from_secs(5),
         }

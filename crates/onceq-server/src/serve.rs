@@ -144,8 +144,12 @@ pub async fn run(
         // given before the body was read closes the connection, saying so.
         let service = tower::service_fn({
             let router = router.clone();
-            move |request: axum::http::Request<hyper::body::Incoming>| {
+            move |mut request: axum::http::Request<hyper::body::Incoming>| {
                 let busy = admitted.request();
+                // Who is asking: for what only loopback peers may see.
+                request
+                    .extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
                 let (request, body) = unread_body::track(request);
                 let answer = router.clone().oneshot(request);
                 async move {

@@ -74,6 +74,10 @@ pub struct ServeArgs {
     /// Do not serve /metrics (it answers 404).
     #[arg(long, env = "ONCEQ_METRICS_DISABLE")]
     metrics_disable: bool,
+    /// Serve /metrics without a token to anyone, not only to loopback
+    /// peers (it lists every project's queue names and counts).
+    #[arg(long, env = "ONCEQ_METRICS_PUBLIC")]
+    metrics_public: bool,
     /// Distinct (project, queue) label sets in the per-queue metrics; later
     /// queues are counted under queue="_other".
     #[arg(long, env = "ONCEQ_METRICS_MAX_QUEUES", default_value_t = 1000)]
@@ -154,6 +158,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         metrics: MetricsConfig {
             enabled: !args.metrics_disable,
             token: args.metrics_token.filter(|t| !t.is_empty()),
+            public: args.metrics_public,
             max_queue_series: args.metrics_max_queues,
             depth_max_age: Duration::from_millis(args.metrics_depth_cache_ms),
         },

@@ -2,10 +2,11 @@
 //! read at scrape time (`gauges`): every queue's depth comes from one store
 //! query, reused for `depth_max_age` so that many scrapers cost one query.
 
-use std::sync::Arc;
+use std::{net::SocketAddr, sync::Arc};
 
 use axum::{
-    extract::State,
+    Extension,
+    extract::{ConnectInfo, State},
     http::{HeaderMap, HeaderValue, header},
     response::{IntoResponse, Response},
 };
@@ -49,16 +50,18 @@ impl DepthCache {
     path = "/metrics",
     tag = "operations",
     summary = "Prometheus metrics",
-    description = "Counters, histograms and gauges in the Prometheus text format (docs/metrics.md lists every series). No key unless the server runs with --metrics-token; 404 when it runs with --metrics-disable.",
+    description = "Counters, histograms and gauges in the Prometheus text format (docs/metrics.md lists every series). No key: served to loopback peers only, unless the server runs with --metrics-token (then the token is required from anyone) or --metrics-public (open); 404 when it runs with --metrics-disable.",
     security((), ("metrics_token" = [])),
     responses(
         (status = 200, description = "The metrics.", body = String, content_type = "text/plain; version=0.0.4; charset=utf-8"),
         responses::Unauthorized,
+        responses::MetricsForbidden,
         responses::NotFound,
     )
 )]
 pub async fn metrics(
     State(state): State<AppState>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let config = state.metrics.config();
@@ -68,8 +71,20 @@ pub async fn metrics(
             "no endpoint GET /metrics: this server runs with --metrics-disable",
         ));
     }
-    if let Some(token) = &config.token {
-        check_token(&headers, token)?;
+    match &config.token {
+        Some(token) => check_token(&headers, token)?,
+        None if config.public => {}
+        // A request with no peer address came from inside the process
+        // (tests driving the router), not from the network.
+        None => match peer {
+            Some(Extension(ConnectInfo(addr))) if !is_local(addr.ip()) => {
+                return Err(ApiError::new(
+                    ErrorCode::Forbidden,
+                    "/metrics is served to loopback peers only: run the server with --metrics-token TOKEN (and scrape with it) or --metrics-public",
+                ));
+            }
+            _ => {}
+        },
     }
     let m = &state.metrics;
     let depths = m.depth_cache().get(&state).await;
@@ -85,6 +100,11 @@ pub async fn metrics(
         out,
     )
         .into_response())
+}
+
+/// Loopback, also written as an IPv4-mapped IPv6 address.
+fn is_local(ip: std::net::IpAddr) -> bool {
+    ip.to_canonical().is_loopback()
 }
 
 fn check_token(headers: &HeaderMap, token: &str) -> Result<(), ApiError> {

@@ -159,6 +159,9 @@ error_responses! {
         (403, "the key's scope does not allow this call or this queue"),
         (429, "the key's or the project's rate limit; see Retry-After")
     ];
+    /// 403 on `/metrics`: asked from the network of a server that serves it
+    /// to loopback peers only.
+    MetricsForbidden => [(403, "served to loopback peers only unless the server runs with --metrics-token or --metrics-public")];
     /// 404: the queue does not exist in the key's project (or the path
     /// matched no route: an empty `{queue}`).
     NotFound => [(404, "the queue does not exist in the key's project")];

@@ -16,6 +16,7 @@ mod flood;
 mod hostile;
 mod metering;
 mod metrics;
+mod metrics_access;
 mod openapi;
 mod outage;
 mod prom;
