@@ -14,7 +14,7 @@ use axum::{
 use onceq_types::ErrorCode;
 use tower_http::{
     sensitive_headers::SetSensitiveRequestHeadersLayer,
-    trace::{DefaultMakeSpan, TraceLayer},
+    trace::{DefaultMakeSpan, DefaultOnFailure, TraceLayer},
 };
 use utoipa::OpenApi;
 use utoipa_axum::{
@@ -49,9 +49,14 @@ pub fn app(state: AppState) -> Router {
         // Request spans carry method and path only. Headers are not logged,
         // and Authorization is marked sensitive in case a layer ever does
         // (keys are never logged: docs/security.md).
+        // A 5xx's cause is logged once, where it is known (`ApiError::
+        // log_cause`: internal errors at ERROR, a database outage once per
+        // outage, `outage`); the trace layer's own line per 5xx would be an
+        // ERROR per request during an outage, so it is DEBUG.
         .layer(
             TraceLayer::new_for_http()
-                .make_span_with(DefaultMakeSpan::new().include_headers(false)),
+                .make_span_with(DefaultMakeSpan::new().include_headers(false))
+                .on_failure(DefaultOnFailure::new().level(tracing::Level::DEBUG)),
         )
         .layer(SetSensitiveRequestHeadersLayer::new([
             header::AUTHORIZATION,

@@ -81,7 +81,7 @@ impl ApiError {
     pub fn log_cause(&self) {
         if let Some(cause) = &self.cause {
             if self.code == ErrorCode::Unavailable {
-                tracing::warn!(code = %self.code, cause = %cause, "store unavailable");
+                crate::outage::unavailable("request", cause);
             } else {
                 tracing::error!(code = %self.code, cause = %cause, "request failed");
             }

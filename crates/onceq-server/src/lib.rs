@@ -28,6 +28,7 @@
 //! - [`maintenance`]: background services: lease expiry, dedupe-key purge,
 //!   retention, metrics upkeep, account sync.
 //! - [`metrics`]: Prometheus counters, histograms and gauges; `GET /metrics`.
+//! - [`outage`]: one WARN per database outage, not one per failed request.
 //! - [`openapi`]: the OpenAPI document generated from the handlers;
 //!   `GET /openapi.json`.
 //! - [`push`]: push subscriptions: the dispatcher that POSTs messages to
@@ -55,6 +56,7 @@ pub mod input;
 pub mod maintenance;
 pub mod metrics;
 pub mod openapi;
+pub mod outage;
 pub mod pricing;
 pub mod push;
 pub mod routes;

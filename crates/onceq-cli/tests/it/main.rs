@@ -14,5 +14,6 @@ mod compat;
 mod dashboard;
 mod failover;
 mod long_ops;
+mod outage_log;
 mod process;
 mod tls;

@@ -51,7 +51,11 @@ pub(crate) async fn every<F, Fut>(
             state
                 .metrics
                 .db_error(ErrorSource::Maintenance, unavailable);
-            tracing::warn!(service = name, error = %e, "maintenance pass failed; will retry");
+            if unavailable {
+                crate::outage::unavailable(name, &e);
+            } else {
+                tracing::warn!(service = name, error = %e, "maintenance pass failed; will retry");
+            }
         }
     }
     tracing::debug!(service = name, "stopped");

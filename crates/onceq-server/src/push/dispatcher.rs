@@ -45,7 +45,11 @@ pub async fn run(state: AppState, tracker: TaskTracker) {
             Err(e) => {
                 let unavailable = matches!(e, onceq_store::StoreError::Unavailable(_));
                 state.metrics.db_error(ErrorSource::Push, unavailable);
-                tracing::warn!(service = "push_dispatcher", error = %e, "scan failed; will retry")
+                if unavailable {
+                    crate::outage::unavailable("push_dispatcher", &e);
+                } else {
+                    tracing::warn!(service = "push_dispatcher", error = %e, "scan failed; will retry")
+                }
             }
         }
     }

@@ -13,8 +13,8 @@ use tower::ServiceExt;
 use crate::harness::{Backend, TestServer};
 
 async fn status(s: &TestServer, from: [u8; 4], bearer: Option<&str>) -> u16 {
-    let mut request = Request::get("/metrics")
-        .extension(ConnectInfo(SocketAddr::from((from, 40_000))));
+    let mut request =
+        Request::get("/metrics").extension(ConnectInfo(SocketAddr::from((from, 40_000))));
     if let Some(token) = bearer {
         request = request.header("authorization", format!("Bearer {token}"));
     }
