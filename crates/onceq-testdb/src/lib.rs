@@ -8,6 +8,8 @@
 //!   test process, even when the cluster is a `static` that is never dropped.
 //! - [`host`]: where the binaries are and which user runs them (`initdb`
 //!   refuses root, so as root everything runs as `postgres` via `runuser`).
+//! - [`pgbouncer`]: Debian's pgbouncer in transaction pooling mode in
+//!   front of a cluster.
 //! - [`tls`]: a TLS-only cluster with certificates made at test time
 //!   ([`shared_tls_cluster`]).
 //!
@@ -25,6 +27,7 @@
 
 pub mod cluster;
 pub mod host;
+pub mod pgbouncer;
 pub mod tls;
 
 pub use cluster::{ClusterOptions, StopMode, TestCluster, TestDatabase};

@@ -40,3 +40,21 @@ async fn fresh_databases_are_distinct() {
     assert_eq!(select_one(&a.url).await.unwrap(), 1);
     assert_eq!(select_one(&b.url).await.unwrap(), 1);
 }
+
+#[tokio::test]
+async fn pgbouncer_pools_transactions_in_front_of_a_cluster() {
+    let cluster = TestCluster::start().await;
+    let db = cluster.create_database().await;
+    let bouncer = crate::pgbouncer::PgBouncer::start(&cluster, 2).await;
+    let (client, connection) =
+        tokio_postgres::connect(&bouncer.url_of(&db.name), tokio_postgres::NoTls)
+            .await
+            .unwrap();
+    tokio::spawn(connection);
+    // Simple queries carry no prepared statement: they work in
+    // transaction pooling.
+    let rows = client.simple_query("SELECT 1").await.unwrap();
+    assert!(!rows.is_empty());
+    let log = bouncer.log();
+    assert!(log.contains("process up"), "{log}");
+}
