@@ -50,6 +50,10 @@ pub struct ServerConfig {
     /// Longest wait for a request's whole body (default 30 s); a slower
     /// body is answered 408 `REQUEST_TIMEOUT` and its connection closed.
     pub body_read_timeout: Duration,
+    /// Longest wait for the store on any request (default 5 s): past it the
+    /// request answers 503 `UNAVAILABLE` and `/readyz` not-ready, so a
+    /// stalled database never hangs callers.
+    pub store_timeout: Duration,
     /// Most connections served at once (default 1024). A new connection
     /// past it sheds the oldest idle one; only when all are busy is it
     /// closed as soon as accepted.
@@ -125,6 +129,7 @@ impl Default for ServerConfig {
             account_sync_interval: Duration::from_secs(1),
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
+            store_timeout: Duration::from_secs(5),
             max_connections: 1024,
             max_connections_per_ip: 256,
             metrics: MetricsConfig::default(),

@@ -234,6 +234,50 @@ impl TestCluster {
         assert!(status.success(), "onceq-testdb: kill -KILL {pid} failed");
     }
 
+    /// Freezes every process of the cluster (SIGSTOP to the postmaster and
+    /// its children): connections stay open, the kernel still acknowledges
+    /// TCP, nothing answers — a stalled database. [`thaw`](Self::thaw)
+    /// resumes it.
+    pub fn freeze(&self) {
+        self.signal_all("-STOP");
+    }
+
+    /// Resumes a [`freeze`](Self::freeze)d cluster.
+    pub fn thaw(&self) {
+        self.signal_all("-CONT");
+    }
+
+    fn signal_all(&self, signal: &str) {
+        let pid_file = self.data_dir().join("postmaster.pid");
+        let pid = std::fs::read_to_string(&pid_file)
+            .unwrap_or_else(|e| panic!("onceq-testdb: read {}: {e}", pid_file.display()));
+        let pid = pid.lines().next().unwrap_or_default().trim().to_owned();
+        let children = std::process::Command::new("pgrep")
+            .args(["-P", &pid])
+            .output()
+            .expect("run pgrep");
+        let mut pids: Vec<String> = String::from_utf8_lossy(&children.stdout)
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        // The postmaster first on the way down (so it starts no new
+        // backend), last on the way up.
+        if signal == "-STOP" {
+            pids.insert(0, pid);
+        } else {
+            pids.push(pid);
+        }
+        let status = std::process::Command::new("kill")
+            .arg(signal)
+            .args(&pids)
+            .status()
+            .expect("run kill");
+        assert!(
+            status.success(),
+            "onceq-testdb: kill {signal} {pids:?} failed"
+        );
+    }
+
     /// Promotes a standby (`pg_promote()`, waiting for it) so it accepts
     /// writes.
     pub async fn promote(&self) {

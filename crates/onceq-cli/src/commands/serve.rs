@@ -60,6 +60,10 @@ pub struct ServeArgs {
     /// Longest wait for a request's body, seconds.
     #[arg(long, env = "ONCEQ_BODY_TIMEOUT_SECS", default_value_t = 30)]
     body_timeout_secs: u64,
+    /// Longest wait for the database on any request, milliseconds: past it
+    /// the request answers 503 and /readyz says not ready.
+    #[arg(long, env = "ONCEQ_STORE_TIMEOUT_MS", default_value_t = 5_000)]
+    store_timeout_ms: u64,
     /// Most connections served at once; past it the oldest idle one is
     /// shed for a new one (a new one is closed only when all are busy).
     #[arg(long, env = "ONCEQ_MAX_CONNECTIONS", default_value_t = 1024)]
@@ -120,6 +124,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         "--dedupe-window-secs must be positive"
     );
     anyhow::ensure!(args.lease_reap_ms > 0, "--lease-reap-ms must be positive");
+    anyhow::ensure!(
+        args.store_timeout_ms > 0,
+        "--store-timeout-ms must be positive"
+    );
     anyhow::ensure!(args.purge_secs > 0, "--purge-secs must be positive");
     anyhow::ensure!(
         args.account_sync_ms > 0,
@@ -151,6 +159,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         account_sync_interval: Duration::from_millis(args.account_sync_ms),
         header_read_timeout: Duration::from_secs(args.header_timeout_secs),
         body_read_timeout: Duration::from_secs(args.body_timeout_secs),
+        store_timeout: Duration::from_millis(args.store_timeout_ms),
         max_connections: args.max_connections,
         max_connections_per_ip: args.max_connections_per_ip,
         // Borrows `args`: before `metrics` takes the token out of it.

@@ -28,7 +28,7 @@ pub async fn healthz() -> &'static str {
     path = "/readyz",
     tag = "operations",
     summary = "Readiness",
-    description = "200 when the store answers a query, 503 (with Retry-After) otherwise. No key needed.",
+    description = "200 when the store answers a query and can write, 503 (with Retry-After) otherwise, within the server's store timeout (default 5 s) even when the database stalls. No key needed.",
     security(()),
     responses(
         (status = 200, description = "The store answers.", body = String, content_type = "text/plain", example = "ready"),
@@ -37,10 +37,19 @@ pub async fn healthz() -> &'static str {
     )
 )]
 pub async fn readyz(State(state): State<AppState>) -> Response {
-    match state.store.ping().await {
+    // Bounded: a stalled database (frozen, its network black-holed) must
+    // make the probe say not-ready, not hang it.
+    let bound = state.config.store_timeout;
+    let pinged = match tokio::time::timeout(bound, state.store.ping()).await {
+        Ok(pinged) => pinged,
+        Err(_) => Err(onceq_store::StoreError::Unavailable(
+            format!("the store did not answer within {bound:?}").into(),
+        )),
+    };
+    match pinged {
         Ok(()) => (StatusCode::OK, "ready").into_response(),
         Err(e) => {
-            tracing::warn!(error = %e, "readiness check failed");
+            crate::outage::unavailable("readyz", &e);
             (
                 StatusCode::SERVICE_UNAVAILABLE,
                 [(header::RETRY_AFTER, "1")],
