@@ -35,7 +35,7 @@ fn publish_one(
     let hash = ids::payload_hash(&m.payload);
     if let Some(key) = &m.idempotency_key {
         let first: Option<(String, Vec<u8>, jiff::Timestamp)> = conn
-            .prepare_cached(sql!("dedupe_key_find"))?
+            .prepare_cached(sql!("dedupe_key_get"))?
             .query_row(params![queue.id, key, now], |r| {
                 Ok((r.get(0)?, r.get(1)?, time::get(r, 2)?))
             })

@@ -24,7 +24,7 @@ pub(super) struct Queue {
 /// The queue `(project, name)`, if it exists.
 pub(super) fn find(conn: &Connection, project: &str, name: &str) -> Result<Option<Queue>> {
     Ok(conn
-        .prepare_cached(sql!("queue_find"))?
+        .prepare_cached(sql!("queue_get"))?
         .query_row(params![project, name], queue)
         .optional()?)
 }
