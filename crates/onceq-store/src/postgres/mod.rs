@@ -51,7 +51,7 @@ mod subscriptions;
 
 use std::sync::Arc;
 
-use crate::{Result, StoreError};
+use crate::Result;
 
 /// The PostgreSQL store. Cheap to share: it is a connection pool.
 pub struct PgStore {
@@ -188,11 +188,7 @@ impl crate::Store for PgStore {
     }
 
     async fn queue_create(&self, p: crate::QueueCreate) -> Result<crate::QueueCreated> {
-        if p.settings.dead_letter_queue.as_deref() == Some(p.queue.queue.as_str()) {
-            return Err(StoreError::Invalid(
-                "a queue cannot be its own dead-letter queue".into(),
-            ));
-        }
+        crate::rules::queue_create::check_not_own_dead_letter_queue(&p.queue.queue, &p.settings)?;
         errors::retrying(|| self.queue_create_once(&p)).await
     }
 
@@ -308,5 +304,7 @@ impl crate::Store for PgStore {
     }
 }
 
+#[cfg(test)]
+mod rule_tests;
 #[cfg(test)]
 mod tests;

@@ -5,10 +5,11 @@
 //! when the caller gives a receipt, under that receipt.
 
 use jiff::Timestamp;
-use onceq_types::MessageStatus;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::time;
+pub(super) use crate::rules::dead_letter::Ending;
+use crate::rules::{dead_letter, visibility};
 use crate::{ExtendOutcome, LeaseRef, MessageAck, MessageExtend, MessageNack, NackOutcome, Result};
 
 /// `Store::message_ack`.
@@ -33,17 +34,7 @@ pub(super) fn nack(conn: &Connection, p: &MessageNack) -> Result<NackOutcome> {
             delivery_count: in_queue(conn, &p.lease)?.map_or(0, |(count, _)| count),
         });
     };
-    let ending = if p.requeue {
-        end(conn, &held, p.now, p.delay)?
-    } else if let Some(dlq_id) = held.dlq_id {
-        dead_letter(conn, held.seq, dlq_id, p.now)?;
-        Ending::DeadLettered
-    } else {
-        // Nowhere to dead-letter to: the message is dropped, as asked.
-        conn.prepare_cached(sql!("message_delete"))?
-            .execute([held.seq])?;
-        Ending::Dropped
-    };
+    let ending = end(conn, &held, p.requeue, p.now, p.delay)?;
     Ok(NackOutcome {
         nacked: true,
         requeued: ending == Ending::Requeued,
@@ -99,41 +90,35 @@ impl Held {
     }
 }
 
-/// How a lease ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Ending {
-    /// Back in its queue.
-    Requeued,
-    /// Moved to the dead-letter queue.
-    DeadLettered,
-    /// Deleted (nack without requeue, no DLQ).
-    Dropped,
-}
-
-/// Ends a failed hand-out (nack with requeue, or lease expiry): the message
-/// goes to the DLQ after its last allowed hand-out (`max_retries + 1`), else
-/// back to its queue, held back by `delay` if positive. A queue without a
-/// DLQ always requeues.
+/// Ends a failed hand-out (a nack, `requeue` as asked, or a lease expiry,
+/// `requeue: true`) as [`dead_letter::ending`] says: into the DLQ, deleted,
+/// or back in its queue, held back by `delay` if positive.
 pub(super) fn end(
     conn: &Connection,
     held: &Held,
+    requeue: bool,
     now: Timestamp,
     delay: jiff::SignedDuration,
 ) -> Result<Ending> {
-    if let Some(dlq_id) = held.dlq_id
-        && i64::from(held.delivery_count) > i64::from(held.max_retries)
-    {
-        dead_letter(conn, held.seq, dlq_id, now)?;
-        return Ok(Ending::DeadLettered);
+    let ending = dead_letter::ending(
+        requeue,
+        held.delivery_count,
+        held.max_retries,
+        held.dlq_id.is_some(),
+    );
+    match (ending, held.dlq_id) {
+        (Ending::DeadLettered, Some(dlq_id)) => dead_letter(conn, held.seq, dlq_id, now)?,
+        (Ending::Dropped, _) => {
+            conn.prepare_cached(sql!("message_delete"))?
+                .execute([held.seq])?;
+        }
+        _ => {
+            let (state, visible_at) = visibility::visible_after(now, delay)?;
+            conn.prepare_cached(sql!("message_requeue"))?
+                .execute(params![held.seq, state.as_str(), time::micros(visible_at)])?;
+        }
     }
-    let (state, visible_at) = if delay.is_positive() {
-        (MessageStatus::Delayed, time::after(now, delay, "delay")?)
-    } else {
-        (MessageStatus::Available, time::micros(now))
-    };
-    conn.prepare_cached(sql!("message_requeue"))?
-        .execute(params![held.seq, state.as_str(), visible_at])?;
-    Ok(Ending::Requeued)
+    Ok(ending)
 }
 
 /// Moves the row into the DLQ: same id, payload and delivery count,

@@ -27,7 +27,7 @@ pub(super) fn lease_expire(conn: &Connection, now: Timestamp, limit: u32) -> Res
     // (requeued, dead-lettered) per (project, queue)
     let mut counts: HashMap<(String, String), (u64, u64)> = HashMap::new();
     for (held, queue) in expired {
-        let ending = lease::end(conn, &held, now, SignedDuration::ZERO)?;
+        let ending = lease::end(conn, &held, true, now, SignedDuration::ZERO)?;
         let c = counts.entry((queue.project, queue.queue)).or_default();
         match ending {
             Ending::DeadLettered => c.1 += 1,
