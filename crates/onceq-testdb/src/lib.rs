@@ -2,12 +2,14 @@
 //!
 //! Each test process gets one cluster ([`shared_cluster`]), started on first
 //! use from the machine's PostgreSQL binaries, and each test a database of
-//! its own ([`fresh_database`]).
+//! its own: empty ([`fresh_database`]), or a copy of a template set up once
+//! per process, e.g. migrated ([`database_from_template`]).
 //!
 //! - [`cluster`]: [`TestCluster`], `initdb` + a `postgres` that dies with the
 //!   test process, even when the cluster is a `static` that is never dropped.
 //! - [`host`]: where the binaries are and which user runs them (`initdb`
 //!   refuses root, so as root everything runs as `postgres` via `runuser`).
+//! - [`template`]: databases cloned from a template made once per process.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -23,8 +25,10 @@
 
 pub mod cluster;
 pub mod host;
+pub mod template;
 
 pub use cluster::{StopMode, TestCluster, TestDatabase};
+pub use template::database_from_template;
 
 static SHARED: tokio::sync::OnceCell<TestCluster> = tokio::sync::OnceCell::const_new();
 

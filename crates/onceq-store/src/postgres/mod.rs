@@ -51,7 +51,7 @@ mod subscriptions;
 
 use std::sync::Arc;
 
-use crate::Result;
+use crate::{Result, StoreError};
 
 /// The PostgreSQL store. Cheap to share: it is a connection pool.
 pub struct PgStore {
@@ -94,6 +94,39 @@ impl PgStore {
             keys,
             _key_listener,
         })
+    }
+
+    /// Migrates the schema at `url`, as [`connect`](Self::connect) does, on
+    /// a connection of its own that is closed when this returns: no pool,
+    /// no committers, no key listener. For a database that is prepared and
+    /// then copied (`CREATE DATABASE ... TEMPLATE`, which PostgreSQL allows
+    /// only while nobody is connected to the original), as tests do.
+    ///
+    /// `Unavailable` when the database cannot be reached.
+    pub async fn migrate(url: &str) -> Result<()> {
+        let (_, config) = pool::build(url)?;
+        let into_store = |e| errors::Error::into_store(errors::Error::Db(e));
+        let (mut client, connection) = config
+            .connect(tokio_postgres::NoTls)
+            .await
+            .map_err(into_store)?;
+        let connection = tokio::spawn(connection);
+        let migrated = migrate::run_on(&mut client).await;
+        // Closed, and the server told, before we return.
+        drop(client);
+        let closed = connection.await.map_err(StoreError::internal)?;
+        migrated.map_err(errors::Error::into_store)?;
+        closed.map_err(into_store)
+    }
+
+    /// A database migrated as [`migrate`](Self::migrate) leaves it, for this
+    /// crate's tests: a copy of a template migrated once per test process.
+    #[cfg(test)]
+    pub(crate) async fn test_database() -> onceq_testdb::TestDatabase {
+        onceq_testdb::database_from_template("onceq", |url| async move {
+            PgStore::migrate(&url).await.expect("migrate the template");
+        })
+        .await
     }
 
     /// A pooled connection.

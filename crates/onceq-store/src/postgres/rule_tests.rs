@@ -14,7 +14,7 @@ use crate::{QueueCreate, QueueRef, Store};
 /// retries and hand-outs, with and without a dead-letter queue.
 #[tokio::test]
 async fn lease_expiry_sql_is_the_dead_letter_rule() {
-    let db = onceq_testdb::fresh_database().await;
+    let db = PgStore::test_database().await;
     let store = PgStore::connect(&db.url).await.unwrap();
     let client = store.client().await.unwrap();
     let now = Timestamp::from_second(1_900_000_000).unwrap();
