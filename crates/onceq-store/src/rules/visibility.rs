@@ -51,8 +51,9 @@ pub(crate) fn reported<T: PartialOrd>(
 mod tests {
     use super::*;
 
+    /// `s` seconds into the test.
     fn t(s: i64) -> Timestamp {
-        Timestamp::from_second(1_900_000_000 + s).unwrap()
+        Timestamp::UNIX_EPOCH + SignedDuration::from_secs(s)
     }
 
     #[test]

@@ -23,12 +23,7 @@ pub(super) async fn take_keys<'g>(
     if takes.is_empty() {
         return Ok(HashSet::new());
     }
-    let queue_ids: Vec<i64> = takes.iter().map(|t| t.queue_id).collect();
-    let keys: Vec<&str> = takes.iter().map(|t| t.key).collect();
-    let message_ids: Vec<&str> = takes
-        .iter()
-        .map(|t| group[t.req].batch.ids[t.msg].as_str())
-        .collect();
+    let (queue_ids, keys, message_ids) = columns(group, takes.iter());
     let hashes: Vec<&[u8]> = takes
         .iter()
         .map(|t| group[t.req].batch.hashes[t.msg].as_slice())
@@ -57,6 +52,20 @@ pub(super) async fn take_keys<'g>(
         }
     }
     Ok(taken)
+}
+
+/// The queue id, key and message id columns of `takes`, as the statements
+/// take them.
+fn columns<'a>(
+    group: &'a [Pending],
+    takes: impl Iterator<Item = &'a Take<'a>> + Clone,
+) -> (Vec<i64>, Vec<&'a str>, Vec<&'a str>) {
+    let queue_ids = takes.clone().map(|t| t.queue_id).collect();
+    let keys = takes.clone().map(|t| t.key).collect();
+    let message_ids = takes
+        .map(|t| group[t.req].batch.ids[t.msg].as_str())
+        .collect();
+    (queue_ids, keys, message_ids)
 }
 
 /// Answers the keys already held: a replay of the first message, or the
@@ -110,12 +119,7 @@ pub(super) async fn undo_failed(
         .filter(|t| work[t.req].failed.is_some() && taken.contains(&(t.queue_id, t.key)))
         .collect();
     if !back.is_empty() {
-        let queue_ids: Vec<i64> = back.iter().map(|t| t.queue_id).collect();
-        let keys: Vec<&str> = back.iter().map(|t| t.key).collect();
-        let message_ids: Vec<&str> = back
-            .iter()
-            .map(|t| group[t.req].batch.ids[t.msg].as_str())
-            .collect();
+        let (queue_ids, keys, message_ids) = columns(group, back.iter().copied());
         let stmt = c.prepare_cached(sql::DEDUPE_KEY_RELEASE_MANY).await?;
         c.execute(&stmt, &[&queue_ids, &keys, &message_ids]).await?;
     }
