@@ -81,6 +81,7 @@ impl PgStore {
                 let stmt = tx.prepare_cached(sql::MESSAGE_DELETE).await?;
                 tx.execute(&stmt, &[&l.message_id]).await?;
             }
+            // Requeued (`DeadLettered` comes only with a DLQ).
             _ => {
                 let (state, visible_at) = visibility::visible_after(p.now, p.delay)?;
                 let stmt = tx.prepare_cached(sql::MESSAGE_REQUEUE).await?;

@@ -155,7 +155,7 @@ mod tests {
     //! `(queue_id, seq)`: SQLite's plan must say SEARCH, never SCAN, for
     //! the messages table.
 
-    use super::super::conn;
+    use super::super::{conn, migrate};
 
     fn plan(conn: &rusqlite::Connection, sql: &str, params: impl rusqlite::Params) -> String {
         let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
@@ -167,7 +167,7 @@ mod tests {
     fn search_and_pages_use_indexes() {
         let dir = tempfile::tempdir().unwrap();
         let mut c = conn::open_writer(&dir.path().join("t.db")).unwrap();
-        conn::migrate(&mut c).unwrap();
+        migrate::run(&mut c).unwrap();
         let none: Option<&str> = None;
         let search = plan(
             &c,

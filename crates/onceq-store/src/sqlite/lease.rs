@@ -112,6 +112,7 @@ pub(super) fn end(
             conn.prepare_cached(sql!("message_delete"))?
                 .execute([held.seq])?;
         }
+        // Requeued (`DeadLettered` comes only with a DLQ).
         _ => {
             let (state, visible_at) = visibility::visible_after(now, delay)?;
             conn.prepare_cached(sql!("message_requeue"))?

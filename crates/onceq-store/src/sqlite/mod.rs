@@ -3,7 +3,8 @@
 //! - [`writer`]: the one thread that writes, committing many concurrent
 //!   requests in one transaction (group commit), each in its own savepoint.
 //! - [`reader`]: read connections for the read-only operations.
-//! - [`conn`]: PRAGMAs and migrations.
+//! - [`conn`]: opening connections, with the PRAGMAs each needs.
+//! - [`migrate`]: schema migrations.
 //! - [`accounts`]: credit limits, usage buckets, server heartbeats.
 //! - [`keys`], [`queues`], [`publish`], [`claim`], [`lease`], [`dlq`],
 //!   [`browse`], [`subscriptions`], [`maintenance`], [`observe`]: the
@@ -45,6 +46,7 @@ mod errors;
 mod keys;
 mod lease;
 mod maintenance;
+mod migrate;
 mod observe;
 mod publish;
 mod queues;
@@ -73,7 +75,7 @@ impl SqliteStore {
             std::fs::create_dir_all(&dir).map_err(|e| StoreError::Unavailable(Box::new(e)))?;
             let path = dir.join(DB_FILE);
             let mut conn = conn::open_writer(&path)?;
-            conn::migrate(&mut conn)?;
+            migrate::run(&mut conn)?;
             Ok((conn, path))
         })
         .await

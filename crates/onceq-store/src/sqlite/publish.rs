@@ -91,7 +91,7 @@ fn publish_one(
             now,
         ])?;
     if let Some(key) = &m.idempotency_key {
-        conn.prepare_cached(sql!("dedupe_key_upsert"))?
+        conn.prepare_cached(sql!("dedupe_key_claim"))?
             .execute(params![
                 queue.id,
                 key,
