@@ -10,6 +10,7 @@
 //!   and a due delayed message reported as available.
 //! - [`dedupe`]: how each message of a publish resolves against its
 //!   idempotency key, and the answers that follow.
+//! - [`page`]: `message_list`'s pages, read one row past the end.
 //!
 //! Where SQL keeps a copy of a rule (a statement deciding for itself saves
 //! a round trip per row, e.g. `postgres/sql/lease_expire.sql`), the SQL
@@ -17,5 +18,6 @@
 
 pub(crate) mod dead_letter;
 pub(crate) mod dedupe;
+pub(crate) mod page;
 pub(crate) mod queue_create;
 pub(crate) mod visibility;
