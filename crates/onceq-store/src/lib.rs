@@ -10,6 +10,9 @@
 //! - [`ids`]: message ids and lease receipts.
 //! - [`accounts`]: params of the account operations (credit limits, rate
 //!   overrides, usage, server heartbeats).
+//! - `rules`: a queue's rules, once, as pure functions both backends call:
+//!   `queue_create`'s decisions, the dead-letter rule, when a message is
+//!   visible, dedupe planning, `message_list`'s pages.
 //! - `depths`: the part of `queue_depths` both backends share.
 //! - [`postgres`]: PostgreSQL (production; several servers may share one
 //!   database). Claims use `FOR UPDATE SKIP LOCKED`.
@@ -27,6 +30,7 @@ pub mod error;
 pub mod ids;
 pub mod params;
 pub mod postgres;
+mod rules;
 pub mod sqlite;
 pub mod store;
 

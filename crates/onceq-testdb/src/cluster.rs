@@ -334,20 +334,40 @@ impl TestCluster {
 
     /// Creates an empty database with a name unique in this cluster.
     pub async fn create_database(&self) -> TestDatabase {
+        self.new_database("").await
+    }
+
+    /// Creates a database with a name unique in this cluster as a copy of
+    /// `template`, to which nobody may be connected (see
+    /// [`crate::database_from_template`]).
+    pub async fn create_database_from(&self, template: &str) -> TestDatabase {
+        self.new_database(&format!(" TEMPLATE \"{template}\""))
+            .await
+    }
+
+    /// `CREATE DATABASE` of a new name, with `options`.
+    async fn new_database(&self, options: &str) -> TestDatabase {
         let n = self.databases.fetch_add(1, Ordering::Relaxed);
         let name = format!("onceq_test_{n}");
+        self.admin(&format!("CREATE DATABASE \"{name}\"{options}"))
+            .await;
+        TestDatabase {
+            url: self.url(&name),
+            name,
+        }
+    }
+
+    /// Runs `sql` on the admin connection; panics (failing the test) if it
+    /// fails.
+    pub(crate) async fn admin(&self, sql: &str) {
         let client = self
             .admin_client()
             .await
             .unwrap_or_else(|e| panic!("onceq-testdb: connect to the cluster: {e}"));
         client
-            .batch_execute(&format!("CREATE DATABASE \"{name}\""))
+            .batch_execute(sql)
             .await
-            .unwrap_or_else(|e| panic!("onceq-testdb: CREATE DATABASE {name}: {e}"));
-        TestDatabase {
-            url: self.url(&name),
-            name,
-        }
+            .unwrap_or_else(|e| panic!("onceq-testdb: {sql}: {e}"));
     }
 
     /// Stops `postgres` and waits until it has exited. A no-op when stopped.
@@ -385,7 +405,7 @@ impl TestCluster {
         self.url(database)
     }
 
-    fn url(&self, database: &str) -> String {
+    pub(crate) fn url(&self, database: &str) -> String {
         format!("postgres://postgres@127.0.0.1:{}/{database}", self.port)
     }
 

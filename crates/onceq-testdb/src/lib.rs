@@ -2,7 +2,8 @@
 //!
 //! Each test process gets one cluster ([`shared_cluster`]), started on first
 //! use from the machine's PostgreSQL binaries, and each test a database of
-//! its own ([`fresh_database`]).
+//! its own: empty ([`fresh_database`]), or a copy of a template set up once
+//! per process, e.g. migrated ([`database_from_template`]).
 //!
 //! - [`cluster`]: [`TestCluster`], `initdb` + a `postgres` that dies with the
 //!   test process, even when the cluster is a `static` that is never dropped.
@@ -12,6 +13,7 @@
 //!   front of a cluster.
 //! - [`tls`]: a TLS-only cluster with certificates made at test time
 //!   ([`shared_tls_cluster`]).
+//! - [`template`]: databases cloned from a template made once per process.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -28,9 +30,11 @@
 pub mod cluster;
 pub mod host;
 pub mod pgbouncer;
+pub mod template;
 pub mod tls;
 
 pub use cluster::{ClusterOptions, StopMode, TestCluster, TestDatabase};
+pub use template::database_from_template;
 
 static SHARED: tokio::sync::OnceCell<TestCluster> = tokio::sync::OnceCell::const_new();
 

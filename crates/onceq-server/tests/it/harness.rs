@@ -52,7 +52,11 @@ pub async fn fresh_store(backend: Backend) -> StoreHandle {
             }
         }
         Backend::Postgres => {
-            let db = onceq_testdb::fresh_database().await;
+            // A copy of a template migrated once per test process.
+            let db = onceq_testdb::database_from_template("onceq", |url| async move {
+                onceq_store::postgres::PgStore::migrate(&url).await.unwrap()
+            })
+            .await;
             let store = onceq_store::open(Some(&db.url), std::path::Path::new("unused"))
                 .await
                 .unwrap();

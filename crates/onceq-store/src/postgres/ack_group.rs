@@ -224,7 +224,7 @@ mod tests {
 
     #[tokio::test]
     async fn one_group_answers_each_ack_as_if_alone() {
-        let db = onceq_testdb::fresh_database().await;
+        let db = PgStore::test_database().await;
         let store = PgStore::connect(&db.url).await.unwrap();
         let m = claimed(&store, "q", 4).await;
         let other = claimed(&store, "other", 1).await;

@@ -9,6 +9,7 @@ use super::dlq::{RedriveTarget, redrive_target};
 use super::errors::Error;
 use super::queues::lookup;
 use super::{PgStore, publish, sql};
+use crate::rules::page;
 use crate::{
     DlqRedriveOne, MessageDelete, MessageGet, MessageList, MessagePage, MessageRecord, QueueRef,
     RedriveOneOutcome, SingleOutcome, StoreError,
@@ -58,9 +59,7 @@ impl PgStore {
         let state = p.checked_state()?;
         let client = self.client().await?;
         let queue_id = queue_id(&client, &p.queue).await?;
-        let after = p.after_seq.unwrap_or(i64::MIN);
-        // One more than asked: whether a next page exists.
-        let limit = i64::from(p.limit) + 1;
+        let (after, limit) = page::window(p);
         let rows = match &p.search {
             Some(search) => {
                 let stmt = client.prepare_cached(sql::MESSAGE_SEARCH).await?;
@@ -75,20 +74,11 @@ impl PgStore {
                     .await?
             }
         };
-        let mut messages = rows
+        let fetched = rows
             .iter()
             .map(message_record)
             .collect::<Result<Vec<_>, _>>()?;
-        let next_after_seq = if messages.len() > p.limit as usize {
-            messages.truncate(p.limit as usize);
-            messages.last().map(|m| m.seq)
-        } else {
-            None
-        };
-        Ok(MessagePage {
-            messages,
-            next_after_seq,
-        })
+        Ok(page::page(fetched, p.limit))
     }
 
     pub(super) async fn message_get_once(

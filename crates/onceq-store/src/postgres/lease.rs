@@ -10,6 +10,8 @@ use onceq_types::MessageStatus;
 
 use super::errors::Error;
 use super::{PgStore, sql};
+use crate::rules::dead_letter::{self, Ending};
+use crate::rules::visibility;
 use crate::{ExtendOutcome, MessageAck, MessageExtend, MessageNack, NackOutcome, StoreError};
 
 /// One ack in a transaction of its own (acks usually go in groups, see
@@ -59,8 +61,6 @@ impl PgStore {
         }
         let max_retries: i32 = row.get("max_retries");
         let dlq: Option<i64> = row.get("dead_letter_queue_id");
-        // The last allowed hand-out failed, or the caller gives up on it.
-        let give_up = !p.requeue || delivery_count >= max_retries.saturating_add(1);
 
         let mut outcome = NackOutcome {
             nacked: true,
@@ -68,31 +68,22 @@ impl PgStore {
             dead_lettered: false,
             delivery_count,
         };
-        match (give_up, dlq) {
-            (true, Some(dlq)) => {
+        match (
+            dead_letter::ending(p.requeue, delivery_count, max_retries, dlq.is_some()),
+            dlq,
+        ) {
+            (Ending::DeadLettered, Some(dlq)) => {
                 let stmt = tx.prepare_cached(sql::MESSAGE_DEAD_LETTER).await?;
                 tx.execute(&stmt, &[&l.message_id, &dlq, &p.now]).await?;
                 outcome.dead_lettered = true;
             }
-            // `requeue: false` on a queue without a DLQ: there is nowhere to
-            // keep the message, and the caller said not to retry it, so it
-            // is deleted (as an ack would).
-            (true, None) if !p.requeue => {
+            (Ending::Dropped, _) => {
                 let stmt = tx.prepare_cached(sql::MESSAGE_DELETE).await?;
                 tx.execute(&stmt, &[&l.message_id]).await?;
             }
-            // Out of retries but no DLQ: a queue without one requeues.
+            // Requeued (`DeadLettered` comes only with a DLQ).
             _ => {
-                let delay = p.delay.max(jiff::SignedDuration::ZERO);
-                let visible_at = p
-                    .now
-                    .checked_add(delay)
-                    .map_err(|_| StoreError::Invalid("delay is out of range".into()))?;
-                let state = if delay.is_zero() {
-                    MessageStatus::Available
-                } else {
-                    MessageStatus::Delayed
-                };
+                let (state, visible_at) = visibility::visible_after(p.now, p.delay)?;
                 let stmt = tx.prepare_cached(sql::MESSAGE_REQUEUE).await?;
                 tx.execute(&stmt, &[&l.message_id, &state.as_str(), &visible_at])
                     .await?;

@@ -26,15 +26,18 @@ pub(super) fn count() -> usize {
     embedded::migrations::runner().get_migrations().len()
 }
 
-/// Applies pending migrations.
+/// Applies pending migrations on one of `pool`'s connections.
 pub(super) async fn run(pool: &Pool) -> Result<(), Error> {
     let mut client = pool.get().await?;
+    run_on(&mut client).await
+}
+
+/// Applies pending migrations on `client`'s connection.
+pub(super) async fn run_on(client: &mut tokio_postgres::Client) -> Result<(), Error> {
     client
         .execute("SELECT pg_advisory_lock($1)", &[&LOCK_KEY])
         .await?;
-    let report = embedded::migrations::runner()
-        .run_async(&mut **client)
-        .await;
+    let report = embedded::migrations::runner().run_async(client).await;
     // Unlock even when a migration failed; if the connection itself broke,
     // the server released the session lock already.
     let unlocked = client

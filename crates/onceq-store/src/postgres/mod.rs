@@ -96,6 +96,40 @@ impl PgStore {
         })
     }
 
+    /// Migrates the schema at `url`, as [`connect`](Self::connect) does, on
+    /// a connection of its own that is closed when this returns: no pool,
+    /// no committers, no key listener. For a database that is prepared and
+    /// then copied (`CREATE DATABASE ... TEMPLATE`, which PostgreSQL allows
+    /// only while nobody is connected to the original), as tests do.
+    ///
+    /// `Unavailable` when the database cannot be reached.
+    pub async fn migrate(url: &str) -> Result<()> {
+        let (_, pg) = pool::build(url)?;
+        let into_store = |e| errors::Error::into_store(errors::Error::Db(e));
+        let (mut client, connection) = pg
+            .config()
+            .connect(pg.tls())
+            .await
+            .map_err(into_store)?;
+        let connection = tokio::spawn(connection);
+        let migrated = migrate::run_on(&mut client).await;
+        // Closed, and the server told, before we return.
+        drop(client);
+        let closed = connection.await.map_err(StoreError::internal)?;
+        migrated.map_err(errors::Error::into_store)?;
+        closed.map_err(into_store)
+    }
+
+    /// A database migrated as [`migrate`](Self::migrate) leaves it, for this
+    /// crate's tests: a copy of a template migrated once per test process.
+    #[cfg(test)]
+    pub(crate) async fn test_database() -> onceq_testdb::TestDatabase {
+        onceq_testdb::database_from_template("onceq", |url| async move {
+            PgStore::migrate(&url).await.expect("migrate the template");
+        })
+        .await
+    }
+
     /// A pooled connection.
     async fn client(&self) -> Result<deadpool_postgres::Object, errors::Error> {
         Ok(self.pool.get().await?)
@@ -188,11 +222,7 @@ impl crate::Store for PgStore {
     }
 
     async fn queue_create(&self, p: crate::QueueCreate) -> Result<crate::QueueCreated> {
-        if p.settings.dead_letter_queue.as_deref() == Some(p.queue.queue.as_str()) {
-            return Err(StoreError::Invalid(
-                "a queue cannot be its own dead-letter queue".into(),
-            ));
-        }
+        crate::rules::queue_create::check_not_own_dead_letter_queue(&p.queue.queue, &p.settings)?;
         errors::retrying(|| self.queue_create_once(&p)).await
     }
 
@@ -308,5 +338,7 @@ impl crate::Store for PgStore {
     }
 }
 
+#[cfg(test)]
+mod rule_tests;
 #[cfg(test)]
 mod tests;

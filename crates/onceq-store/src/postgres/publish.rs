@@ -15,6 +15,8 @@ use onceq_types::{MessageStatus, QueueType};
 
 use super::errors::Error;
 use super::{queues, sql};
+use crate::rules::dedupe::{self, Plan};
+use crate::rules::visibility;
 use crate::{DEFAULT_GROUP, MessagePublish, PublishOutcome, StoreError, ids};
 
 /// What a publish computes once, before any attempt: retries reuse the same
@@ -28,37 +30,73 @@ pub(super) struct Batch {
 
 impl Batch {
     pub(super) fn new(p: &MessagePublish) -> crate::Result<Batch> {
-        let after = |d: jiff::SignedDuration, what: &str| {
-            p.now
-                .checked_add(d)
-                .map_err(|_| StoreError::Invalid(format!("{what} is out of range")))
-        };
         Ok(Batch {
             ids: p.messages.iter().map(|_| ids::message_id()).collect(),
             visible_at: p
                 .messages
                 .iter()
-                .map(|m| after(m.delay.max(jiff::SignedDuration::ZERO), "delay"))
-                .collect::<Result<_, _>>()?,
+                .map(|m| Ok(visibility::visible_after(p.now, m.delay)?.1))
+                .collect::<crate::Result<_>>()?,
             hashes: p
                 .messages
                 .iter()
                 .map(|m| ids::payload_hash(&m.payload))
                 .collect(),
-            key_expires_at: after(p.dedupe_window, "dedupe window")?,
+            key_expires_at: p
+                .now
+                .checked_add(p.dedupe_window)
+                .map_err(|_| StoreError::Invalid("dedupe window is out of range".into()))?,
         })
     }
 }
 
-/// A row of ours in `onceq_messages`, as stored.
-struct Stored {
+/// A new message as its insert returned it (`RETURNING id, state,
+/// created_at`), by id; what its answer is made from.
+pub(super) struct Stored {
     status: MessageStatus,
     created_at: Timestamp,
 }
 
-pub(super) fn status(state: &str) -> Result<MessageStatus, Error> {
+impl Stored {
+    /// The rows of `sql/message_insert.sql` or `sql/message_insert_many.sql`.
+    pub(super) fn from_rows(
+        rows: &[tokio_postgres::Row],
+    ) -> Result<HashMap<String, Stored>, Error> {
+        rows.iter()
+            .map(|row| {
+                let stored = Stored {
+                    status: status(row.get("state"))?,
+                    created_at: row.get("created_at"),
+                };
+                Ok((row.get("id"), stored))
+            })
+            .collect()
+    }
+
+    /// The answer to message `i` of `p`, planned new: from its row, which
+    /// must be there.
+    pub(super) fn outcome(
+        stored: &HashMap<String, Stored>,
+        p: &MessagePublish,
+        batch: &Batch,
+        i: usize,
+    ) -> Result<PublishOutcome, Error> {
+        let id = &batch.ids[i];
+        let row = stored
+            .get(id)
+            .ok_or_else(|| StoreError::internal(format!("inserted message {id} not returned")))?;
+        Ok(dedupe::new_outcome(
+            id.clone(),
+            p.messages[i].payload.clone(),
+            row.status,
+            row.created_at,
+        ))
+    }
+}
+
+fn status(state: &str) -> crate::Result<MessageStatus> {
     MessageStatus::parse(state)
-        .ok_or_else(|| StoreError::internal(format!("unknown message state {state:?}")).into())
+        .ok_or_else(|| StoreError::internal(format!("unknown message state {state:?}")))
 }
 
 /// Inserts the messages at `which` (indexes into the batch). Empty when the
@@ -103,25 +141,7 @@ async fn insert(
             ],
         )
         .await?;
-    rows.iter()
-        .map(|row| {
-            let stored = Stored {
-                status: status(row.get("state"))?,
-                created_at: row.get("created_at"),
-            };
-            Ok((row.get("id"), stored))
-        })
-        .collect()
-}
-
-/// How a keyed message of the batch resolved.
-enum Keyed {
-    /// We took the key: store the message.
-    New,
-    /// The key's first message: answer from it.
-    Replay(PublishOutcome),
-    /// An earlier message of this same batch took the key (same payload).
-    SameAs(usize),
+    Stored::from_rows(&rows)
 }
 
 /// Stores one publish in a transaction of its own: the path of a publish
@@ -152,32 +172,27 @@ pub(super) async fn publish_alone(
     let tx = client.transaction().await?;
     let (queue_id, queue_type) = queues::ensure(&tx, &p.queue, p.now).await?;
 
-    let mut resolved = Vec::with_capacity(p.messages.len());
-    let mut taken: HashMap<&str, usize> = HashMap::new();
-    for (i, m) in p.messages.iter().enumerate() {
-        let Some(key) = m.idempotency_key.as_deref() else {
-            resolved.push(Keyed::New);
-            continue;
-        };
-        // A key twice in one batch: the second is a replay of the first.
-        if let Some(&first) = taken.get(key) {
-            if batch.hashes[first] != batch.hashes[i] {
-                return Err(reused(i, key));
-            }
-            resolved.push(Keyed::SameAs(first));
-            continue;
+    let mut plans = Vec::with_capacity(p.messages.len());
+    let mut takes = Vec::new();
+    let reused = dedupe::plan(&p.messages, &batch.hashes, &mut plans, |i| takes.push(i));
+    // In message order, so the first failure is the one reported.
+    for i in takes {
+        if reused.is_some_and(|r| r < i) {
+            break;
         }
-        let outcome = take_key(&tx, p, batch, queue_id, i, key).await?;
-        if matches!(outcome, Keyed::New) {
-            taken.insert(key, i);
+        plans[i] = take_key(&tx, p, batch, queue_id, i).await?;
+        if plans[i] == Plan::Reused {
+            return Err(dedupe::reused(&p.messages, i).into());
         }
-        resolved.push(outcome);
+    }
+    if let Some(r) = reused {
+        return Err(dedupe::reused(&p.messages, r).into());
     }
 
-    let fresh: Vec<usize> = resolved
+    let fresh: Vec<usize> = plans
         .iter()
         .enumerate()
-        .filter_map(|(i, r)| matches!(r, Keyed::New).then_some(i))
+        .filter_map(|(i, plan)| (*plan == Plan::New).then_some(i))
         .collect();
     let stored = if fresh.is_empty() {
         HashMap::new()
@@ -188,18 +203,9 @@ pub(super) async fn publish_alone(
         }
         insert(&tx, p, batch, &fresh, false).await?
     };
-    let mut outcomes: Vec<PublishOutcome> = Vec::with_capacity(resolved.len());
-    for (i, r) in resolved.into_iter().enumerate() {
-        outcomes.push(match r {
-            Keyed::New => new_outcome(p, batch, i, &stored)?,
-            Keyed::Replay(outcome) => outcome,
-            Keyed::SameAs(first) => PublishOutcome {
-                payload: p.messages[i].payload.clone(),
-                replay: true,
-                ..outcomes[first].clone()
-            },
-        });
-    }
+    let outcomes = dedupe::outcomes(&p.messages, plans, |i| {
+        Stored::outcome(&stored, p, batch, i)
+    })?;
     tx.commit().await?;
     Ok(outcomes)
 }
@@ -226,15 +232,15 @@ pub(super) async fn lock_groups<'a>(
     Ok(())
 }
 
-/// Takes `key` for message `i`, or answers from whoever holds it.
+/// Takes message `i`'s key, or answers from whoever holds it.
 async fn take_key(
     c: &impl GenericClient,
     p: &MessagePublish,
     batch: &Batch,
     queue_id: i64,
     i: usize,
-    key: &str,
-) -> Result<Keyed, Error> {
+) -> Result<Plan, Error> {
+    let key = p.messages[i].idempotency_key.as_deref().unwrap_or_default();
     let claim = c.prepare_cached(sql::DEDUPE_KEY_CLAIM).await?;
     let hash: &[u8] = &batch.hashes[i];
     let ours = c
@@ -251,18 +257,16 @@ async fn take_key(
         )
         .await?;
     if ours.is_some() {
-        return Ok(Keyed::New);
+        return Ok(Plan::New);
     }
     let get = c.prepare_cached(sql::DEDUPE_KEY_GET).await?;
     let Some(row) = c.query_opt(&get, &[&queue_id, &key]).await? else {
         // Purged or its queue deleted since we conflicted with it.
         return Err(Error::Race("idempotency key vanished"));
     };
-    let first_hash: &[u8] = row.get("payload_hash");
-    if first_hash != hash {
-        return Err(reused(i, key));
-    }
-    Ok(Keyed::Replay(replay(&row, p.now, &p.messages[i].payload)?))
+    Ok(Plan::held(row.get("payload_hash"), hash, || {
+        replay(&row, p.now, &p.messages[i].payload)
+    })?)
 }
 
 /// The answer to a publish whose key is held, from the key's row joined
@@ -271,18 +275,14 @@ pub(super) fn replay(
     row: &tokio_postgres::Row,
     now: Timestamp,
     payload: &str,
-) -> Result<PublishOutcome, Error> {
+) -> crate::Result<PublishOutcome> {
     let state: Option<&str> = row.get("state");
     let (status, delivery_count) = match state {
         // Its first message is gone (acked, purged, expired).
         None => (MessageStatus::Gone, 0),
         Some(state) => {
             let visible_at: Timestamp = row.get("visible_at");
-            let status = match status(state)? {
-                // Due: the next claim hands it out; report it as stats do.
-                MessageStatus::Delayed if visible_at <= now => MessageStatus::Available,
-                s => s,
-            };
+            let status = visibility::reported(status(state)?, visible_at, now);
             (status, row.get("delivery_count"))
         }
     };
@@ -296,34 +296,6 @@ pub(super) fn replay(
     })
 }
 
-pub(super) fn reused(index: usize, key: &str) -> Error {
-    StoreError::IdempotencyKeyReused {
-        index,
-        key: key.to_owned(),
-    }
-    .into()
-}
-
-fn new_outcome(
-    p: &MessagePublish,
-    batch: &Batch,
-    i: usize,
-    stored: &HashMap<String, Stored>,
-) -> Result<PublishOutcome, Error> {
-    let id = &batch.ids[i];
-    let row = stored
-        .get(id)
-        .ok_or_else(|| StoreError::internal(format!("inserted message {id} not returned")))?;
-    Ok(PublishOutcome {
-        message_id: id.clone(),
-        payload: p.messages[i].payload.clone(),
-        status: row.status,
-        delivery_count: 0,
-        created_at: row.created_at,
-        replay: false,
-    })
-}
-
 fn new_outcomes(
     p: &MessagePublish,
     batch: &Batch,
@@ -332,6 +304,6 @@ fn new_outcomes(
 ) -> Result<Vec<PublishOutcome>, Error> {
     which
         .iter()
-        .map(|&i| new_outcome(p, batch, i, stored))
+        .map(|&i| Stored::outcome(stored, p, batch, i))
         .collect()
 }

@@ -7,6 +7,7 @@ use tokio_postgres::Row;
 
 use super::errors::Error;
 use super::{PgStore, sql};
+use crate::rules::queue_create::{self, DeadLetterQueue};
 use crate::{QueueCreate, QueueCreated, QueueRef, StoreError};
 
 fn queue_record(row: &Row) -> Result<QueueRecord, Error> {
@@ -23,18 +24,6 @@ fn queue_record(row: &Row) -> Result<QueueRecord, Error> {
         enable_priority: row.get("enable_priority"),
         created_at: row.get("created_at"),
     })
-}
-
-/// The settings a stored queue has, its DLQ by name.
-fn settings_of(record: &QueueRecord) -> QueueSettings {
-    QueueSettings {
-        queue_type: record.queue_type,
-        dead_letter_queue: record.dead_letter_queue.clone(),
-        max_retries: record.max_retries,
-        message_retention_days: record.message_retention_days,
-        visibility_timeout_default: record.visibility_timeout_default,
-        enable_priority: record.enable_priority,
-    }
 }
 
 async fn get_record(c: &impl GenericClient, q: &QueueRef) -> Result<Option<QueueRecord>, Error> {
@@ -60,20 +49,6 @@ pub(super) async fn lookup(
         StoreError::internal(format!("unknown queue_type {queue_type:?} in the database"))
     })?;
     Ok(Some((row.get(0), queue_type)))
-}
-
-/// The id of `dlq`, which is to become a dead-letter queue: it must be a
-/// standard queue. Dead letters arrive out of any group's order, and a FIFO
-/// queue only takes new messages at its groups' tails under their locks
-/// (see `sql/message_claim.sql`).
-fn dead_letter_target(dlq: &str, found: (i64, QueueType)) -> Result<i64, Error> {
-    match found {
-        (id, QueueType::Standard) => Ok(id),
-        (_, QueueType::Fifo) => Err(StoreError::Invalid(format!(
-            "dead-letter queue {dlq:?} is a FIFO queue; a dead-letter queue must be a standard queue"
-        ))
-        .into()),
-    }
 }
 
 async fn ensure_project(
@@ -131,7 +106,10 @@ async fn ensure_default_dlq(
         return Ok(id);
     }
     match lookup(c, project, dlq).await? {
-        Some(found) => dead_letter_target(dlq, found),
+        Some((id, queue_type)) => {
+            queue_create::check_dead_letter_target(dlq, queue_type)?;
+            Ok(id)
+        }
         // Deleted between our insert and our read: go again.
         None => Err(Error::Race("default dead-letter queue vanished")),
     }
@@ -159,48 +137,25 @@ pub(super) async fn ensure(
         .ok_or(Error::Race("queue vanished while being created"))
 }
 
-/// `created: false` when `existing` has exactly the settings asked for,
-/// `QueueAlreadyExists` otherwise.
-fn same_or_conflict(existing: QueueRecord, wanted: &QueueSettings) -> Result<QueueCreated, Error> {
-    if settings_of(&existing) == *wanted {
-        Ok(QueueCreated {
-            record: existing,
-            created: false,
-        })
-    } else {
-        Err(StoreError::QueueAlreadyExists(Box::new(existing)).into())
-    }
-}
-
 impl PgStore {
     pub(super) async fn queue_create_once(&self, p: &QueueCreate) -> Result<QueueCreated, Error> {
         let q = &p.queue;
-        // Compared by name, as the record shows it: None means `<name>-dlq`.
-        let wanted = QueueSettings {
-            dead_letter_queue: Some(
-                p.settings
-                    .dead_letter_queue
-                    .clone()
-                    .unwrap_or_else(|| names::default_dlq_name(&q.queue)),
-            ),
-            ..p.settings.clone()
-        };
-
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
         if let Some(existing) = get_record(&tx, q).await? {
-            return same_or_conflict(existing, &wanted);
+            return Ok(queue_create::answer_existing(existing, &p.settings)?);
         }
         ensure_project(&tx, &q.project, p.now).await?;
-        let dlq_id = match &p.settings.dead_letter_queue {
-            Some(dlq) => {
-                let found = lookup(&tx, &q.project, dlq)
-                    .await?
-                    .ok_or_else(|| StoreError::DeadLetterQueueNotFound(dlq.clone()))?;
-                dead_letter_target(dlq, found)?
-            }
-            None => {
-                let dlq = names::default_dlq_name(&q.queue);
+        let dlq = queue_create::dead_letter_queue_name(&q.queue, &p.settings);
+        // A named one is looked up; the default one is inserted unless it
+        // exists (race-safe), not looked up first.
+        let found = match &p.settings.dead_letter_queue {
+            Some(_) => lookup(&tx, &q.project, &dlq).await?,
+            None => None,
+        };
+        let dlq_id = match queue_create::dead_letter_queue(&p.settings, &dlq, found)? {
+            DeadLetterQueue::Existing(id) => id,
+            DeadLetterQueue::CreateDefault => {
                 ensure_default_dlq(&tx, &q.project, &dlq, p.now).await?
             }
         };
@@ -211,7 +166,7 @@ impl PgStore {
         if inserted.is_none() {
             // A concurrent create (or publish) won the name: judge its queue
             // like any existing one. Dropping the transaction rolls back.
-            return same_or_conflict(record, &wanted);
+            return Ok(queue_create::answer_existing(record, &p.settings)?);
         }
         tx.commit().await?;
         Ok(QueueCreated {

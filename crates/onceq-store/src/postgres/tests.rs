@@ -23,6 +23,7 @@ fn publish(queue: &str) -> MessagePublish {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_connects_migrate_once() {
+    // Empty, not from the template: the migrations are what is tested.
     let db = onceq_testdb::fresh_database().await;
     let connects = (0..4).map(|_| {
         let url = db.url.clone();
@@ -43,7 +44,7 @@ async fn concurrent_connects_migrate_once() {
 
 #[tokio::test]
 async fn pool_size_comes_from_the_url() {
-    let db = onceq_testdb::fresh_database().await;
+    let db = PgStore::test_database().await;
     let store = PgStore::connect(&format!("{}?pool_size=3", db.url))
         .await
         .unwrap();
@@ -96,7 +97,7 @@ async fn recovers_when_the_database_comes_back() {
 /// does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifo_publishes_to_one_group_commit_in_seq_order() {
-    let db = onceq_testdb::fresh_database().await;
+    let db = PgStore::test_database().await;
     let store = std::sync::Arc::new(PgStore::connect(&db.url).await.unwrap());
     let now = Timestamp::from_second(1_900_000_000).unwrap();
     store.key_insert(key("k", 7)).await.unwrap();
@@ -172,7 +173,7 @@ async fn fifo_publishes_to_one_group_commit_in_seq_order() {
 /// can answer, so a plan without "Seq Scan" proves an index does.
 #[tokio::test]
 async fn message_browsing_uses_indexes() {
-    let db = onceq_testdb::fresh_database().await;
+    let db = PgStore::test_database().await;
     let store = PgStore::connect(&db.url).await.unwrap();
     let now = publish("q").now;
     store.key_insert(key("k", 7)).await.unwrap();
@@ -235,7 +236,7 @@ async fn message_browsing_uses_indexes() {
 /// its keys, analyzed).
 #[tokio::test]
 async fn hot_statements_probe_indexes_on_empty_and_full_tables() {
-    let db = onceq_testdb::fresh_database().await;
+    let db = PgStore::test_database().await;
     let store = PgStore::connect(&db.url).await.unwrap();
     store.message_publish(publish("q")).await.unwrap();
     let client = raw(&db.url).await;
@@ -367,7 +368,7 @@ async fn raw(url: &str) -> tokio_postgres::Client {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn key_lookups_are_cached_and_a_revoke_elsewhere_clears_them() {
-    let db = onceq_testdb::fresh_database().await;
+    let db = PgStore::test_database().await;
     // Another process on the same database: the CLI, or a second server.
     let cli = PgStore::connect(&db.url).await.unwrap();
     let now = Timestamp::from_second(1_900_000_000).unwrap();
@@ -403,7 +404,7 @@ async fn key_lookups_are_cached_and_a_revoke_elsewhere_clears_them() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_its_listener_the_cache_is_bypassed_and_starts_empty_again() {
-    let db = onceq_testdb::fresh_database().await;
+    let db = PgStore::test_database().await;
     let server = PgStore::connect(&db.url).await.unwrap();
     server.key_insert(key("one", 1)).await.unwrap();
     eventually("the listener listens", async || server.keys.is_live()).await;
@@ -432,7 +433,7 @@ async fn without_its_listener_the_cache_is_bypassed_and_starts_empty_again() {
 
 #[tokio::test]
 async fn a_dropped_store_closes_its_listener() {
-    let db = onceq_testdb::fresh_database().await;
+    let db = PgStore::test_database().await;
     let store = PgStore::connect(&db.url).await.unwrap();
     eventually("the listener listens", async || store.keys.is_live()).await;
     drop(store);

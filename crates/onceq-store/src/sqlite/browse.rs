@@ -5,6 +5,7 @@ use onceq_types::{MessageStatus, QueueType};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{queues, time};
+use crate::rules::page;
 use crate::{
     DlqRedriveOne, MessageDelete, MessageGet, MessageList, MessagePage, MessageRecord,
     RedriveOneOutcome, Result, SingleOutcome, StoreError,
@@ -37,11 +38,9 @@ fn message_record(row: &Row<'_>) -> rusqlite::Result<MessageRecord> {
 pub(super) fn list(conn: &Connection, p: &MessageList) -> Result<MessagePage> {
     let state = p.checked_state()?;
     let queue = queues::get(conn, &p.queue)?;
-    let after = p.after_seq.unwrap_or(i64::MIN);
+    let (after, limit) = page::window(p);
     let now = time::micros(p.now);
-    // One more than asked: whether a next page exists.
-    let limit = i64::from(p.limit) + 1;
-    let mut messages = match &p.search {
+    let fetched = match &p.search {
         Some(search) => conn
             .prepare_cached(sql!("message_search"))?
             .query_map(
@@ -54,16 +53,7 @@ pub(super) fn list(conn: &Connection, p: &MessageList) -> Result<MessagePage> {
             .query_map(params![queue.id, after, now, state, limit], message_record)?
             .collect::<rusqlite::Result<Vec<_>>>()?,
     };
-    let next_after_seq = if messages.len() > p.limit as usize {
-        messages.truncate(p.limit as usize);
-        messages.last().map(|m| m.seq)
-    } else {
-        None
-    };
-    Ok(MessagePage {
-        messages,
-        next_after_seq,
-    })
+    Ok(page::page(fetched, p.limit))
 }
 
 /// `Store::message_get`.
@@ -155,7 +145,7 @@ mod tests {
     //! `(queue_id, seq)`: SQLite's plan must say SEARCH, never SCAN, for
     //! the messages table.
 
-    use super::super::conn;
+    use super::super::{conn, migrate};
 
     fn plan(conn: &rusqlite::Connection, sql: &str, params: impl rusqlite::Params) -> String {
         let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
@@ -167,7 +157,7 @@ mod tests {
     fn search_and_pages_use_indexes() {
         let dir = tempfile::tempdir().unwrap();
         let mut c = conn::open_writer(&dir.path().join("t.db")).unwrap();
-        conn::migrate(&mut c).unwrap();
+        migrate::run(&mut c).unwrap();
         let none: Option<&str> = None;
         let search = plan(
             &c,

@@ -1,17 +1,10 @@
-//! Opening connections: the PRAGMAs every connection needs, and migrations.
+//! Opening connections: the PRAGMAs every connection needs.
 
 use std::{path::Path, time::Duration};
 
 use rusqlite::{Connection, OpenFlags};
 
 use crate::{Result, StoreError};
-
-/// The migrations under `src/sqlite/migrations`, applied by [`migrate`].
-/// A module of its own so refinery's generated `migrations` module does not
-/// meet the PostgreSQL backend's.
-mod embedded {
-    refinery::embed_migrations!("src/sqlite/migrations");
-}
 
 /// How long a statement waits for a lock another connection (or process)
 /// holds before it fails with `SQLITE_BUSY`.
@@ -54,22 +47,4 @@ pub(super) fn open_reader(path: &Path) -> Result<Connection> {
     conn.pragma_update(None, "query_only", "ON")?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     Ok(conn)
-}
-
-/// Applies pending migrations. Two processes opening a fresh file at once
-/// (the server and the CLI) can race to apply the same migration; the loser
-/// fails on "table already exists", so it tries once more and then finds the
-/// migration applied.
-pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
-    let runner = embedded::migrations::runner();
-    match runner.run(conn) {
-        Ok(_) => Ok(()),
-        Err(first) => {
-            tracing::debug!(error = %first, "SQLite migration failed, retrying once");
-            runner
-                .run(conn)
-                .map(|_| ())
-                .map_err(|e| StoreError::internal(format!("migrating the SQLite schema: {e}")))
-        }
-    }
 }

@@ -6,7 +6,7 @@ use jiff::{SignedDuration, Timestamp};
 use rusqlite::{Connection, params};
 
 use super::{
-    leases::{self, Ending, Held},
+    lease::{self, Ending, Held},
     time,
 };
 use crate::{LeaseExpiry, QueueLeaseExpiry, QueueRef, Result};
@@ -15,7 +15,7 @@ use crate::{LeaseExpiry, QueueLeaseExpiry, QueueRef, Result};
 /// bounded write that does not hold up the writer's other requests.
 pub(super) fn lease_expire(conn: &Connection, now: Timestamp, limit: u32) -> Result<LeaseExpiry> {
     let expired = {
-        let mut stmt = conn.prepare_cached(sql!("lease_expired"))?;
+        let mut stmt = conn.prepare_cached(sql!("lease_expire"))?;
         let rows = stmt.query_map(params![time::micros(now), i64::from(limit)], |r| {
             Ok((
                 Held::from_row(r)?,
@@ -27,7 +27,7 @@ pub(super) fn lease_expire(conn: &Connection, now: Timestamp, limit: u32) -> Res
     // (requeued, dead-lettered) per (project, queue)
     let mut counts: HashMap<(String, String), (u64, u64)> = HashMap::new();
     for (held, queue) in expired {
-        let ending = leases::end(conn, &held, now, SignedDuration::ZERO)?;
+        let ending = lease::end(conn, &held, true, now, SignedDuration::ZERO)?;
         let c = counts.entry((queue.project, queue.queue)).or_default();
         match ending {
             Ending::DeadLettered => c.1 += 1,

@@ -3,14 +3,15 @@
 //! - [`writer`]: the one thread that writes, committing many concurrent
 //!   requests in one transaction (group commit), each in its own savepoint.
 //! - [`reader`]: read connections for the read-only operations.
-//! - [`conn`]: PRAGMAs and migrations.
+//! - [`conn`]: opening connections, with the PRAGMAs each needs.
+//! - [`migrate`]: schema migrations.
 //! - [`accounts`]: credit limits, usage buckets, server heartbeats.
-//! - [`keys`], [`queues`], [`publish`], [`leases`], [`dlq`], [`browse`],
-//!   [`subscriptions`], [`maintenance`], [`observe`]: the operations, one
-//!   concept each, written against a plain `&Connection` so they run on
-//!   either.
+//! - [`keys`], [`queues`], [`publish`], [`claim`], [`lease`], [`dlq`],
+//!   [`browse`], [`subscriptions`], [`maintenance`], [`observe`]: the
+//!   operations, one concept each (the same modules as the PostgreSQL
+//!   backend's), written against a plain `&Connection` so they run on either.
 //! - [`time`]: timestamps as INTEGER microseconds.
-//! - [`error`]: SQLite errors as `StoreError`s.
+//! - [`errors`]: SQLite errors as `StoreError`s.
 //!
 //! SQL lives in `sql/`, one statement per file named after what it does.
 
@@ -38,12 +39,14 @@ macro_rules! sql {
 
 mod accounts;
 mod browse;
+mod claim;
 mod conn;
 mod dlq;
-mod error;
+mod errors;
 mod keys;
-mod leases;
+mod lease;
 mod maintenance;
+mod migrate;
 mod observe;
 mod publish;
 mod queues;
@@ -72,7 +75,7 @@ impl SqliteStore {
             std::fs::create_dir_all(&dir).map_err(|e| StoreError::Unavailable(Box::new(e)))?;
             let path = dir.join(DB_FILE);
             let mut conn = conn::open_writer(&path)?;
-            conn::migrate(&mut conn)?;
+            migrate::run(&mut conn)?;
             Ok((conn, path))
         })
         .await
@@ -224,19 +227,19 @@ impl Store for SqliteStore {
     }
 
     async fn message_claim(&self, p: MessageClaim) -> Result<Vec<ClaimedMessage>> {
-        self.writer.run(move |tx| leases::claim(tx, &p)).await
+        self.writer.run(move |tx| claim::claim(tx, &p)).await
     }
 
     async fn message_ack(&self, p: MessageAck) -> Result<bool> {
-        self.writer.run(move |tx| leases::ack(tx, &p)).await
+        self.writer.run(move |tx| lease::ack(tx, &p)).await
     }
 
     async fn message_nack(&self, p: MessageNack) -> Result<NackOutcome> {
-        self.writer.run(move |tx| leases::nack(tx, &p)).await
+        self.writer.run(move |tx| lease::nack(tx, &p)).await
     }
 
     async fn message_extend(&self, p: MessageExtend) -> Result<ExtendOutcome> {
-        self.writer.run(move |tx| leases::extend(tx, &p)).await
+        self.writer.run(move |tx| lease::extend(tx, &p)).await
     }
 
     async fn dlq_redrive(&self, p: DlqRedrive) -> Result<RedriveOutcome> {

@@ -12,62 +12,65 @@ use super::{
     queues::{self, Queue},
     time,
 };
-use crate::{DEFAULT_GROUP, MessagePublish, NewMessage, PublishOutcome, Result, StoreError, ids};
+use crate::rules::dedupe::{self, Plan};
+use crate::rules::visibility;
+use crate::{DEFAULT_GROUP, MessagePublish, PublishOutcome, Result, StoreError, ids};
 
 /// `Store::message_publish`.
 pub(super) fn publish(conn: &Connection, p: &MessagePublish) -> Result<Vec<PublishOutcome>> {
     let queue = queues::get_or_create(conn, &p.queue, p.now)?;
-    p.messages
+    let hashes: Vec<[u8; 32]> = p
+        .messages
         .iter()
-        .enumerate()
-        .map(|(index, m)| publish_one(conn, &queue, p, index, m))
-        .collect()
+        .map(|m| ids::payload_hash(&m.payload))
+        .collect();
+    let mut plans = Vec::with_capacity(p.messages.len());
+    // Keys are looked up as their messages come, in order (below).
+    dedupe::plan(&p.messages, &hashes, &mut plans, |_| {});
+    dedupe::outcomes(&p.messages, plans, |i| {
+        publish_one(conn, &queue, p, i, &hashes[i])
+    })
 }
 
+/// Message `i`, planned new: a replay if the store holds its key, else
+/// stored (and its key taken).
 fn publish_one(
     conn: &Connection,
     queue: &Queue,
     p: &MessagePublish,
-    index: usize,
-    m: &NewMessage,
+    i: usize,
+    hash: &[u8; 32],
 ) -> Result<PublishOutcome> {
+    let m = &p.messages[i];
     let now = time::micros(p.now);
-    let hash = ids::payload_hash(&m.payload);
     if let Some(key) = &m.idempotency_key {
         let first: Option<(String, Vec<u8>, jiff::Timestamp)> = conn
-            .prepare_cached(sql!("dedupe_key_find"))?
+            .prepare_cached(sql!("dedupe_key_get"))?
             .query_row(params![queue.id, key, now], |r| {
                 Ok((r.get(0)?, r.get(1)?, time::get(r, 2)?))
             })
             .optional()?;
         if let Some((message_id, first_hash, created_at)) = first {
-            if first_hash != hash {
-                return Err(StoreError::IdempotencyKeyReused {
-                    index,
-                    key: key.clone(),
-                });
-            }
-            let (status, delivery_count) = current_status(conn, &message_id, now)?;
-            return Ok(PublishOutcome {
-                message_id,
-                payload: m.payload.clone(),
-                status,
-                delivery_count,
-                created_at,
-                replay: true,
-            });
+            let plan = Plan::held(&first_hash, hash, || {
+                let (status, delivery_count) = current_status(conn, &message_id, now)?;
+                Ok(PublishOutcome {
+                    message_id,
+                    payload: m.payload.clone(),
+                    status,
+                    delivery_count,
+                    created_at,
+                    replay: true,
+                })
+            })?;
+            return match plan {
+                Plan::Replay(outcome) => Ok(outcome),
+                _ => Err(dedupe::reused(&p.messages, i)),
+            };
         }
     }
 
     let message_id = ids::message_id();
-    let (status, visible_at) = if m.delay.is_positive() {
-        (
-            MessageStatus::Delayed,
-            time::after(p.now, m.delay, "delay")?,
-        )
-    } else {
-        (MessageStatus::Available, now)
-    };
+    let (status, visible_at) = visibility::visible_after(p.now, m.delay)?;
     // On a FIFO queue the group decides the order and priority is ignored;
     // on a standard queue the group is stored as given, without effect.
     let (priority, group_id) = match queue.record.queue_type {
@@ -84,11 +87,11 @@ fn publish_one(
             priority,
             group_id,
             m.idempotency_key,
-            visible_at,
+            time::micros(visible_at),
             now,
         ])?;
     if let Some(key) = &m.idempotency_key {
-        conn.prepare_cached(sql!("dedupe_key_upsert"))?
+        conn.prepare_cached(sql!("dedupe_key_claim"))?
             .execute(params![
                 queue.id,
                 key,
@@ -98,19 +101,17 @@ fn publish_one(
                 time::after(p.now, p.dedupe_window, "dedupe window")?,
             ])?;
     }
-    Ok(PublishOutcome {
+    Ok(dedupe::new_outcome(
         message_id,
-        payload: m.payload.clone(),
+        m.payload.clone(),
         status,
-        delivery_count: 0,
-        created_at: time::stored(p.now),
-        replay: false,
-    })
+        time::stored(p.now),
+    ))
 }
 
-/// Where the first message of a key is now: its state (a delayed message
-/// whose time has come reports `available`, as `queue_stats` counts it) and
-/// hand-outs, or `gone` and 0 once acked, purged or expired.
+/// Where the first message of a key is now: its state as reported (see
+/// [`visibility::reported`]) and hand-outs, or `gone` and 0 once acked,
+/// purged or expired.
 fn current_status(conn: &Connection, message_id: &str, now: i64) -> Result<(MessageStatus, i32)> {
     let row: Option<(String, i64, i32)> = conn
         .prepare_cached(sql!("message_status"))?
@@ -119,14 +120,7 @@ fn current_status(conn: &Connection, message_id: &str, now: i64) -> Result<(Mess
     let Some((state, visible_at, delivery_count)) = row else {
         return Ok((MessageStatus::Gone, 0));
     };
-    let status = match MessageStatus::parse(&state) {
-        Some(MessageStatus::Delayed) if visible_at <= now => MessageStatus::Available,
-        Some(s) => s,
-        None => {
-            return Err(StoreError::internal(format!(
-                "unknown message state {state:?}"
-            )));
-        }
-    };
-    Ok((status, delivery_count))
+    let state = MessageStatus::parse(&state)
+        .ok_or_else(|| StoreError::internal(format!("unknown message state {state:?}")))?;
+    Ok((visibility::reported(state, visible_at, now), delivery_count))
 }

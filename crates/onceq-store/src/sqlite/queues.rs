@@ -2,12 +2,11 @@
 //! delete, purge and stats.
 
 use jiff::Timestamp;
-use onceq_types::{
-    QueueRecord, QueueStats, QueueType, names::default_dlq_name, queue::QueueSettings,
-};
+use onceq_types::{QueueRecord, QueueStats, QueueType, queue::QueueSettings};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{keys, time};
+use crate::rules::queue_create::{self, DeadLetterQueue};
 use crate::{QueueCreate, QueueCreated, QueueRef, Result, StoreError};
 
 /// A queue as stored: its record plus the ids the other operations need.
@@ -24,7 +23,7 @@ pub(super) struct Queue {
 /// The queue `(project, name)`, if it exists.
 pub(super) fn find(conn: &Connection, project: &str, name: &str) -> Result<Option<Queue>> {
     Ok(conn
-        .prepare_cached(sql!("queue_find"))?
+        .prepare_cached(sql!("queue_get"))?
         .query_row(params![project, name], queue)
         .optional()?)
 }
@@ -47,51 +46,17 @@ pub(super) fn create(conn: &Connection, p: &QueueCreate) -> Result<QueueCreated>
         project,
         queue: name,
     } = &p.queue;
-    let dlq_name = p
-        .settings
-        .dead_letter_queue
-        .clone()
-        .unwrap_or_else(|| default_dlq_name(name));
-    if &dlq_name == name {
-        return Err(StoreError::Invalid(format!(
-            "queue {name:?} cannot be its own dead-letter queue"
-        )));
-    }
-
+    queue_create::check_not_own_dead_letter_queue(name, &p.settings)?;
     if let Some(existing) = find(conn, project, name)? {
-        let same = existing.record.queue_type == p.settings.queue_type
-            && existing.record.dead_letter_queue.as_deref() == Some(dlq_name.as_str())
-            && existing.record.max_retries == p.settings.max_retries
-            && existing.record.message_retention_days == p.settings.message_retention_days
-            && existing.record.visibility_timeout_default == p.settings.visibility_timeout_default
-            && existing.record.enable_priority == p.settings.enable_priority;
-        return if same {
-            Ok(QueueCreated {
-                record: existing.record,
-                created: false,
-            })
-        } else {
-            Err(StoreError::QueueAlreadyExists(Box::new(existing.record)))
-        };
+        return queue_create::answer_existing(existing.record, &p.settings);
     }
 
     keys::project_ensure(conn, project, p.now)?;
-    let dlq_id = match (
-        &p.settings.dead_letter_queue,
-        find(conn, project, &dlq_name)?,
-    ) {
-        // Dead letters arrive out of any group's order: a FIFO queue takes
-        // new messages only at its groups' tails (see `store` docs).
-        (_, Some(dlq)) if dlq.record.queue_type == QueueType::Fifo => {
-            return Err(StoreError::Invalid(format!(
-                "dead-letter queue {dlq_name:?} is a FIFO queue; a dead-letter queue must be a standard queue"
-            )));
-        }
-        (_, Some(dlq)) => dlq.id,
-        (Some(_), None) => return Err(StoreError::DeadLetterQueueNotFound(dlq_name)),
-        // The default DLQ is created with default settings and no DLQ of its
-        // own (dead letters do not cascade).
-        (None, None) => insert(
+    let dlq_name = queue_create::dead_letter_queue_name(name, &p.settings);
+    let found = find(conn, project, &dlq_name)?.map(|dlq| (dlq.id, dlq.record.queue_type));
+    let dlq_id = match queue_create::dead_letter_queue(&p.settings, &dlq_name, found)? {
+        DeadLetterQueue::Existing(id) => id,
+        DeadLetterQueue::CreateDefault => insert(
             conn,
             project,
             &dlq_name,

@@ -19,7 +19,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 use tokio::sync::{mpsc, oneshot};
 
-use super::error::{GroupFailure, writer_gone};
+use super::errors::{GroupFailure, writer_gone};
 use crate::{Result, StoreError};
 
 /// The most requests one transaction carries. Bounds the latency a request

@@ -126,9 +126,15 @@ impl Harness {
         Self::new(Arc::new(store), backing).await
     }
 
-    /// A fresh, empty, migrated Postgres database.
+    /// A fresh, empty, migrated Postgres database: a copy of a template
+    /// migrated once per test process.
     pub async fn postgres() -> Self {
-        let db = onceq_testdb::fresh_database().await;
+        let db = onceq_testdb::database_from_template("onceq", |url| async move {
+            onceq_store::postgres::PgStore::migrate(&url)
+                .await
+                .expect("migrate the template");
+        })
+        .await;
         let store = onceq_store::postgres::PgStore::connect(&db.url)
             .await
             .expect("connect postgres store");

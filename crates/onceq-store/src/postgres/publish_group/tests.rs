@@ -51,7 +51,7 @@ async fn count(store: &PgStore, queue: &str) -> i64 {
 
 #[tokio::test]
 async fn one_group_answers_each_publish_as_if_alone() {
-    let db = onceq_testdb::fresh_database().await;
+    let db = PgStore::test_database().await;
     let store = PgStore::connect(&db.url).await.unwrap();
     let fifo = QueueSettings {
         queue_type: QueueType::Fifo,
@@ -140,7 +140,7 @@ async fn one_group_answers_each_publish_as_if_alone() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_queue_is_not_trusted_from_the_cache() {
-    let db = onceq_testdb::fresh_database().await;
+    let db = PgStore::test_database().await;
     let store = PgStore::connect(&db.url).await.unwrap();
     let keyed = || publish("jobs", vec![message("1", Some("k"))]);
     store.message_publish(keyed()).await.unwrap();
@@ -185,7 +185,7 @@ async fn a_deleted_queue_is_not_trusted_from_the_cache() {
 /// pipelined, held keys are read after it.
 #[tokio::test]
 async fn one_trip_group_answers_each_publish_as_if_alone() {
-    let db = onceq_testdb::fresh_database().await;
+    let db = PgStore::test_database().await;
     let store = PgStore::connect(&db.url).await.unwrap();
     let cache = QueueCache::default();
     // Through the same cache, so that `jobs` is known to it afterwards.

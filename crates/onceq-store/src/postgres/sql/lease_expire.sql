@@ -1,7 +1,9 @@
 -- Across every queue, earliest expiry first, via the partial index on leased
 -- messages; bounded so one pass never holds many locks. SKIP LOCKED leaves a
 -- lease being acked or nacked right now to that call.
--- The last allowed hand-out goes to the DLQ; a queue without one requeues.
+-- The last allowed hand-out goes to the DLQ; a queue without one requeues:
+-- the dead-letter rule, `rules::dead_letter::ending` with requeue = true
+-- (src/rules/dead_letter.rs), decided here so that a pass is one statement.
 -- One row per source queue that had an expiry (the metrics count per queue).
 WITH expired AS (
     SELECT id

@@ -4,8 +4,9 @@
 -- last vacuum); only delayed messages not yet due and in-flight ones are
 -- counted through their partial indexes, and
 -- available = held - in flight - delayed not yet due (a due delayed message
--- counts as available, as in queue_stats.sql). The oldest message is one
--- probe of (queue_id, seq). Ordered by bytes, like SQLite.
+-- counts as available, as in queue_stats.sql: `rules::visibility::reported`).
+-- The oldest message is one probe of (queue_id, seq). Ordered by bytes,
+-- like SQLite.
 SELECT q.id, q.project, q.name, q.dead_letter_queue_id,
        (SELECT count(*) FROM onceq_messages m
         WHERE m.queue_id = q.id) AS held,

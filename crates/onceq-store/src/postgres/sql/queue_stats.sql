@@ -1,4 +1,5 @@
--- A delayed message whose time has come counts as available: the next claim
+-- A delayed message whose time has come counts as available
+-- (`rules::visibility::reported`, src/rules/visibility.rs): the next claim
 -- promotes it, so for the caller it is.
 SELECT q.name,
        d.name AS dead_letter_queue,

@@ -1,7 +1,8 @@
 -- One page of a queue's messages in publish order, from the cursor on: a
 -- range scan of onceq_messages_queue (queue_id, seq), never an OFFSET. A
 -- state filter is checked row by row along that walk. A delayed message
--- whose time has come counts as available, as queue_stats counts it.
+-- whose time has come counts as available, as queue_stats counts it
+-- (`rules::visibility::reported`).
 -- ?1 queue id, ?2 cursor (the lowest integer for the first page), ?3 now,
 -- ?4 state or NULL, ?5 limit.
 SELECT m.seq, m.id, m.payload,

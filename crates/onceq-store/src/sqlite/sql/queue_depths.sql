@@ -3,8 +3,8 @@
 -- (queue_id, seq); only delayed messages not yet due and in-flight ones
 -- (found through their partial indexes) are looked up, and
 -- available = held - in flight - delayed not yet due (a due delayed message
--- counts as available, as in queue_stats.sql). The oldest message is one
--- probe of (queue_id, seq).
+-- counts as available, as in queue_stats.sql: `rules::visibility::reported`).
+-- The oldest message is one probe of (queue_id, seq).
 SELECT q.id, q.project, q.name, q.dead_letter_queue_id,
        (SELECT count(*) FROM onceq_messages m
         WHERE m.queue_id = q.id),

@@ -1,4 +1,5 @@
--- A delayed message whose time has come counts as available: the next claim
+-- A delayed message whose time has come counts as available
+-- (`rules::visibility::reported`, src/rules/visibility.rs): the next claim
 -- hands it out.
 SELECT coalesce(sum(state = 'available' OR (state = 'delayed' AND visible_at <= ?2)), 0),
        coalesce(sum(state = 'delayed' AND visible_at > ?2), 0),

@@ -1,0 +1,23 @@
+//! A queue's rules, written once: pure functions both backends call, so the
+//! backends cannot drift apart on what a queue does (the conformance suite
+//! checks that they do what these say).
+//!
+//! - [`queue_create`]: which dead-letter queue a create names, when an
+//!   existing queue answers it, which queues may be a dead-letter queue.
+//! - [`dead_letter`]: how a failed hand-out ends: requeued, dead-lettered or
+//!   dropped.
+//! - [`visibility`]: when a published or requeued message becomes visible,
+//!   and a due delayed message reported as available.
+//! - [`dedupe`]: how each message of a publish resolves against its
+//!   idempotency key, and the answers that follow.
+//! - [`page`]: `message_list`'s pages, read one row past the end.
+//!
+//! Where SQL keeps a copy of a rule (a statement deciding for itself saves
+//! a round trip per row, e.g. `postgres/sql/lease_expire.sql`), the SQL
+//! names the function it mirrors.
+
+pub(crate) mod dead_letter;
+pub(crate) mod dedupe;
+pub(crate) mod page;
+pub(crate) mod queue_create;
+pub(crate) mod visibility;
