@@ -15,5 +15,6 @@ mod dashboard;
 mod failover;
 mod long_ops;
 mod outage_log;
+mod pgbouncer;
 mod process;
 mod tls;

@@ -17,9 +17,10 @@
 //! retried ack by ack, each alone, so that one bad ack never fails its
 //! neighbours.
 
-use deadpool_postgres::Pool;
+use crate::postgres::db::Db;
 use tokio::sync::{mpsc, oneshot};
 
+use super::db::GenericClient;
 use super::errors::{self, Error};
 use super::hot::{self, HotConnection};
 use super::{lease, sql};
@@ -51,7 +52,7 @@ pub(super) struct AckGroup {
 
 impl AckGroup {
     /// Starts the committer task on the current runtime.
-    pub(super) fn start(pool: Pool) -> AckGroup {
+    pub(super) fn start(pool: Db) -> AckGroup {
         let (sender, receiver) = mpsc::channel(QUEUE_DEPTH);
         tokio::spawn(committer(pool, receiver));
         AckGroup { sender }
@@ -72,7 +73,7 @@ fn stopped() -> StoreError {
     StoreError::internal("the ack committer stopped")
 }
 
-async fn committer(pool: Pool, mut receiver: mpsc::Receiver<Pending>) {
+async fn committer(pool: Db, mut receiver: mpsc::Receiver<Pending>) {
     let mut conn = HotConnection::new(pool);
     while let Some(group) = hot::next_group(&mut receiver, MAX_GROUP, |_| 1).await {
         commit(&mut conn, group).await;
@@ -247,7 +248,7 @@ mod tests {
             group.push(pending);
             expected.push((answer, want));
         }
-        commit(&mut HotConnection::new(store.pool.clone()), group).await;
+        commit(&mut HotConnection::new(store.db.clone()), group).await;
         let mut got = Vec::new();
         for (answer, _) in &mut expected {
             got.push(answer.await.unwrap().unwrap());

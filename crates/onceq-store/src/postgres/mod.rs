@@ -3,6 +3,8 @@
 //!
 //! - [`pool`]: the connection pool (deadpool) and how a URL configures it.
 //! - [`migrate`]: schema migrations under an advisory lock.
+//! - [`db`]: how statements are sent: prepared and cached per connection,
+//!   or unnamed behind a pooler in transaction mode (`pgbouncer=transaction`).
 //! - [`errors`]: driver errors to [`StoreError`], and retrying transactions
 //!   that lost a deadlock or a race.
 //! - [`sql`]: every statement, one `.sql` file each under `sql/`.
@@ -33,6 +35,7 @@ mod accounts;
 mod ack_group;
 mod browse;
 mod claim;
+mod db;
 mod dlq;
 mod errors;
 mod hot;
@@ -55,7 +58,8 @@ use crate::{Result, StoreError};
 
 /// The PostgreSQL store. Cheap to share: it is a connection pool.
 pub struct PgStore {
-    pool: deadpool_postgres::Pool,
+    /// The pool, and how statements are sent on it (`db.rs`).
+    db: db::Db,
     /// Where publishes go: they are stored in groups (see [`publish_group`]).
     publishes: publish_group::GroupCommit,
     /// Where acks go: they are deleted in groups (see [`ack_group`]).
@@ -68,7 +72,7 @@ pub struct PgStore {
 impl std::fmt::Debug for PgStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PgStore")
-            .field("pool", &self.pool.status())
+            .field("pool", &self.db.status())
             .finish()
     }
 }
@@ -80,15 +84,27 @@ impl PgStore {
     ///
     /// `Unavailable` when the database cannot be reached.
     pub async fn connect(url: &str) -> Result<PgStore> {
-        let (pool, pg) = pool::build(url)?;
-        migrate::run(&pool)
-            .await
-            .map_err(errors::Error::into_store)?;
-        let publishes = publish_group::GroupCommit::start(pool.clone());
-        let acks = ack_group::AckGroup::start(pool.clone());
-        let (keys, _key_listener) = key_cache::KeyCache::start(pg);
+        let (pool, pg, ours) = pool::build(url)?;
+        let setup = async {
+            let mut client = pool.get().await?;
+            migrate::run(&mut client, ours.behind_pooler).await?;
+            match ours.behind_pooler {
+                true => Ok(db::Statements::learn(&client).await?),
+                false => Ok::<_, errors::Error>(db::Statements::Prepared),
+            }
+        };
+        let statements = setup.await.map_err(errors::Error::into_store)?;
+        let db = db::Db::new(pool, statements);
+        let publishes = publish_group::GroupCommit::start(db.clone());
+        let acks = ack_group::AckGroup::start(db.clone());
+        // LISTEN does not survive a pooler in transaction mode (it lands on
+        // a server connection that is then handed to others): no cache.
+        let (keys, _key_listener) = match ours.behind_pooler {
+            true => key_cache::KeyCache::off(),
+            false => key_cache::KeyCache::start(pg, db.clone()),
+        };
         Ok(PgStore {
-            pool,
+            db,
             publishes,
             acks,
             keys,
@@ -104,13 +120,9 @@ impl PgStore {
     ///
     /// `Unavailable` when the database cannot be reached.
     pub async fn migrate(url: &str) -> Result<()> {
-        let (_, pg) = pool::build(url)?;
+        let (_, pg, _) = pool::build(url)?;
         let into_store = |e| errors::Error::into_store(errors::Error::Db(e));
-        let (mut client, connection) = pg
-            .config()
-            .connect(pg.tls())
-            .await
-            .map_err(into_store)?;
+        let (mut client, connection) = pg.config().connect(pg.tls()).await.map_err(into_store)?;
         let connection = tokio::spawn(connection);
         let migrated = migrate::run_on(&mut client).await;
         // Closed, and the server told, before we return.
@@ -131,8 +143,8 @@ impl PgStore {
     }
 
     /// A pooled connection.
-    async fn client(&self) -> Result<deadpool_postgres::Object, errors::Error> {
-        Ok(self.pool.get().await?)
+    async fn client(&self) -> Result<db::Conn, errors::Error> {
+        Ok(self.db.get().await?)
     }
 }
 

@@ -51,7 +51,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use deadpool_postgres::Pool;
+use crate::postgres::db::Db;
 use tokio::sync::{Mutex, mpsc, oneshot};
 
 use super::errors;
@@ -105,7 +105,7 @@ pub(super) struct GroupCommit {
 
 impl GroupCommit {
     /// Starts the committer tasks on the current runtime.
-    pub(super) fn start(pool: Pool) -> GroupCommit {
+    pub(super) fn start(pool: Db) -> GroupCommit {
         let cache = Arc::new(QueueCache::default());
         let (small, receiver) = mpsc::channel(QUEUE_DEPTH);
         let receiver = Arc::new(Mutex::new(receiver));
@@ -141,7 +141,7 @@ fn stopped() -> StoreError {
 /// Takes a group off the queue, stores it, answers it; until the store is
 /// dropped.
 async fn committer(
-    pool: Pool,
+    pool: Db,
     cache: Arc<QueueCache>,
     receiver: Arc<Mutex<mpsc::Receiver<Pending>>>,
 ) {
@@ -220,7 +220,7 @@ async fn group_retrying(
 }
 
 /// [`publish::publish_alone`] until it does not lose a race.
-async fn alone_retrying(pool: &Pool, pending: &Pending) -> Answer {
+async fn alone_retrying(pool: &Db, pending: &Pending) -> Answer {
     let mut retry = errors::Retry::default();
     loop {
         match publish::publish_alone(pool, &pending.p, &pending.batch).await {
