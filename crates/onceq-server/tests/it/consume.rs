@@ -329,22 +329,28 @@ async fn extend_is_a_heartbeat(b: Backend) {
 }
 both!(extend_is_a_heartbeat);
 
-async fn long_poll_wakes_on_publish(b: Backend) {
-    let s = TestServer::start(b).await;
-    s.post("/v1/queue/create", json!({"name": "q"})).await.ok();
+/// A consume of `queue` waiting up to 20 s, over its own request.
+fn long_poll(s: &TestServer, queue: &str) -> tokio::task::JoinHandle<Value> {
     let http = s.http.clone();
     let url = s.url("/v1/queue/consume");
     let key = s.key.clone();
-    let waiter = tokio::spawn(async move {
+    let body = json!({"queue": queue, "wait_seconds": 20});
+    tokio::spawn(async move {
         let r = http
             .post(url)
             .bearer_auth(key)
-            .json(&json!({"queue": "q", "wait_seconds": 20}))
+            .json(&body)
             .send()
             .await
             .unwrap();
         r.json::<Value>().await.unwrap()
-    });
+    })
+}
+
+async fn long_poll_wakes_on_publish(b: Backend) {
+    let s = TestServer::start(b).await;
+    s.post("/v1/queue/create", json!({"name": "q"})).await.ok();
+    let waiter = long_poll(&s, "q");
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!waiter.is_finished(), "an empty long poll must wait");
     s.publish("q", json!("wake")).await;
@@ -358,6 +364,33 @@ async fn long_poll_wakes_on_publish(b: Backend) {
     assert!(items.is_empty());
 }
 both!(long_poll_wakes_on_publish);
+
+/// A message whose lease the reaper ends goes to a consumer already long
+/// polling its queue at once, not at the poll's next re-check of the store
+/// (here further off than the poll's whole wait).
+async fn long_poll_wakes_on_lease_expiry(b: Backend) {
+    let config = onceq_server::ServerConfig {
+        long_poll_recheck: Duration::from_secs(60),
+        lease_reap_interval: Duration::from_secs(3600),
+        ..Default::default()
+    };
+    let s = TestServer::start_with(b, config).await;
+    s.publish("q", json!("again")).await;
+    consume(&s, json!({"queue": "q", "visibility_timeout": 1}))
+        .await
+        .remove(0);
+    let waiter = long_poll(&s, "q");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiter.is_finished(), "the message is still leased");
+    s.expire_leases_after(2).await;
+    let got = tokio::time::timeout(Duration::from_secs(5), waiter)
+        .await
+        .expect("long poll did not return after the reaper returned the message")
+        .unwrap();
+    assert_eq!(got["data"]["items"][0]["payload"], "again");
+    assert_eq!(got["data"]["items"][0]["delivery_count"], 2);
+}
+both!(long_poll_wakes_on_lease_expiry);
 
 /// JSON Schema's `integer` (what /openapi.json says) admits `2.0`; so does
 /// the server, for every integer field. A fraction is still refused.
