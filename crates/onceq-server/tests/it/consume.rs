@@ -16,7 +16,7 @@ async fn consume(s: &TestServer, body: Value) -> Vec<Value> {
 }
 
 async fn consume_hands_out_under_a_lease(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     for n in 0..12 {
         s.publish("q", json!({"n": n})).await;
     }
@@ -76,7 +76,7 @@ async fn consume_hands_out_under_a_lease(b: Backend) {
 both!(consume_hands_out_under_a_lease);
 
 async fn priority_goes_first(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     for (p, name) in [(0, "low"), (5, "high"), (0, "low2"), (9, "top")] {
         s.post(
             "/v1/queue/publish",
@@ -98,7 +98,7 @@ async fn priority_goes_first(b: Backend) {
 both!(priority_goes_first);
 
 async fn ack_checks_the_receipt(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     s.publish("q", json!(1)).await;
     let m = consume(&s, json!({"queue": "q"})).await.remove(0);
     let ack = |receipt: Value| {
@@ -131,7 +131,7 @@ async fn ack_checks_the_receipt(b: Backend) {
 both!(ack_checks_the_receipt);
 
 async fn late_ack_cannot_delete_the_next_holders_message(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     s.publish("q", json!("job")).await;
     let first = consume(&s, json!({"queue": "q", "visibility_timeout": 10}))
         .await
@@ -164,7 +164,7 @@ async fn late_ack_cannot_delete_the_next_holders_message(b: Backend) {
 both!(late_ack_cannot_delete_the_next_holders_message);
 
 async fn nack_requeues_delays_or_dead_letters(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     s.publish("q", json!("a")).await;
     let m = consume(&s, json!({"queue": "q"})).await.remove(0);
     let r = s
@@ -227,7 +227,7 @@ async fn nack_requeues_delays_or_dead_letters(b: Backend) {
 both!(nack_requeues_delays_or_dead_letters);
 
 async fn fourth_failure_dead_letters(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     let id = s
         .publish("api-enqueue-jobs", json!({"job": "export"}))
         .await;
@@ -280,7 +280,7 @@ async fn expired_leases_return_without_anyone_calling(b: Backend) {
         lease_reap_interval: Duration::from_millis(50),
         ..Default::default()
     };
-    let s = TestServer::start_with(b, config).await;
+    let s = TestServer::in_process_with(b, config).await;
     s.publish("q", json!(1)).await;
     consume(&s, json!({"queue": "q", "visibility_timeout": 1}))
         .await
@@ -300,7 +300,7 @@ async fn expired_leases_return_without_anyone_calling(b: Backend) {
 both!(expired_leases_return_without_anyone_calling);
 
 async fn extend_is_a_heartbeat(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     s.publish("q", json!(1)).await;
     let m = consume(&s, json!({"queue": "q", "visibility_timeout": 10}))
         .await
@@ -348,7 +348,7 @@ fn long_poll(s: &TestServer, queue: &str) -> tokio::task::JoinHandle<Value> {
 }
 
 async fn long_poll_wakes_on_publish(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     s.post("/v1/queue/create", json!({"name": "q"})).await.ok();
     let waiter = long_poll(&s, "q");
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -374,7 +374,7 @@ async fn long_poll_wakes_on_lease_expiry(b: Backend) {
         lease_reap_interval: Duration::from_secs(3600),
         ..Default::default()
     };
-    let s = TestServer::start_with(b, config).await;
+    let s = TestServer::in_process_with(b, config).await;
     s.publish("q", json!("again")).await;
     consume(&s, json!({"queue": "q", "visibility_timeout": 1}))
         .await
@@ -395,7 +395,7 @@ both!(long_poll_wakes_on_lease_expiry);
 /// JSON Schema's `integer` (what /openapi.json says) admits `2.0`; so does
 /// the server, for every integer field. A fraction is still refused.
 async fn integers_may_carry_a_zero_fraction(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     for n in 0..3 {
         s.publish("q", json!(n)).await;
     }

@@ -1,5 +1,13 @@
 //! Starts a real server on 127.0.0.1:0 over a real store, with a manual
 //! clock, and gives tests a small JSON client.
+//!
+//! The client's requests go over the socket, or, for a server started with
+//! [`TestServer::in_process`], straight into the server's router
+//! (`app(state)` with `tower::ServiceExt::oneshot`): the same handlers,
+//! layers and state, without TCP and HTTP parsing. Tests where the socket
+//! or the process is the subject (hostile clients, SIGTERM, long polls
+//! over a real client, the browser) use the socket, through the client's
+//! `http` and `url` if not through these helpers.
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
@@ -75,6 +83,9 @@ pub struct TestServer {
     /// A key of project `beta`.
     pub other_key: String,
     pub http: reqwest::Client,
+    /// Set by [`TestServer::in_process`]: requests of the helpers below go
+    /// through it, not the socket.
+    router: Option<axum::Router>,
     _store: Option<StoreHandle>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
@@ -143,10 +154,23 @@ impl TestServer {
                 .pool_idle_timeout(pool_idle)
                 .build()
                 .unwrap(),
+            router: None,
             _store: None,
             stop: Some(tx),
             task: Some(task),
         }
+    }
+
+    /// A server whose helpers' requests go in-process (see the module doc).
+    pub async fn in_process(backend: Backend) -> Self {
+        Self::in_process_with(backend, ServerConfig::default()).await
+    }
+
+    /// [`TestServer::in_process`] with `config`.
+    pub async fn in_process_with(backend: Backend, config: ServerConfig) -> Self {
+        let mut server = Self::start_with(backend, config).await;
+        server.router = Some(onceq_server::app(server.state.clone()));
+        server
     }
 
     /// Shuts the server down as SIGTERM would and waits until it has
@@ -247,6 +271,10 @@ impl TestServer {
         body: Option<Value>,
         key: Option<&str>,
     ) -> Res {
+        if let Some(router) = &self.router {
+            let body = body.map(|b| serde_json::to_vec(&b).unwrap());
+            return in_process(router, method, path, body, key).await;
+        }
         let mut req = self.http.request(method, self.url(path));
         if let Some(key) = key {
             req = req.bearer_auth(key);
@@ -259,6 +287,11 @@ impl TestServer {
 
     /// POST raw bytes (malformed bodies).
     pub async fn post_raw(&self, path: &str, body: impl Into<reqwest::Body>) -> Res {
+        if let Some(router) = &self.router {
+            let body = body.into().as_bytes().expect("a body in memory").to_vec();
+            let key = Some(self.key.as_str());
+            return in_process(router, reqwest::Method::POST, path, Some(body), key).await;
+        }
         let req = self
             .http
             .post(self.url(path))
@@ -302,6 +335,32 @@ impl Drop for TestServer {
     }
 }
 
+/// One request through `router`, as the socket client would send it: the
+/// key as a Bearer header, a body as JSON.
+async fn in_process(
+    router: &axum::Router,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<Vec<u8>>,
+    key: Option<&str>,
+) -> Res {
+    use tower::ServiceExt;
+    let mut req = axum::http::Request::builder().method(method).uri(path);
+    if let Some(key) = key {
+        req = req.header("authorization", format!("Bearer {key}"));
+    }
+    if body.is_some() {
+        req = req.header("content-type", "application/json");
+    }
+    let req = req
+        .body(axum::body::Body::from(body.unwrap_or_default()))
+        .unwrap();
+    let res = router.clone().oneshot(req).await.unwrap();
+    let (parts, body) = res.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+    Res::parse(parts.status.as_u16(), parts.headers, &bytes)
+}
+
 /// An answer: status, headers, JSON body.
 pub struct Res {
     pub status: u16,
@@ -313,7 +372,12 @@ impl Res {
     async fn from(r: reqwest::Response) -> Self {
         let status = r.status().as_u16();
         let headers = r.headers().clone();
-        let text = r.text().await.unwrap();
+        let bytes = r.bytes().await.unwrap();
+        Self::parse(status, headers, &bytes)
+    }
+
+    fn parse(status: u16, headers: reqwest::header::HeaderMap, bytes: &[u8]) -> Self {
+        let text = String::from_utf8_lossy(bytes);
         let body = serde_json::from_str(&text)
             .unwrap_or_else(|_| panic!("answer is not JSON (status {status}): {text}"));
         Self {
