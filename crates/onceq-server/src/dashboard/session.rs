@@ -238,8 +238,8 @@ pub async fn signin(
         let page = signin_form(Some("Enter an API key (api_key is empty)."), None);
         return Ok((StatusCode::BAD_REQUEST, layout::html(page)).into_response());
     }
-    match auth::authenticate(&state, key).await {
-        Ok(record) if !record.scope.actions.allows(Action::Read) => {
+    match auth::authenticate(&state, key).await.map(Principal::new) {
+        Ok(principal) if !principal.allows(Action::Read) => {
             let page = signin_form(
                 Some("That key may not read queues (its scope has no read action)."),
                 None,
