@@ -6,6 +6,7 @@
 //! push subscriptions, with a webhook receiver). Every test is written once
 //! and run on SQLite and PostgreSQL by the `both!` macro.
 
+mod answer;
 mod harness;
 
 mod auth;
