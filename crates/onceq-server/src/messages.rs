@@ -63,9 +63,7 @@ impl Messages<'_> {
             .iter()
             .filter(|o| !o.replay && o.status == MessageStatus::Available)
             .count();
-        if available > 0 {
-            state.wakeups.wake(project, name, available);
-        }
+        self.wake(project, name, available);
         state.throughput.published(
             project,
             name,
@@ -106,9 +104,7 @@ impl Messages<'_> {
         let at_once = nack.delay.is_zero();
         let outcome = state.store.message_nack(nack).await?;
         state.metrics.nacked(project, queue, &outcome);
-        if outcome.requeued && at_once {
-            state.wakeups.wake(project, queue, 1);
-        }
+        self.wake(project, queue, usize::from(outcome.requeued && at_once));
         Ok(outcome)
     }
 
@@ -121,10 +117,11 @@ impl Messages<'_> {
         redrive: DlqRedrive,
     ) -> Result<RedriveOutcome> {
         let outcome = self.state.store.dlq_redrive(redrive).await?;
-        if outcome.redriven > 0 {
-            let redriven = usize::try_from(outcome.redriven).unwrap_or(usize::MAX);
-            self.state.wakeups.wake(project, queue, redriven);
-        }
+        self.wake(
+            project,
+            queue,
+            usize::try_from(outcome.redriven).unwrap_or(0),
+        );
         Ok(outcome)
     }
 
@@ -137,9 +134,8 @@ impl Messages<'_> {
         redrive: DlqRedriveOne,
     ) -> Result<RedriveOneOutcome> {
         let outcome = self.state.store.dlq_redrive_one(redrive).await?;
-        if outcome.outcome == SingleOutcome::Done {
-            self.state.wakeups.wake(project, queue, 1);
-        }
+        let moved = outcome.outcome == SingleOutcome::Done;
+        self.wake(project, queue, usize::from(moved));
         Ok(outcome)
     }
 
@@ -153,12 +149,19 @@ impl Messages<'_> {
         let state = self.state;
         let done = state.store.lease_expire(state.clock.now(), limit).await?;
         state.metrics.leases_expired(&done);
-        for q in done.by_queue.iter().filter(|q| q.requeued > 0) {
+        for q in &done.by_queue {
             let requeued = usize::try_from(q.requeued).unwrap_or(usize::MAX);
-            state
-                .wakeups
-                .wake(&q.queue.project, &q.queue.queue, requeued);
+            self.wake(&q.queue.project, &q.queue.queue, requeued);
         }
         Ok(done)
+    }
+
+    /// `available` messages became available on the queue: wakes that many
+    /// waiting consumers at most (and its push dispatchers). Nothing at all
+    /// for none, not even the wake-up map's lock.
+    fn wake(self, project: &str, queue: &str, available: usize) {
+        if available > 0 {
+            self.state.wakeups.wake(project, queue, available);
+        }
     }
 }
