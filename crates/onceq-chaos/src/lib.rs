@@ -15,7 +15,8 @@
 //!
 //! - [`config`]: [`Config`], the run's sizes and schedules, with the `small`
 //!   and `large` presets and the `--break` switches (teeth).
-//! - [`cluster`]: the PostgreSQL cluster and its two databases.
+//! - [`cluster`]: the PostgreSQL cluster (or HA pair: primary and
+//!   synchronous standby, for failovers) and its two databases.
 //! - [`proxy`]: a TCP proxy on 127.0.0.1 that can cut every live connection.
 //! - [`procs`]: the supervisor: child processes with their env and log
 //!   files, `kill -9`, restart after a pause.
