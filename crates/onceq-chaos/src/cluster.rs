@@ -113,20 +113,20 @@ impl Cluster {
     /// SIGKILLs the primary's postmaster, waits `pause` (an orchestrator
     /// noticing), promotes the standby, then builds a new synchronous
     /// standby from the new primary on the dead one's port and waits until
-    /// it is synchronous, so that the next failover can happen. Returns
-    /// false (and does nothing) without a standby.
+    /// it is synchronous, so that the next failover can happen. Returns how
+    /// long that took, or `None` (having done nothing) without a standby.
     ///
     /// The new primary gets `synchronous_standby_names` before its standby
     /// exists, so its commits wait until one is attached (a *strict*
     /// synchronous mode): no commit is ever acknowledged by one node alone.
-    pub async fn failover(&self, pause: Duration) -> bool {
+    pub async fn failover(&self, pause: Duration) -> Option<FailoverTimes> {
         let mut nodes = self.nodes.lock().await;
-        let Some(standby) = nodes.standby.take() else {
-            return false;
-        };
+        let standby = nodes.standby.take()?;
         nodes.primary.kill_postmaster();
+        let killed = tokio::time::Instant::now();
         tokio::time::sleep(pause).await;
         standby.promote().await;
+        let promoted = killed.elapsed();
         list_standby(&standby).await;
         let dead = std::mem::replace(&mut nodes.primary, standby);
         let port = dead.port();
@@ -136,8 +136,22 @@ impl Cluster {
             TestCluster::start_standby_on_port(&nodes.primary, STANDBY_NAME, port, options()).await;
         wait_for_sync_standby(&nodes.primary).await;
         nodes.standby = Some(fresh);
-        true
+        Some(FailoverTimes {
+            promoted,
+            synchronous_again: killed.elapsed(),
+        })
     }
+}
+
+/// How long one failover took, from the SIGKILL of the primary.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FailoverTimes {
+    /// Until the standby was promoted (the pause, then `pg_promote`): the
+    /// processes can write again from here on.
+    pub promoted: Duration,
+    /// Until the new standby was synchronous. In between, commits on the new
+    /// primary wait for it (strict mode), so this is the write outage.
+    pub synchronous_again: Duration,
 }
 
 /// `postgres://postgres@127.0.0.1:P1[,127.0.0.1:P2]/db`, with

@@ -13,7 +13,7 @@ use onceq_testdb::StopMode;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use tokio_util::sync::CancellationToken;
 
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, FailoverTimes};
 use crate::pipeline::Pipeline;
 
 /// A kind of fault.
@@ -73,6 +73,8 @@ pub struct Counts {
     by_kind: [AtomicU64; Kind::ALL.len()],
     /// Connections the cuts closed.
     pub connections_cut: AtomicU64,
+    /// The longest failover so far, by each of its times.
+    pub failover_longest: std::sync::Mutex<FailoverTimes>,
 }
 
 impl Counts {
@@ -146,7 +148,17 @@ pub async fn run(
                         counts.connections_cut.fetch_add(l.cut(), Relaxed);
                         true
                     }
-                    Kind::Failover => cluster.failover(pause).await,
+                    Kind::Failover => match cluster.failover(pause).await {
+                        Some(t) => {
+                            let mut longest =
+                                counts.failover_longest.lock().expect("failover lock");
+                            longest.promoted = longest.promoted.max(t.promoted);
+                            longest.synchronous_again =
+                                longest.synchronous_again.max(t.synchronous_again);
+                            true
+                        }
+                        None => false,
+                    },
                 };
                 if fired {
                     counts.by_kind[kind.index()].fetch_add(1, Relaxed);

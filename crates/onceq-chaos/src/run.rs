@@ -135,6 +135,7 @@ pub async fn run(config: Config) -> anyhow::Result<Report> {
         replays_answered: s.replayed.load(Relaxed),
         faults: Kind::ALL.iter().map(|k| (*k, counts.get(*k))).collect(),
         connections_cut: counts.connections_cut.load(Relaxed),
+        failover_longest: *counts.failover_longest.lock().expect("failover lock"),
         restarts: pipeline.all().map(|p| p.starts().saturating_sub(1)).sum(),
         slow_workers: format!(
             "{} of {} workers work {} ms under a {} s lease, heartbeat every {} ms",
