@@ -70,8 +70,8 @@ impl Cluster {
         let queue_db = primary.create_database().await.name;
         let app_db = primary.create_database().await.name;
         let standby = if ha {
-            let standby = TestCluster::start_standby(&primary, STANDBY_NAME, options()).await;
             list_standby(&primary).await;
+            let standby = TestCluster::start_standby(&primary, STANDBY_NAME, options()).await;
             wait_for_sync_standby(&primary).await;
             Some(standby)
         } else {
@@ -116,8 +116,9 @@ impl Cluster {
     /// it is synchronous, so that the next failover can happen. Returns how
     /// long that took, or `None` (having done nothing) without a standby.
     ///
-    /// The new primary gets `synchronous_standby_names` before its standby
-    /// exists, so its commits wait until one is attached (a *strict*
+    /// The new primary has `synchronous_standby_names` from the moment it is
+    /// promoted (every standby inherits it, see [`list_standby`]), so its
+    /// commits wait until the new standby is attached (a *strict*
     /// synchronous mode): no commit is ever acknowledged by one node alone.
     pub async fn failover(&self, pause: Duration) -> Option<FailoverTimes> {
         let mut nodes = self.nodes.lock().await;
@@ -127,7 +128,6 @@ impl Cluster {
         tokio::time::sleep(pause).await;
         standby.promote().await;
         let promoted = killed.elapsed();
-        list_standby(&standby).await;
         let dead = std::mem::replace(&mut nodes.primary, standby);
         let port = dead.port();
         // Drop stops its watchdog and removes its directory: blocking work.
@@ -147,7 +147,7 @@ impl Cluster {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FailoverTimes {
     /// Until the standby was promoted (the pause, then `pg_promote`): the
-    /// processes can write again from here on.
+    /// processes can connect to it for writing from here on.
     pub promoted: Duration,
     /// Until the new standby was synchronous. In between, commits on the new
     /// primary wait for it (strict mode), so this is the write outage.
@@ -167,11 +167,15 @@ fn url(db: &str, ports: &[u16]) -> String {
 }
 
 /// Lists [`STANDBY_NAME`] in `primary`'s `synchronous_standby_names`
-/// (`ALTER SYSTEM`, reloaded). At the start this comes after the standby's
-/// base backup, as in the CLI's failover test: a primary waiting for a
-/// standby that does not exist yet would hang every commit meanwhile. A
-/// promoted standby gets it at once, before its own standby is built: that
-/// wait is the strict mode (see [`Cluster::failover`]).
+/// (`ALTER SYSTEM`, reloaded), once, before the first standby's base
+/// backup. `ALTER SYSTEM` writes `postgresql.auto.conf`, which
+/// `pg_basebackup` copies: every standby of the run inherits the setting
+/// (ignored while it is a standby) and has it in force the moment it is
+/// promoted, with no instant in which a lone new primary acknowledges
+/// commits. (The CLI's failover test sets it after its backup on purpose:
+/// it does not rebuild a standby, and a promoted node waiting for one
+/// would hang. Here the failover builds one at once.) The base backup
+/// itself commits nothing, so it does not wait on the missing standby.
 async fn list_standby(primary: &TestCluster) {
     let admin = connect(&primary.admin_url(), SYNC_WITHIN)
         .await
