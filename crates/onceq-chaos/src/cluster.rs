@@ -128,6 +128,7 @@ impl Cluster {
         tokio::time::sleep(pause).await;
         standby.promote().await;
         let promoted = killed.elapsed();
+        assert_inherited_sync_names(&standby).await;
         let dead = std::mem::replace(&mut nodes.primary, standby);
         let port = dead.port();
         // Drop stops its watchdog and removes its directory: blocking work.
@@ -191,6 +192,25 @@ async fn list_standby(primary: &TestCluster) {
             .await
             .unwrap_or_else(|e| panic!("onceq-chaos: {sql}: {e:?}"));
     }
+}
+
+/// Checks that a just-promoted node has [`STANDBY_NAME`] in force (inherited
+/// through its base backup, see [`list_standby`]): without it, the new
+/// primary would acknowledge commits alone and the run's "nothing
+/// acknowledged is lost" would rest on luck.
+async fn assert_inherited_sync_names(promoted: &TestCluster) {
+    let admin = connect(&promoted.admin_url(), SYNC_WITHIN)
+        .await
+        .unwrap_or_else(|e| panic!("onceq-chaos: {e}"));
+    let names: String = admin
+        .query_one("SHOW synchronous_standby_names", &[])
+        .await
+        .unwrap_or_else(|e| panic!("onceq-chaos: SHOW synchronous_standby_names: {e:?}"))
+        .get(0);
+    assert_eq!(
+        names, STANDBY_NAME,
+        "onceq-chaos: the promoted standby did not inherit synchronous_standby_names"
+    );
 }
 
 /// Waits until `primary` reports its standby `sync`.
