@@ -71,6 +71,13 @@ impl ApiError {
         self.code
     }
 
+    /// Seconds to wait before retrying, for the answers that say it (429
+    /// and 503).
+    pub fn retry_after(&self) -> Option<u64> {
+        matches!(self.code, ErrorCode::Unavailable | ErrorCode::RateLimited)
+            .then(|| self.retry_after_secs.unwrap_or(1))
+    }
+
     /// The client-facing message.
     pub fn message(&self) -> &str {
         &self.message
@@ -133,6 +140,7 @@ impl IntoResponse for ApiError {
         self.log_cause();
         let status = StatusCode::from_u16(self.code.http_status())
             .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let retry_after = self.retry_after();
         let mut res = error_response(
             status,
             ErrorBody {
@@ -146,8 +154,7 @@ impl IntoResponse for ApiError {
                 unavailable: self.code == ErrorCode::Unavailable,
             });
         }
-        if matches!(self.code, ErrorCode::Unavailable | ErrorCode::RateLimited) {
-            let secs = self.retry_after_secs.unwrap_or(1);
+        if let Some(secs) = retry_after {
             res.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }

@@ -52,6 +52,35 @@ impl Guarded {
     }
 }
 
+/// Takes one request from `key`'s and its project's rate limits: 429 with
+/// `Retry-After` when either bucket is empty. Every request made with a key
+/// passes here, through the API's guard or the dashboard's `Viewer`.
+pub fn admit_rate(state: &AppState, key: &onceq_store::KeyRecord) -> Result<(), ApiError> {
+    state
+        .accounts
+        .limiter
+        .admit(
+            &key.key_id,
+            key.rate.or(state.config.key_rate),
+            &key.project,
+            state.config.project_rate,
+            state.clock.now(),
+        )
+        .map_err(|l| {
+            let what = match l.scope {
+                LimitScope::Key => "this API key",
+                LimitScope::Project => "this project",
+            };
+            ApiError::rate_limited(
+                l.retry_after_secs,
+                format!(
+                    "too many requests for {what}; retry after {} s",
+                    l.retry_after_secs
+                ),
+            )
+        })
+}
+
 /// The middleware (see the module doc).
 pub async fn guard(State(g): State<Guarded>, mut req: Request, next: Next) -> Response {
     // Owned, not `&req`: the body is not `Sync`, and this future must be
@@ -77,30 +106,7 @@ async fn admit(g: &Guarded, authorization: Option<HeaderValue>) -> Result<Caller
     let state = &g.state;
     let key = auth::bearer(authorization.as_ref())?;
     let key = auth::authenticate(state, &key).await?;
-    let now = state.clock.now();
-    state
-        .accounts
-        .limiter
-        .admit(
-            &key.key_id,
-            key.rate.or(state.config.key_rate),
-            &key.project,
-            state.config.project_rate,
-            now,
-        )
-        .map_err(|l| {
-            let what = match l.scope {
-                LimitScope::Key => "this API key",
-                LimitScope::Project => "this project",
-            };
-            ApiError::rate_limited(
-                l.retry_after_secs,
-                format!(
-                    "too many requests for {what}; retry after {} s",
-                    l.retry_after_secs
-                ),
-            )
-        })?;
+    admit_rate(state, &key)?;
     let principal = Principal::new(key);
     let action = g.capability.action;
     if !principal.allows(action) {

@@ -75,6 +75,7 @@ fn error_box(title: &str, message: &str) -> Markup {
 
 impl IntoResponse for DashError {
     fn into_response(self) -> Response {
+        let mut retry_after = None;
         let (status, title, message) = match self {
             DashError::SignIn { expired } => {
                 let to = if expired {
@@ -101,7 +102,13 @@ impl IntoResponse for DashError {
                 let status = StatusCode::from_u16(e.code().http_status())
                     .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
                 e.log_cause();
-                (status, "Something went wrong.", e.message().to_owned())
+                // As the API says it: when to come back (429, 503).
+                retry_after = e.retry_after();
+                let title = match e.code() {
+                    ErrorCode::RateLimited => "Too many requests.",
+                    _ => "Something went wrong.",
+                };
+                (status, title, e.message().to_owned())
             }
         };
         let fragment = error_box(title, &message);
@@ -114,6 +121,10 @@ impl IntoResponse for DashError {
             },
         );
         let mut res = (status, layout::html(page)).into_response();
+        if let Some(secs) = retry_after {
+            res.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
         res.extensions_mut()
             .insert(ErrorFragment(fragment.into_string()));
         res

@@ -94,6 +94,8 @@ impl FromRequestParts<AppState> for Viewer {
         let record = auth::authenticate(state, &key)
             .await
             .map_err(DashError::from_api)?;
+        // The key's and its project's rate limits hold on the dashboard too.
+        crate::guard::admit_rate(state, &record).map_err(DashError::from_api)?;
         let viewer = Viewer {
             principal: Principal::new(record),
         };

@@ -22,6 +22,7 @@ both!(assets_are_typed_and_cached);
 both!(a_scoped_key_sees_its_queues_and_changes_need_admin);
 both!(dead_letter_changes_need_the_dlq_in_the_key_patterns);
 both!(queue_page_lists_push_subscriptions_without_secrets);
+both!(the_dashboard_keeps_the_keys_rate_limit);
 
 /// `application/x-www-form-urlencoded` bodies, as a browser sends them.
 trait FormPairs {
@@ -839,4 +840,29 @@ async fn queue_page_lists_push_subscriptions_without_secrets(b: Backend) {
         .has(&id)
         .has("https://hooks.example.com/jobs")
         .lacks("whsec_do_not_show");
+}
+
+/// A key's rate limit holds on its dashboard pages as on its API calls:
+/// past the burst, 429 with Retry-After, until the clock gives tokens back.
+async fn the_dashboard_keeps_the_keys_rate_limit(b: Backend) {
+    let config = TestServer::manual_sync(onceq_server::ServerConfig {
+        key_rate: Some(onceq_store::RateLimit {
+            per_sec: 1.0,
+            burst: 2,
+        }),
+        ..onceq_server::ServerConfig::default()
+    });
+    let s = TestServer::start_with(b, config).await;
+    let browser = Browser::signed_in(&s, &s.key);
+    for _ in 0..2 {
+        assert_eq!(browser.get("/dashboard").await.status, StatusCode::OK);
+    }
+    let refused = browser.get("/dashboard").await;
+    assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(refused.headers["retry-after"], "1");
+    refused.has("Too many requests.");
+    // The API and the dashboard draw on one bucket.
+    s.get("/v1/queue/list").await.err(429, "RATE_LIMITED");
+    s.clock.advance(jiff::SignedDuration::from_secs(1));
+    assert_eq!(browser.get("/dashboard").await.status, StatusCode::OK);
 }
