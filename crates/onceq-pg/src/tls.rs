@@ -112,20 +112,22 @@ impl TlsParams {
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
             .map_err(|e| PgError::new(format!("TLS: {e}")))?;
-        let verifier: Arc<dyn ServerCertVerifier> = match verify {
-            Verify::Nothing => Arc::new(AnyCertificate(provider)),
-            Verify::Chain | Verify::ChainAndName => {
-                let roots = Arc::new(self.roots()?);
-                let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider)
-                    .build()
-                    .map_err(|e| PgError::new(format!("sslrootcert: {e}")))?;
-                if verify == Verify::Chain {
-                    Arc::new(ChainOnly(webpki))
-                } else {
-                    webpki
-                }
-            }
+        let chain = match verify {
+            Verify::Nothing => None,
+            Verify::Chain | Verify::ChainAndName => Some(
+                WebPkiServerVerifier::builder_with_provider(
+                    Arc::new(self.roots()?),
+                    provider.clone(),
+                )
+                .build()
+                .map_err(|e| PgError::new(format!("sslrootcert: {e}")))?,
+            ),
         };
+        let verifier = Arc::new(ServerCheck {
+            provider,
+            chain,
+            name: verify == Verify::ChainAndName,
+        });
         let builder = builder
             .dangerous()
             .with_custom_certificate_verifier(verifier);
@@ -185,65 +187,21 @@ fn read_certs(file: &str, what: &str) -> Result<Vec<CertificateDer<'static>>, Pg
     Ok(certs)
 }
 
-/// `prefer`/`require` without a CA: the link is encrypted, the server is
-/// not authenticated (libpq's meaning of those modes). The handshake's
-/// signatures are still checked, so the key exchange is with the holder
-/// of the certificate shown.
+/// The server's certificate checked as a [`Verify`] says: not at all
+/// (`prefer`/`require` without a CA: the link is encrypted, the server not
+/// authenticated, libpq's meaning of those modes), its chain (`verify-ca`;
+/// rustls checks the name after the chain, so a name mismatch means the
+/// chain was good), or chain and name (`verify-full`). The handshake's
+/// signatures are checked in every mode, so the key exchange is with the
+/// holder of the certificate shown.
 #[derive(Debug)]
-struct AnyCertificate(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for AnyCertificate {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
+struct ServerCheck {
+    provider: Arc<CryptoProvider>,
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    name: bool,
 }
 
-/// `verify-ca`: the chain must lead to a trusted root; the name is not
-/// checked (rustls checks it after the chain, so a name mismatch means the
-/// chain was good).
-#[derive(Debug)]
-struct ChainOnly(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for ServerCheck {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -252,13 +210,13 @@ impl ServerCertVerifier for ChainOnly {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-        {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
+            )) if !self.name => Ok(ServerCertVerified::assertion()),
             other => other,
         }
     }
@@ -269,7 +227,8 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        let algorithms = &self.provider.signature_verification_algorithms;
+        rustls::crypto::verify_tls12_signature(message, cert, dss, algorithms)
     }
 
     fn verify_tls13_signature(
@@ -278,11 +237,14 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        let algorithms = &self.provider.signature_verification_algorithms;
+        rustls::crypto::verify_tls13_signature(message, cert, dss, algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 

@@ -243,10 +243,7 @@ impl TestCluster {
     /// look from outside (its backends exit as they notice). [`stop`](Self::stop)
     /// and drop still clean up after it.
     pub fn kill_postmaster(&self) {
-        let pid_file = self.data_dir().join("postmaster.pid");
-        let pid = std::fs::read_to_string(&pid_file)
-            .unwrap_or_else(|e| panic!("onceq-testdb: read {}: {e}", pid_file.display()));
-        let pid = pid.lines().next().unwrap_or_default().trim().to_owned();
+        let pid = self.postmaster_pid();
         let status = std::process::Command::new("kill")
             .args(["-KILL", &pid])
             .status()
@@ -267,11 +264,16 @@ impl TestCluster {
         self.signal_all("-CONT");
     }
 
-    fn signal_all(&self, signal: &str) {
+    /// The running postmaster's pid (the first line of `postmaster.pid`).
+    fn postmaster_pid(&self) -> String {
         let pid_file = self.data_dir().join("postmaster.pid");
         let pid = std::fs::read_to_string(&pid_file)
             .unwrap_or_else(|e| panic!("onceq-testdb: read {}: {e}", pid_file.display()));
-        let pid = pid.lines().next().unwrap_or_default().trim().to_owned();
+        pid.lines().next().unwrap_or_default().trim().to_owned()
+    }
+
+    fn signal_all(&self, signal: &str) {
+        let pid = self.postmaster_pid();
         let children = std::process::Command::new("pgrep")
             .args(["-P", &pid])
             .output()

@@ -43,10 +43,28 @@ async fn connect_error(url: &str) -> String {
     }
 }
 
+/// Which CA file a URL names as `sslrootcert`.
+#[derive(Clone, Copy)]
+enum Root {
+    None,
+    Ours,
+    Other,
+}
+
+/// `postgres://…@HOST:PORT/postgres?sslmode=MODE[&sslrootcert=…]`.
+async fn url(host: &str, mode: &str, root: Root) -> String {
+    let c = cluster().await;
+    let params = match root {
+        Root::None => format!("sslmode={mode}"),
+        Root::Ours => format!("sslmode={mode}&sslrootcert={}", c.files.ca.display()),
+        Root::Other => format!("sslmode={mode}&sslrootcert={}", c.files.other_ca.display()),
+    };
+    c.url(host, "postgres", &params)
+}
+
 #[tokio::test]
 async fn require_encrypts_without_checking_the_certificate() {
-    let c = cluster().await;
-    let url = c.url("127.0.0.1", "postgres", "sslmode=require");
+    let url = url("127.0.0.1", "require", Root::None).await;
     assert_eq!(ssl_in_use(&url).await, Ok(true));
 }
 
@@ -61,88 +79,47 @@ async fn prefer_the_default_uses_tls_when_offered() {
 
 #[tokio::test]
 async fn verify_full_with_the_right_ca_connects() {
-    let c = cluster().await;
-    let ca = c.files.ca.display();
-    let url = c.url(
-        "localhost",
-        "postgres",
-        &format!("sslmode=verify-full&sslrootcert={ca}"),
-    );
+    let url = url("localhost", "verify-full", Root::Ours).await;
     assert_eq!(ssl_in_use(&url).await, Ok(true));
 }
 
 #[tokio::test]
 async fn verify_full_with_another_ca_fails_naming_the_issuer() {
-    let c = cluster().await;
-    let ca = c.files.other_ca.display();
-    let url = c.url(
-        "localhost",
-        "postgres",
-        &format!("sslmode=verify-full&sslrootcert={ca}"),
-    );
-    let e = connect_error(&url).await;
+    let e = connect_error(&url("localhost", "verify-full", Root::Other).await).await;
     assert!(e.contains("invalid peer certificate: UnknownIssuer"), "{e}");
 }
 
 #[tokio::test]
 async fn verify_full_with_the_wrong_host_name_fails_naming_the_name() {
-    let c = cluster().await;
-    let ca = c.files.ca.display();
-    let url = c.url(
-        "127.0.0.1",
-        "postgres",
-        &format!("sslmode=verify-full&sslrootcert={ca}"),
-    );
-    let e = connect_error(&url).await;
+    let e = connect_error(&url("127.0.0.1", "verify-full", Root::Ours).await).await;
     assert!(e.contains("certificate not valid for name"), "{e}");
     assert!(e.contains("127.0.0.1"), "{e}");
 }
 
 #[tokio::test]
 async fn verify_ca_checks_the_chain_not_the_name() {
-    let c = cluster().await;
-    let ca = c.files.ca.display();
-    let url = c.url(
-        "127.0.0.1",
-        "postgres",
-        &format!("sslmode=verify-ca&sslrootcert={ca}"),
-    );
-    assert_eq!(ssl_in_use(&url).await, Ok(true));
-    let other = c.files.other_ca.display();
-    let url = c.url(
-        "127.0.0.1",
-        "postgres",
-        &format!("sslmode=verify-ca&sslrootcert={other}"),
-    );
-    let e = connect_error(&url).await;
+    let good = url("127.0.0.1", "verify-ca", Root::Ours).await;
+    assert_eq!(ssl_in_use(&good).await, Ok(true));
+    let e = connect_error(&url("127.0.0.1", "verify-ca", Root::Other).await).await;
     assert!(e.contains("UnknownIssuer"), "{e}");
 }
 
 #[tokio::test]
 async fn require_with_a_root_certificate_checks_the_chain_as_libpq_does() {
-    let c = cluster().await;
-    let other = c.files.other_ca.display();
-    let url = c.url(
-        "127.0.0.1",
-        "postgres",
-        &format!("sslmode=require&sslrootcert={other}"),
-    );
-    let e = connect_error(&url).await;
+    let e = connect_error(&url("127.0.0.1", "require", Root::Other).await).await;
     assert!(e.contains("UnknownIssuer"), "{e}");
 }
 
 #[tokio::test]
 async fn verify_full_defaults_to_the_system_roots() {
     // Our test CA is not among them, so the server is not trusted.
-    let c = cluster().await;
-    let e = connect_error(&c.url("localhost", "postgres", "sslmode=verify-full")).await;
+    let e = connect_error(&url("localhost", "verify-full", Root::None).await).await;
     assert!(e.contains("UnknownIssuer"), "{e}");
 }
 
 #[tokio::test]
 async fn disable_against_a_tls_only_server_fails_clearly() {
-    let c = cluster().await;
-    let e = connect_error(&c.url("127.0.0.1", "postgres", "sslmode=disable")).await;
+    let e = connect_error(&url("127.0.0.1", "disable", Root::None).await).await;
     assert!(e.contains("no pg_hba.conf entry"), "{e}");
     assert!(e.contains("no encryption"), "{e}");
 }
@@ -171,14 +148,10 @@ async fn client_certificates_are_sent_when_given() {
 
 #[tokio::test]
 async fn pools_carry_the_same_settings() {
-    let c = cluster().await;
-    let ca = c.files.ca.display();
-    let url = c.url(
-        "localhost",
-        "postgres",
-        &format!("sslmode=verify-full&sslrootcert={ca}"),
-    );
-    let pool = PgConnect::parse(&url).unwrap().pool(2).unwrap();
+    let pool = PgConnect::parse(&url("localhost", "verify-full", Root::Ours).await)
+        .unwrap()
+        .pool(2)
+        .unwrap();
     let client = pool.get().await.unwrap();
     let row = client
         .query_one(
