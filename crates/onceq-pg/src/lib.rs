@@ -187,6 +187,9 @@ impl PgConnect {
 /// the like): how the CLI's `--db-sslmode`-style flags reach every
 /// connection.
 pub fn with_defaults(conn: &str, defaults: &TlsParams) -> Result<String, PgError> {
+    if *defaults == TlsParams::default() {
+        return Ok(conn.to_owned());
+    }
     let present = params::take(conn, tls::KEYS)?;
     let mut out = conn.to_owned();
     let given = [

@@ -54,9 +54,9 @@ enum Command {
 /// Where the store is: shared by `serve` and `keys`.
 #[derive(Debug, Clone, Args)]
 pub struct StoreArgs {
-    /// PostgreSQL URL (postgres://... or host=... words, as libpq reads
-    /// them: several hosts, sslmode, sslrootcert, ...). Without it the
-    /// embedded store is used.
+    /// PostgreSQL URL (postgres://..., read as libpq reads it: several
+    /// hosts, sslmode, sslrootcert, ...). Without it the embedded store is
+    /// used.
     #[arg(long, env = "DATABASE_URL")]
     pub database_url: Option<String>,
     /// Directory of the embedded store.
@@ -86,7 +86,8 @@ pub struct DbTlsArgs {
 }
 
 impl StoreArgs {
-    /// The database URL with the TLS flags added where it is silent.
+    /// The database URL with the TLS flags added where it is silent (a URL
+    /// that is not PostgreSQL's is left for the store to refuse).
     pub fn database_url(&self) -> anyhow::Result<Option<String>> {
         let t = &self.db_tls;
         let defaults = onceq_pg::TlsParams {
@@ -97,7 +98,12 @@ impl StoreArgs {
         };
         self.database_url
             .as_deref()
-            .map(|url| onceq_pg::with_defaults(url, &defaults))
+            .map(
+                |url| match url.starts_with("postgres://") || url.starts_with("postgresql://") {
+                    true => onceq_pg::with_defaults(url, &defaults),
+                    false => Ok(url.to_owned()),
+                },
+            )
             .transpose()
             .map_err(|e| anyhow::anyhow!("--database-url: {e}"))
     }
