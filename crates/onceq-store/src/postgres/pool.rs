@@ -5,6 +5,12 @@
 //! `Fast`: a connection whose socket closed (database restarted, backend
 //! killed) is dropped when it comes back to the pool instead of being handed
 //! out again, so the store recovers by itself once the database is back.
+//!
+//! Nothing here waits longer than the store timeout: not for a free
+//! connection, not to open one (the URL's `connect_timeout` when shorter),
+//! and a connection whose sent data stays unacknowledged that long (the
+//! network black-holed) is closed by the kernel (`tcp_user_timeout`, unless
+//! the URL sets it).
 
 use std::time::Duration;
 
@@ -16,29 +22,35 @@ use crate::{Result, StoreError};
 /// Connections per server unless the URL says `pool_size=N`.
 const DEFAULT_POOL_SIZE: usize = 16;
 
-/// How long a request waits for a free connection before it is answered
-/// `Unavailable`.
-const WAIT_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// Builds the pool, and returns it with the connection settings it uses
 /// (for connections of its own, such as the key listener); connects
 /// nothing yet. TLS, several hosts and timeouts come from the URL as libpq
-/// reads it (`onceq-pg`).
-pub(super) fn build(url: &str) -> Result<(Pool, PgConnect)> {
+/// reads it (`onceq-pg`). `bound` is the store timeout: the longest a
+/// request waits for a free connection, or for one to be opened, before it
+/// is answered `Unavailable`.
+pub(super) fn build(url: &str, bound: Duration) -> Result<(Pool, PgConnect)> {
     let (url, pool_size) = take_pool_size(url)?;
-    let pg = PgConnect::parse(&url).map_err(|e| StoreError::Invalid(e.to_string()))?;
+    let mut pg = PgConnect::parse(&url).map_err(|e| StoreError::Invalid(e.to_string()))?;
+    if pg.config().get_tcp_user_timeout().is_none() {
+        // A frozen server's kernel still acknowledges (the operations'
+        // own bound covers that); a black-holed link does not, and its
+        // connections are closed after this instead of after minutes of
+        // retransmissions.
+        pg.config_mut().tcp_user_timeout(bound);
+    }
     let connect_timeout = pg
         .config()
         .get_connect_timeout()
         .copied()
-        .unwrap_or(onceq_pg::DEFAULT_CONNECT_TIMEOUT);
+        .unwrap_or(onceq_pg::DEFAULT_CONNECT_TIMEOUT)
+        .min(bound);
     let manager = pg.manager(ManagerConfig {
         recycling_method: RecyclingMethod::Fast,
     });
     Pool::builder(manager)
         .max_size(pool_size + COMMITTER_CONNECTIONS)
         .runtime(Runtime::Tokio1)
-        .wait_timeout(Some(WAIT_TIMEOUT))
+        .wait_timeout(Some(bound))
         .create_timeout(Some(connect_timeout))
         .recycle_timeout(Some(connect_timeout))
         .build()
