@@ -5,7 +5,7 @@
 //! `compat` runs the seed's Node.js route and worker unchanged against it;
 //! `long_ops` checks bulk publish, purge, redrive and `stats --watch` when no
 //! terminal is attached; `dashboard` drives the web dashboard in headless
-//! Chromium.
+//! Chromium; `stall` freezes PostgreSQL under a running server.
 
 mod accounts;
 mod bench;
@@ -16,4 +16,5 @@ mod failover;
 mod long_ops;
 mod outage_log;
 mod process;
+mod stall;
 mod tls;
