@@ -269,13 +269,18 @@ mod tests {
     /// whose foreign key is checked only at COMMIT: inserting an orphan there
     /// succeeds as a statement and makes the group's COMMIT fail.
     fn setup(dir: &std::path::Path) -> Writer {
+        setup_bounded(dir, crate::DEFAULT_OP_TIMEOUT)
+    }
+
+    /// [`setup`], callers waiting at most `bound`.
+    fn setup_bounded(dir: &std::path::Path, bound: Duration) -> Writer {
         let conn = super::super::conn::open_writer(&dir.join("t.db")).unwrap();
         conn.execute_batch(
             "CREATE TABLE t (v INTEGER NOT NULL UNIQUE);
              CREATE TABLE child (v INTEGER REFERENCES t (v) DEFERRABLE INITIALLY DEFERRED);",
         )
         .unwrap();
-        Writer::spawn(conn, crate::DEFAULT_OP_TIMEOUT).unwrap()
+        Writer::spawn(conn, bound).unwrap()
     }
 
     fn count(dir: &std::path::Path) -> i64 {
@@ -412,6 +417,30 @@ mod tests {
             h.await.unwrap();
         }
         assert_eq!(count(dir.path()), 50);
+    }
+
+    /// A caller that waited out the store timeout behind a stuck group is
+    /// answered `Unavailable`, and its write is not done afterwards.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_caller_that_gave_up_is_answered_and_its_write_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let bound = Duration::from_millis(200);
+        let writer = setup_bounded(dir.path(), bound);
+        let (release, blocker) = block(&writer).await;
+        let started = std::time::Instant::now();
+        let r = writer
+            .run(|tx| Ok(tx.execute("INSERT INTO t (v) VALUES (1)", [])?))
+            .await;
+        assert!(matches!(r, Err(StoreError::Unavailable(_))), "{r:?}");
+        assert!(started.elapsed() < bound * 5, "{:?}", started.elapsed());
+        release.send(()).unwrap();
+        blocker.await.unwrap().unwrap();
+        // The thread goes on, and the abandoned insert never ran.
+        let r = writer
+            .run(|tx| Ok(tx.execute("INSERT INTO t (v) VALUES (2)", [])?))
+            .await;
+        assert_eq!(r.unwrap(), 1);
+        assert_eq!(count(dir.path()), 1);
     }
 
     #[tokio::test]
