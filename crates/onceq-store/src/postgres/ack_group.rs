@@ -120,7 +120,8 @@ async fn commit(conn: &mut HotConnection, mut group: Vec<Pending>, bound: Durati
                     continue;
                 }
                 let pool = conn.pool();
-                answers.push(errors::retrying(bound, || lease::ack_alone(pool, &pending.ack)).await);
+                answers
+                    .push(errors::retrying(bound, || lease::ack_alone(pool, &pending.ack)).await);
             }
             answers
         }

@@ -120,11 +120,7 @@ impl PgStore {
     pub async fn migrate(url: &str) -> Result<()> {
         let (_, pg) = pool::build(url, crate::DEFAULT_OP_TIMEOUT)?;
         let into_store = |e| errors::Error::into_store(errors::Error::Db(e));
-        let (mut client, connection) = pg
-            .config()
-            .connect(pg.tls())
-            .await
-            .map_err(into_store)?;
+        let (mut client, connection) = pg.config().connect(pg.tls()).await.map_err(into_store)?;
         let connection = tokio::spawn(connection);
         let migrated = migrate::run_on(&mut client).await;
         // Closed, and the server told, before we return.
@@ -223,7 +219,8 @@ impl crate::Store for PgStore {
         key_id: &str,
         expires_at: Option<jiff::Timestamp>,
     ) -> Result<bool> {
-        let set = errors::retrying(self.bound, || self.key_set_expiry_once(key_id, expires_at)).await;
+        let set =
+            errors::retrying(self.bound, || self.key_set_expiry_once(key_id, expires_at)).await;
         self.keys.clear();
         set
     }
@@ -243,7 +240,10 @@ impl crate::Store for PgStore {
     }
 
     async fn project_set_credit(&self, name: &str, limit_micros: Option<u64>) -> Result<bool> {
-        errors::retrying(self.bound, || self.project_set_credit_once(name, limit_micros)).await
+        errors::retrying(self.bound, || {
+            self.project_set_credit_once(name, limit_micros)
+        })
+        .await
     }
 
     async fn project_set_rate(&self, name: &str, rate: Option<crate::RateLimit>) -> Result<bool> {

@@ -142,10 +142,16 @@ async fn a_frozen_database_is_unavailable_within_the_bound_then_recovers() {
         );
         let took = started.elapsed();
         for (what, unavailable) in [
-            ("publish", matches!(published, Err(StoreError::Unavailable(_)))),
+            (
+                "publish",
+                matches!(published, Err(StoreError::Unavailable(_))),
+            ),
             ("claim", matches!(claimed, Err(StoreError::Unavailable(_)))),
             ("ack", matches!(acked, Err(StoreError::Unavailable(_)))),
-            ("queue_list", matches!(listed, Err(StoreError::Unavailable(_)))),
+            (
+                "queue_list",
+                matches!(listed, Err(StoreError::Unavailable(_))),
+            ),
             ("ping", matches!(pinged, Err(StoreError::Unavailable(_)))),
         ] {
             assert!(unavailable, "round {round}: {what} while frozen");
@@ -165,7 +171,10 @@ async fn a_frozen_database_is_unavailable_within_the_bound_then_recovers() {
         if pinged.is_ok() && published.is_ok() {
             break;
         }
-        assert!(Instant::now() < deadline, "no recovery: {pinged:?} {published:?}");
+        assert!(
+            Instant::now() < deadline,
+            "no recovery: {pinged:?} {published:?}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     // The ack answered 503 may or may not have been done; acking again is
@@ -185,12 +194,7 @@ async fn a_read_only_database_is_not_ready() {
     // opens new ones.
     let end_others = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
                       WHERE datname = current_database() AND pid <> pg_backend_pid()";
-    let alter = |setting: &str| {
-        format!(
-            "ALTER DATABASE \"{}\" {setting}; {end_others}",
-            db.name
-        )
-    };
+    let alter = |setting: &str| format!("ALTER DATABASE \"{}\" {setting}; {end_others}", db.name);
     admin
         .batch_execute(&alter("SET default_transaction_read_only = on"))
         .await

@@ -34,8 +34,7 @@ use crate::{
     MessagePage, MessagePublish, MessageRecord, NackOutcome, ProjectRecord, PublishOutcome,
     QueueCreate, QueueCreated, QueueRef, RateLimit, RedriveOneOutcome, RedriveOutcome, Result,
     ServerHeartbeat, SingleOutcome, Store, StoreError, StoreOptions, SubscriptionDelete,
-    SubscriptionDue,
-    SubscriptionInsert, SubscriptionRecord, UsageQuery, UsageRow, UsageTotal,
+    SubscriptionDue, SubscriptionInsert, SubscriptionRecord, UsageQuery, UsageRow, UsageTotal,
 };
 
 /// A statement from `sql/<name>.sql`, for `prepare_cached`.

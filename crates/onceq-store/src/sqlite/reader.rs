@@ -17,11 +17,11 @@
 
 use std::{
     path::PathBuf,
-    time::Duration,
     sync::{
         Arc, Mutex,
         atomic::{AtomicUsize, Ordering},
     },
+    time::Duration,
 };
 
 use rusqlite::Connection;

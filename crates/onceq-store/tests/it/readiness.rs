@@ -111,7 +111,10 @@ async fn sqlite_that_cannot_write_is_not_ready_until_it_can() {
     }
 
     std::fs::remove_file(filler).expect("remove the filler");
-    store.ping().await.expect("ready again once the disk has room");
+    store
+        .ping()
+        .await
+        .expect("ready again once the disk has room");
     store
         .message_publish(publish(&big))
         .await
