@@ -46,6 +46,10 @@ pub struct Schedule {
     pub pg_immediate: Option<Duration>,
     /// Cut every live connection of a random proxy.
     pub cut: Option<Duration>,
+    /// SIGKILL the primary PostgreSQL, promote its synchronous standby after
+    /// the pause, build a new standby. Any value runs PostgreSQL as an HA
+    /// pair (see [`crate::cluster`]).
+    pub failover: Option<Duration>,
 }
 
 /// Everything a run needs. Build one with [`Config::small`] or
@@ -124,6 +128,11 @@ pub struct Config {
     pub progress: bool,
 }
 
+/// Seconds between the small run's failovers: the first fires 4–12 s in
+/// (±50 %), inside the ~15 s load, so every small run has at least one;
+/// rarely more, as each costs a base backup.
+const FAILOVER_SMALL: f64 = 8.0;
+
 impl Config {
     /// The CI run: 300 requests over ~15 s, 2 servers, 2 APIs, 2 workers
     /// (one slow), every kind of fault every few seconds.
@@ -148,6 +157,7 @@ impl Config {
                 pg_fast: every(7.0),
                 pg_immediate: every(7.0),
                 cut: every(3.0),
+                failover: every(FAILOVER_SMALL),
             },
             pause: Duration::from_millis(400),
             work_ms: 5,
@@ -188,6 +198,7 @@ impl Config {
                 pg_fast: every(30.0),
                 pg_immediate: every(30.0),
                 cut: every(5.0),
+                failover: every(30.0),
             },
             load_deadline: Duration::from_secs(1_800),
             drain_deadline: Duration::from_secs(300),
@@ -272,6 +283,10 @@ pub struct Args {
     /// Seconds between proxy cuts (0 = never).
     #[arg(long)]
     pub cut_every: Option<f64>,
+    /// Seconds between PostgreSQL failovers (0 = never, and PostgreSQL runs
+    /// as one node instead of an HA pair).
+    #[arg(long)]
+    pub failover_every: Option<f64>,
     /// Scale every fault interval by this factor (0.5 = twice as often).
     #[arg(long)]
     pub fault_scale: Option<f64>,
@@ -344,7 +359,8 @@ impl Args {
             kill_worker_every => kill_worker,
             pg_fast_every => pg_fast,
             pg_immediate_every => pg_immediate,
-            cut_every => cut
+            cut_every => cut,
+            failover_every => failover
         );
         if let Some(scale) = self.fault_scale.filter(|s| *s > 0.0) {
             let s = &mut c.schedule;
@@ -355,6 +371,7 @@ impl Args {
                 &mut s.pg_fast,
                 &mut s.pg_immediate,
                 &mut s.cut,
+                &mut s.failover,
             ]
             .into_iter()
             .flatten()

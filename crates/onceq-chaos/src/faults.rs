@@ -13,7 +13,7 @@ use onceq_testdb::StopMode;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use tokio_util::sync::CancellationToken;
 
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, FailoverTimes};
 use crate::pipeline::Pipeline;
 
 /// A kind of fault.
@@ -31,17 +31,21 @@ pub enum Kind {
     PgImmediate,
     /// Every live connection of a random proxy cut.
     Cut,
+    /// The primary SIGKILLed, the synchronous standby promoted, a new
+    /// standby built (an HA pair only, see [`crate::cluster`]).
+    Failover,
 }
 
 impl Kind {
     /// Every kind, in report order.
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::KillServer,
         Kind::KillApi,
         Kind::KillWorker,
         Kind::PgFast,
         Kind::PgImmediate,
         Kind::Cut,
+        Kind::Failover,
     ];
 
     fn index(self) -> usize {
@@ -58,6 +62,7 @@ impl fmt::Display for Kind {
             Kind::PgFast => "postgres restart (fast)",
             Kind::PgImmediate => "postgres restart (immediate)",
             Kind::Cut => "proxy cut",
+            Kind::Failover => "postgres failover (kill -9 primary, promote standby)",
         })
     }
 }
@@ -65,9 +70,11 @@ impl fmt::Display for Kind {
 /// Faults injected so far, by kind.
 #[derive(Debug, Default)]
 pub struct Counts {
-    by_kind: [AtomicU64; 6],
+    by_kind: [AtomicU64; Kind::ALL.len()],
     /// Connections the cuts closed.
     pub connections_cut: AtomicU64,
+    /// The longest failover so far, by each of its times.
+    pub failover_longest: std::sync::Mutex<FailoverTimes>,
 }
 
 impl Counts {
@@ -100,9 +107,8 @@ pub async fn run(
         (Kind::PgFast, s.pg_fast),
         (Kind::PgImmediate, s.pg_immediate),
         (Kind::Cut, s.cut),
+        (Kind::Failover, s.failover),
     ];
-    // PostgreSQL restarts of both kinds take turns.
-    let pg_turn = Arc::new(tokio::sync::Mutex::new(()));
     let mut tasks = tokio::task::JoinSet::new();
     for (n, (kind, every)) in plan.into_iter().enumerate() {
         let Some(every) = every.filter(|d| !d.is_zero()) else {
@@ -114,7 +120,6 @@ pub async fn run(
             counts.clone(),
             stop.clone(),
         );
-        let pg_turn = pg_turn.clone();
         let pause = config.pause;
         let mut rng = StdRng::seed_from_u64(seed.wrapping_add(n as u64 * 7919));
         tasks.spawn(async move {
@@ -128,8 +133,8 @@ pub async fn run(
                     Kind::KillServer => kill_one(&pipeline.servers, &mut rng).await,
                     Kind::KillApi => kill_one(&pipeline.apis, &mut rng).await,
                     Kind::KillWorker => kill_one(&pipeline.workers, &mut rng).await,
+                    // PostgreSQL faults take turns (the cluster's lock).
                     Kind::PgFast | Kind::PgImmediate => {
-                        let _turn = pg_turn.lock().await;
                         let mode = if kind == Kind::PgFast {
                             StopMode::Fast
                         } else {
@@ -139,10 +144,21 @@ pub async fn run(
                         true
                     }
                     Kind::Cut => {
-                        let p = &pipeline.proxies[rng.random_range(0..pipeline.proxies.len())];
-                        counts.connections_cut.fetch_add(p.cut(), Relaxed);
+                        let l = &pipeline.links[rng.random_range(0..pipeline.links.len())];
+                        counts.connections_cut.fetch_add(l.cut(), Relaxed);
                         true
                     }
+                    Kind::Failover => match cluster.failover(pause).await {
+                        Some(t) => {
+                            let mut longest =
+                                counts.failover_longest.lock().expect("failover lock");
+                            longest.promoted = longest.promoted.max(t.promoted);
+                            longest.synchronous_again =
+                                longest.synchronous_again.max(t.synchronous_again);
+                            true
+                        }
+                        None => false,
+                    },
                 };
                 if fired {
                     counts.by_kind[kind.index()].fetch_add(1, Relaxed);

@@ -1,8 +1,9 @@
 //! The chaos run: onceq's promise — *nothing lost, nothing done twice* —
-//! checked on the real processes while they are killed, cut off and starved
-//! of their leases (see `docs/chaos.md`).
+//! checked on the real processes while they are killed, cut off, failed over
+//! to a standby PostgreSQL and starved of their leases (see `docs/chaos.md`).
 //!
-//! A run starts a throwaway PostgreSQL, one or two `onceq serve` on one
+//! A run starts a throwaway PostgreSQL (a primary and its synchronous
+//! standby when the schedule has failovers), one or two `onceq serve` on one
 //! database, N `exports api` and M `exports worker` on another, every
 //! connection between them through a TCP proxy that can cut it; a client
 //! sends R export requests the way a real one would (double taps, retries
@@ -15,7 +16,8 @@
 //!
 //! - [`config`]: [`Config`], the run's sizes and schedules, with the `small`
 //!   and `large` presets and the `--break` switches (teeth).
-//! - [`cluster`]: the PostgreSQL cluster and its two databases.
+//! - [`cluster`]: the PostgreSQL cluster (or HA pair: primary and
+//!   synchronous standby, for failovers) and its two databases.
 //! - [`proxy`]: a TCP proxy on 127.0.0.1 that can cut every live connection.
 //! - [`procs`]: the supervisor: child processes with their env and log
 //!   files, `kill -9`, restart after a pause.

@@ -7,10 +7,15 @@
 //!                  └────▶ [worker->pg] ──────────────────────────▶ PostgreSQL (app db)
 //! ```
 //!
-//! `[…]` are [`Proxy`]s that faults cut. API `i` and worker `j` talk to
+//! `[…]` are [`Link`]s that faults cut. API `i` and worker `j` talk to
 //! server `i % servers` and `j % servers`, so with two servers each side
 //! is spread across both. The servers reach PostgreSQL directly: its
-//! restarts are their fault to survive.
+//! restarts and failovers are their fault to survive.
+//!
+//! With an HA pair ([`crate::cluster`]) every process gets a URL naming
+//! both hosts with `target_session_attrs=read-write`; `[api->pg]` and
+//! `[worker->pg]` are then one [`Proxy`] per host (their ports in the URL
+//! in the hosts' order), cut together (see [`Link`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::cluster::{self, Cluster};
 use crate::config::{Break, Config};
 use crate::procs::{self, Proc, Spec};
-use crate::proxy::Proxy;
+use crate::proxy::{Link, Proxy};
 
 /// How long a process gets to come up at the start.
 const STARTUP: Duration = Duration::from_secs(60);
@@ -79,8 +84,8 @@ pub struct Pipeline {
     pub api_ports: Vec<u16>,
     /// `exports worker` processes.
     pub workers: Vec<Arc<Proc>>,
-    /// Every proxy.
-    pub proxies: Vec<Proxy>,
+    /// Every path through proxies, what a cut picks from.
+    pub links: Vec<Link>,
 }
 
 impl Pipeline {
@@ -128,22 +133,30 @@ impl Pipeline {
             server_ports.push(port);
         }
 
-        let mut proxies = Vec::new();
-        let mut proxy = async |name: String, port: u16| -> anyhow::Result<u16> {
-            let p = Proxy::start(&name, port, stop.child_token()).await?;
-            let listen = p.port();
-            proxies.push(p);
-            Ok(listen)
+        let mut links = Vec::new();
+        // One proxy per upstream port, cut together; returns their ports.
+        let mut link = async |name: String, upstreams: &[u16]| -> anyhow::Result<Vec<u16>> {
+            let mut proxies = Vec::new();
+            for (h, port) in upstreams.iter().enumerate() {
+                let proxy_name = if upstreams.len() > 1 {
+                    format!("{name}{h}")
+                } else {
+                    name.clone()
+                };
+                proxies.push(Proxy::start(&proxy_name, *port, stop.child_token()).await?);
+            }
+            let l = Link::new(&name, proxies);
+            let ports = l.ports();
+            links.push(l);
+            Ok(ports)
         };
-        let pg_port = cluster.port();
-        let via = |url: &str, port: u16| url.replace(&format!(":{pg_port}/"), &format!(":{port}/"));
-        let api_pg = via(&cluster.app_url, proxy("api->pg".into(), pg_port).await?);
-        let worker_pg = via(&cluster.app_url, proxy("worker->pg".into(), pg_port).await?);
+        let api_pg = cluster.app_url_via(&link("api->pg".into(), cluster.ports()).await?);
+        let worker_pg = cluster.app_url_via(&link("worker->pg".into(), cluster.ports()).await?);
         let mut api_onceq = Vec::new();
         let mut worker_onceq = Vec::new();
         for (i, port) in server_ports.iter().enumerate() {
-            api_onceq.push(proxy(format!("api->onceq{i}"), *port).await?);
-            worker_onceq.push(proxy(format!("worker->onceq{i}"), *port).await?);
+            api_onceq.push(link(format!("api->onceq{i}"), &[*port]).await?[0]);
+            worker_onceq.push(link(format!("worker->onceq{i}"), &[*port]).await?[0]);
         }
         let onceq_url = |port: u16| format!("http://127.0.0.1:{port}");
         let common = |db: &str, onceq_port: u16| {
@@ -231,7 +244,7 @@ impl Pipeline {
             apis,
             api_ports,
             workers,
-            proxies,
+            links,
         })
     }
 

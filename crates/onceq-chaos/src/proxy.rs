@@ -110,3 +110,41 @@ async fn forward(
     inner.live.fetch_sub(1, Relaxed);
     // Dropping both streams closes them (a FIN, or an RST with unread data).
 }
+
+/// What a cut fault picks: the proxies of one connection path, cut
+/// together. A path to a onceq server is one proxy; the path to the HA
+/// pair (a multi-host URL) is one proxy per host. Cutting them together
+/// keeps a cut what it was with one PostgreSQL: every connection of that
+/// path closed at once, wherever the primary is now — a cut of only the
+/// standby's proxy would close nothing (the processes hold no connection
+/// to a read-only host) and dilute the fault.
+#[derive(Clone)]
+pub struct Link {
+    name: String,
+    proxies: Vec<Proxy>,
+}
+
+impl Link {
+    /// A path through `proxies` (at least one).
+    pub fn new(name: &str, proxies: Vec<Proxy>) -> Link {
+        Link {
+            name: name.to_owned(),
+            proxies,
+        }
+    }
+
+    /// Its name, e.g. `api->pg`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The proxies' ports, in the order they were given.
+    pub fn ports(&self) -> Vec<u16> {
+        self.proxies.iter().map(Proxy::port).collect()
+    }
+
+    /// Cuts every live connection of every proxy; returns how many.
+    pub fn cut(&self) -> u64 {
+        self.proxies.iter().map(Proxy::cut).sum()
+    }
+}

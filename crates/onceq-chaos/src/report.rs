@@ -45,6 +45,8 @@ pub struct Report {
     pub faults: Vec<(Kind, u64)>,
     /// Connections the proxy cuts closed.
     pub connections_cut: u64,
+    /// The longest failover, from the kill of the primary.
+    pub failover_longest: crate::cluster::FailoverTimes,
     /// Process restarts (after kills and after exits of their own).
     pub restarts: u64,
     /// Workers whose work outlasts their lease, and the numbers.
@@ -142,6 +144,15 @@ impl fmt::Display for Report {
             "    connections cut by the proxies: {}",
             self.connections_cut
         )?;
+        if self.faults_of(Kind::Failover) > 0 {
+            let t = &self.failover_longest;
+            writeln!(
+                f,
+                "    failovers, longest: standby promoted {:.1}s after the kill, a new synchronous standby {:.1}s after",
+                t.promoted.as_secs_f64(),
+                t.synchronous_again.as_secs_f64()
+            )?;
+        }
         writeln!(f, "    process restarts: {}", self.restarts)?;
         writeln!(f, "    leases shorter than the work: {}", self.slow_workers)?;
         let mut outcomes: Vec<_> = self.worker_log.outcomes.iter().collect();

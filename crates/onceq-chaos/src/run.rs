@@ -44,7 +44,10 @@ pub async fn run(config: Config) -> anyhow::Result<Report> {
     };
     std::fs::create_dir_all(&run_dir)?;
 
-    let cluster = Arc::new(Cluster::start().await);
+    // The standby is there for failovers only: without them a run keeps
+    // the single PostgreSQL it always had.
+    let ha = config.schedule.failover.is_some();
+    let cluster = Arc::new(Cluster::start(ha).await);
     let stop = CancellationToken::new();
     // Whatever happens below, the children die with the run.
     let _stop_guard = stop.clone().drop_guard();
@@ -132,6 +135,7 @@ pub async fn run(config: Config) -> anyhow::Result<Report> {
         replays_answered: s.replayed.load(Relaxed),
         faults: Kind::ALL.iter().map(|k| (*k, counts.get(*k))).collect(),
         connections_cut: counts.connections_cut.load(Relaxed),
+        failover_longest: *counts.failover_longest.lock().expect("failover lock"),
         restarts: pipeline.all().map(|p| p.starts().saturating_sub(1)).sum(),
         slow_workers: format!(
             "{} of {} workers work {} ms under a {} s lease, heartbeat every {} ms",
@@ -155,10 +159,15 @@ pub async fn run(config: Config) -> anyhow::Result<Report> {
 
 fn setup_line(c: &Config, seed: u64) -> String {
     format!(
-        "{} server(s), {} api(s), {} worker(s); {} requests at {}/s, {} in flight; break: {}; seed {seed}",
+        "{} server(s), {} api(s), {} worker(s); postgres: {}; {} requests at {}/s, {} in flight; break: {}; seed {seed}",
         c.servers,
         c.apis,
         c.workers,
+        if c.schedule.failover.is_some() {
+            "primary + synchronous standby"
+        } else {
+            "one node"
+        },
         c.requests,
         c.rate,
         c.concurrency,

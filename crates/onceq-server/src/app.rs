@@ -11,7 +11,10 @@ use axum::{
     http::{Method, Uri, header},
     middleware,
 };
-use onceq_types::ErrorCode;
+use onceq_types::{
+    ErrorCode,
+    capability::{self as cap, CapabilityDef},
+};
 use tower_http::{
     sensitive_headers::SetSensitiveRequestHeadersLayer,
     trace::{DefaultMakeSpan, DefaultOnFailure, TraceLayer},
@@ -26,7 +29,7 @@ use crate::{
     ApiError, AppState, dashboard, envelope,
     guard::{Guarded, guard},
     metrics, openapi,
-    routes::{account, consume, discovery, health, publish, push, queues},
+    routes::{account, consume, discovery, health, lease, publish, push, queues},
 };
 
 /// Builds the HTTP application over `state`.
@@ -69,49 +72,55 @@ pub fn app(state: AppState) -> Router {
 /// Every route, each with its OpenAPI operation.
 ///
 /// With `state`, every keyed route runs behind the guard of its capability
-/// (auth, rate limit, scope, credit, metering): `auth::Caller` only comes
-/// from the guard, so a keyed handler routed without `keyed` answers 500.
-/// Without it (building the document only) the routes are left bare: the
-/// layer does not change what the document says.
+/// (auth, rate limit, scope, credit, metering): a [`Caller`](crate::caller::Caller)
+/// only comes from the guard, so a keyed handler routed without one
+/// answers 500. Without it (building the document only) the routes are
+/// left bare: the layer does not change what the document says.
 pub(crate) fn routes(state: Option<&AppState>) -> OpenApiRouter<AppState> {
-    let keyed = |id: &str, (schemas, paths, route): UtoipaMethodRouter<AppState>| {
+    let mut router = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi());
+    for (capability, (schemas, paths, route)) in keyed() {
         let route = match state {
             Some(state) => route.layer(middleware::from_fn_with_state(
-                Guarded::new(state, id),
+                Guarded::new(state, capability),
                 guard,
             )),
             None => route,
         };
-        (schemas, paths, route)
-    };
-    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
-        .routes(keyed("queue.publish", routes!(publish::publish)))
-        .routes(keyed(
-            "queue.publish_batch",
-            routes!(publish::publish_batch),
-        ))
-        .routes(keyed("queue.consume", routes!(consume::consume)))
-        .routes(keyed("queue.ack", routes!(consume::ack)))
-        .routes(keyed("queue.nack", routes!(consume::nack)))
-        .routes(keyed("queue.extend", routes!(consume::extend)))
-        .routes(keyed("queue.create", routes!(queues::create)))
-        .routes(keyed("queue.list", routes!(queues::list)))
-        .routes(keyed("queue.get", routes!(queues::get)))
-        .routes(keyed("queue.delete", routes!(queues::delete_by_body)))
-        .routes(keyed("queue.delete", routes!(queues::delete)))
-        .routes(keyed("queue.stats", routes!(queues::stats)))
-        .routes(keyed("queue.purge", routes!(queues::purge)))
-        .routes(keyed("queue.dlq.redrive", routes!(queues::redrive)))
-        .routes(keyed("queue.push_subscribe", routes!(push::subscribe)))
-        .routes(keyed("queue.push_subscriptions", routes!(push::list)))
-        .routes(keyed("queue.push_unsubscribe", routes!(push::unsubscribe)))
-        .routes(keyed("account.balance", routes!(account::balance)))
-        .routes(keyed("account.usage", routes!(account::usage)))
+        router = router.routes((schemas, paths, route));
+    }
+    router
         .routes(routes!(discovery::discovery))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
         .routes(routes!(metrics::scrape::metrics))
         .routes(routes!(openapi::openapi_json))
+}
+
+/// The keyed routes, each with the capability it is guarded, priced and
+/// metered as (`tests::router_matches_the_capability_table` checks this
+/// against the catalogue).
+fn keyed() -> Vec<(&'static CapabilityDef, UtoipaMethodRouter<AppState>)> {
+    vec![
+        (&cap::PUBLISH, routes!(publish::publish)),
+        (&cap::PUBLISH_BATCH, routes!(publish::publish_batch)),
+        (&cap::CONSUME, routes!(consume::consume)),
+        (&cap::ACK, routes!(lease::ack)),
+        (&cap::NACK, routes!(lease::nack)),
+        (&cap::EXTEND, routes!(lease::extend)),
+        (&cap::CREATE, routes!(queues::create)),
+        (&cap::LIST, routes!(queues::list)),
+        (&cap::GET, routes!(queues::get)),
+        (&cap::DELETE, routes!(queues::delete_by_body)),
+        (&cap::DELETE, routes!(queues::delete)),
+        (&cap::STATS, routes!(queues::stats)),
+        (&cap::PURGE, routes!(queues::purge)),
+        (&cap::REDRIVE, routes!(queues::redrive)),
+        (&cap::PUSH_SUBSCRIBE, routes!(push::subscribe)),
+        (&cap::PUSH_SUBSCRIPTIONS, routes!(push::list)),
+        (&cap::PUSH_UNSUBSCRIBE, routes!(push::unsubscribe)),
+        (&cap::BALANCE, routes!(account::balance)),
+        (&cap::USAGE, routes!(account::usage)),
+    ]
 }
 
 async fn not_found(method: Method, uri: Uri) -> ApiError {
@@ -126,4 +135,91 @@ async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
         ErrorCode::MethodNotAllowed,
         format!("{} does not accept {method}", uri.path()),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use onceq_types::capability::{CAPABILITIES, DISCOVERY};
+    use utoipa::openapi::path::PathItem;
+
+    use super::*;
+
+    fn methods(item: &PathItem) -> Vec<&'static str> {
+        [
+            ("GET", &item.get),
+            ("POST", &item.post),
+            ("PUT", &item.put),
+            ("DELETE", &item.delete),
+            ("PATCH", &item.patch),
+        ]
+        .into_iter()
+        .filter(|(_, op)| op.is_some())
+        .map(|(m, _)| m)
+        .collect()
+    }
+
+    /// Every (method, path) a set of routes serves.
+    fn served(paths: &utoipa::openapi::Paths) -> BTreeSet<(&'static str, String)> {
+        paths
+            .paths
+            .iter()
+            .flat_map(|(path, item)| methods(item).into_iter().map(|m| (m, path.clone())))
+            .collect()
+    }
+
+    /// The catalogue in `onceq-types` (what discovery lists, prices and
+    /// meters) and the router agree: each keyed capability is served at
+    /// its method and path, behind its own guard; every keyed route is
+    /// that of its capability (or a documented alias of it); and every
+    /// other `/v1` route needs no key.
+    #[test]
+    fn router_matches_the_capability_table() {
+        // Served as well as the catalogue's method and path, by the same
+        // capability (`docs/api.md`).
+        let aliases: BTreeSet<(&str, &str)> = [
+            ("POST", "/v1/queue/delete/{queue}"),
+            ("POST", "/v1/queue/delete"),
+            (
+                "POST",
+                "/v1/queue/push_unsubscribe/{queue}/{subscription_id}",
+            ),
+        ]
+        .into();
+        let mut guarded = BTreeSet::new();
+        for (capability, (_, paths, _)) in keyed() {
+            for (method, path) in served(&paths) {
+                let own = method == capability.method && path == capability.path;
+                assert!(
+                    own || aliases.contains(&(method, path.as_str())),
+                    "{method} {path} is guarded as {}, which is {} {}",
+                    capability.id,
+                    capability.method,
+                    capability.path
+                );
+                guarded.insert((capability.id, method, path));
+            }
+        }
+        for c in CAPABILITIES.iter().filter(|c| **c != DISCOVERY) {
+            assert!(
+                guarded.contains(&(c.id, c.method, c.path.to_owned())),
+                "{} ({} {}) is not routed behind its guard",
+                c.id,
+                c.method,
+                c.path
+            );
+        }
+        let (_, doc) = routes(None).split_for_parts();
+        let keyed: BTreeSet<_> = guarded.into_iter().map(|(_, m, p)| (m, p)).collect();
+        for (method, path) in served(&doc.paths) {
+            if path.starts_with("/v1/") && !keyed.contains(&(method, path.clone())) {
+                assert_eq!(
+                    (method, path.as_str()),
+                    (DISCOVERY.method, DISCOVERY.path),
+                    "a /v1 route without a capability"
+                );
+            }
+        }
+    }
 }

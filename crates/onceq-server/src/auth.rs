@@ -1,5 +1,6 @@
-//! API keys: their shape, their hashes, and the [`Caller`] a request acts
-//! as.
+//! API keys: their shape, their hashes, and their lookup. What a key may
+//! do is checked by [`crate::principal`]; the guard in front of keyed
+//! routes is [`crate::guard`].
 //!
 //! A generated key looks like `oq_<id>_<secret>`: `<id>` (8 characters) is
 //! public and names the key in listings and revocations; the whole key is
@@ -18,77 +19,21 @@
 //! random alphanumerics (~238 bits), so guessing is hopeless anyway. The
 //! store holds no secret: a stolen database yields hashes only.
 //!
-//! Every request looks its key up (no cache), so a revocation is seen by
-//! the next request on every server sharing the database.
+//! Every request looks its key up through the store. On SQLite that is a
+//! query each time. On PostgreSQL the store keeps found keys in memory per
+//! server (`onceq-store`'s `postgres/key_cache.rs`) and drops them all on
+//! the NOTIFY that every change to the keys table sends (while its
+//! listener is down, lookups go to the database): a revocation is refused
+//! by every server sharing the database as soon as the notification is
+//! delivered, and at once by the server that made it; there is no TTL.
 
-use std::sync::Arc;
-
-use axum::{extract::FromRequestParts, http::request::Parts};
 use jiff::Timestamp;
-use onceq_store::{KeyInsert, KeyRecord, QueueRef, Store, StoreError};
+use onceq_store::{KeyInsert, KeyRecord, Store, StoreError};
 use onceq_types::{ErrorCode, scope::KeyScope};
 use rand::{Rng, distr::Alphanumeric};
 use sha2::{Digest, Sha256};
 
-use crate::{ApiError, AppState, guard::Call};
-
-/// The key a request was made with, as checked by [`crate::guard`]: its
-/// project (every queue the request touches is scoped to it) and scope.
-#[derive(Debug, Clone)]
-pub struct Caller {
-    /// The project.
-    pub project: String,
-    /// The key's public id.
-    pub key_id: String,
-    /// What the key may do.
-    pub scope: KeyScope,
-    /// The call in progress (credit and metering).
-    pub(crate) call: Arc<Call>,
-}
-
-impl Caller {
-    /// The queue `name` of the caller's project, if the key's queue
-    /// patterns allow it; 403 `FORBIDDEN` otherwise.
-    pub fn queue(&self, name: &str) -> Result<QueueRef, ApiError> {
-        if self.may_use(name) {
-            Ok(QueueRef::new(&self.project, name))
-        } else {
-            Err(ApiError::forbidden(format!(
-                "this API key may not use queue {name:?} (its queues: {})",
-                self.scope.queues
-            )))
-        }
-    }
-
-    /// Whether the key's queue patterns allow `name`.
-    pub fn may_use(&self, name: &str) -> bool {
-        self.scope.queues.matches(name)
-    }
-
-    /// Holds `micros` of the project's credit for this call: 402
-    /// `INSUFFICIENT_CREDIT` if the project cannot afford it. Released when
-    /// the call ends; what it really cost is [`Caller::charge`]d.
-    pub fn reserve(&self, micros: u64) -> Result<(), ApiError> {
-        self.call.reserve(micros)
-    }
-
-    /// Records what this call cost (micro-USD), once the store did the work.
-    pub fn charge(&self, micros: u64) {
-        self.call.charge(micros);
-    }
-}
-
-/// Handlers get the [`Caller`] the guard put in the request; a route
-/// without a guard has none, which is a bug (500), never an open door.
-impl<S: Send + Sync> FromRequestParts<S> for Caller {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
-        parts.extensions.get::<Caller>().cloned().ok_or_else(|| {
-            ApiError::from_store(StoreError::internal("route has no auth guard"), "")
-        })
-    }
-}
+use crate::{ApiError, AppState};
 
 /// The key of an `Authorization: Bearer <key>` header: 401 `UNAUTHORIZED`
 /// if it is missing or malformed.
@@ -107,8 +52,8 @@ pub fn bearer(header: Option<&axum::http::HeaderValue>) -> Result<String, ApiErr
         .ok_or_else(|| unauthorized("Authorization header must be \"Bearer <key>\""))
 }
 
-/// The stored key `key` is: one lookup of its hash, so a revoked key is
-/// refused on its next request; 401 `UNAUTHORIZED` if it is unknown,
+/// The stored key `key` is: one lookup of its hash (see the module doc for
+/// the PostgreSQL cache), so a revoked key is refused on its next request; 401 `UNAUTHORIZED` if it is unknown,
 /// revoked or expired (by the server's clock).
 pub async fn authenticate(state: &AppState, key: &str) -> Result<KeyRecord, ApiError> {
     let record = state

@@ -61,24 +61,25 @@ pub fn metadata(cost_usd: f64, idempotent_replay: bool) -> Metadata {
 /// A successful answer: 200 and `{ok: true, data, ...}`.
 pub struct Reply<T> {
     data: T,
-    cost_usd: Option<f64>,
+    cost_usd: f64,
     replay: bool,
 }
 
 impl<T: Serialize> Reply<T> {
-    /// A non-replay answer that costs the capability's per-call price
-    /// (0 unless the price table says otherwise).
+    /// A non-replay answer that cost nothing. A keyed handler answers
+    /// through [`Caller::reply`](crate::caller::Caller::reply) instead,
+    /// which reports its capability's per-call price.
     pub fn new(data: T) -> Self {
         Self {
             data,
-            cost_usd: None,
+            cost_usd: 0.0,
             replay: false,
         }
     }
 
-    /// Sets what the call cost (capabilities priced per message).
+    /// Sets what the call cost.
     pub fn cost(mut self, usd: f64) -> Self {
-        self.cost_usd = Some(usd);
+        self.cost_usd = usd;
         self
     }
 
@@ -95,10 +96,7 @@ impl<T: Serialize> IntoResponse for Reply<T> {
             ok: true,
             data: Some(self.data),
             error: None,
-            metadata: metadata(
-                self.cost_usd.unwrap_or_else(crate::guard::call_price_usd),
-                self.replay,
-            ),
+            metadata: metadata(self.cost_usd, self.replay),
         };
         json_response(StatusCode::OK, &envelope)
     }

@@ -1,25 +1,35 @@
 //! The onceq server: Infrai's queue API (`docs/api.md`) over an
 //! [`onceq_store::Store`].
 //!
-//! - [`app`]: builds the axum [`Router`](axum::Router) from an [`AppState`].
+//! - [`app`]: builds the axum [`Router`](axum::Router) from an [`AppState`];
+//!   its keyed table pairs each route with its typed capability
+//!   (`onceq_types::capability`), and a test checks the two agree.
 //! - [`state`]: what every handler shares (store, clock, config, wake-ups).
 //! - [`config`]: server settings and their defaults.
 //! - [`clock`]: the injectable clock; tests move time instead of sleeping.
-//! - [`routes`]: one module per capability group (publish, consume, queues,
-//!   discovery, health); each handler carries its `#[utoipa::path]`.
+//! - [`routes`]: one module per capability group (publish, consume, lease:
+//!   ack/nack/extend, queues, push, account, discovery, health); each
+//!   handler carries its `#[utoipa::path]`.
+//! - [`messages`]: the message operations (publish, claim, ack, nack,
+//!   redrive, lease expiry) with their follow-ups (metrics, throughput,
+//!   wake-ups) in one place, for routes, push, dashboard and reaper.
 //! - [`envelope`]: the `{ok, data, error, metadata}` answer, the request id
 //!   and latency measured around each call.
 //! - [`error`]: [`ApiError`], the one error type of the HTTP layer.
 //! - [`extract`]: lenient JSON bodies whose errors name the field.
 //! - [`validate`]: range and format checks of request fields.
-//! - [`auth`]: Bearer keys, their generation and their hashes; the
-//!   [`Caller`](auth::Caller) a request acts as.
+//! - [`auth`]: Bearer keys: their shape, generation, hashes and lookup.
+//! - [`principal`]: the key a request acts as and its scope checks, for
+//!   the API and the dashboard alike.
+//! - [`caller`]: the [`Caller`](caller::Caller) of a keyed route: its
+//!   principal, its capability (hence its price) and its call's credit.
 //! - [`guard`]: in front of every keyed route: key, rate limit, scope,
-//!   credit, metering.
+//!   credit, metering; makes the `Caller`.
 //! - [`accounts`]: usage, credit and rate limits, in memory per process.
 //! - [`input`]: each endpoint's body decoded and validated, without I/O
 //!   (also what the fuzz targets drive).
-//! - [`pricing`]: the price table behind `cost_usd` and discovery.
+//! - [`pricing`]: the price table behind `cost_usd` and discovery, keyed
+//!   by capability.
 //! - [`wakeup`]: wakes long-polling consumers when a message arrives.
 //! - [`throughput`]: recent publish/ack counts per queue, in memory, for the
 //!   dashboard's charts.
@@ -44,6 +54,7 @@
 pub mod accounts;
 pub mod app;
 pub mod auth;
+pub mod caller;
 pub mod clock;
 pub mod config;
 pub mod connections;
@@ -54,10 +65,12 @@ pub mod extract;
 pub mod guard;
 pub mod input;
 pub mod maintenance;
+pub mod messages;
 pub mod metrics;
 pub mod openapi;
 pub mod outage;
 pub mod pricing;
+pub mod principal;
 pub mod push;
 pub mod routes;
 pub mod serve;

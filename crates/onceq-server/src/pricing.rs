@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use onceq_types::capability::{self, Billing, CAPABILITIES};
+use onceq_types::capability::{self, Billing, CAPABILITIES, CapabilityDef};
 
 /// Prices keyed by capability id.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -45,37 +45,37 @@ impl PriceTable {
     }
 
     /// Price of one unit of a capability, in USD.
-    pub fn price(&self, id: &str) -> f64 {
-        onceq_types::account::micros_to_usd(self.micros(id))
+    pub fn price(&self, cap: &CapabilityDef) -> f64 {
+        onceq_types::account::micros_to_usd(self.micros(cap))
     }
 
     /// Price of one unit of a capability, in micro-USD.
-    pub fn micros(&self, id: &str) -> u64 {
-        self.prices.get(id).copied().unwrap_or(0)
+    pub fn micros(&self, cap: &CapabilityDef) -> u64 {
+        self.prices.get(cap.id).copied().unwrap_or(0)
     }
 
     /// Cost of `units` units, in micro-USD.
-    pub fn cost_micros(&self, id: &str, units: usize) -> u64 {
-        self.micros(id).saturating_mul(units as u64)
+    pub fn cost_micros(&self, cap: &CapabilityDef, units: usize) -> u64 {
+        self.micros(cap).saturating_mul(units as u64)
     }
 
     /// Cost of `units` units, in USD.
-    pub fn cost(&self, id: &str, units: usize) -> f64 {
-        onceq_types::account::micros_to_usd(self.cost_micros(id, units))
+    pub fn cost(&self, cap: &CapabilityDef, units: usize) -> f64 {
+        onceq_types::account::micros_to_usd(self.cost_micros(cap, units))
     }
 
     /// The billing block of every capability, for discovery.
-    pub fn billing(&self) -> Vec<(&'static capability::CapabilityDef, Billing)> {
+    pub fn billing(&self) -> Vec<(&'static CapabilityDef, Billing)> {
         CAPABILITIES
             .iter()
             .map(|c| {
-                let price = self.price(c.id);
+                let price = self.price(c);
                 (
                     c,
                     Billing {
                         is_billable: price > 0.0,
                         price_usd: price,
-                        unit: c.unit.to_owned(),
+                        unit: c.unit.as_str().to_owned(),
                         currency: "USD".into(),
                     },
                 )
@@ -86,19 +86,21 @@ impl PriceTable {
 
 #[cfg(test)]
 mod tests {
+    use onceq_types::capability::{CONSUME, PUBLISH};
+
     use super::*;
 
     #[test]
     fn parses_and_rejects() {
         let t = PriceTable::parse("queue.publish=0.00002").unwrap();
-        assert_eq!(t.price("queue.publish"), 0.00002);
-        assert_eq!(t.cost("queue.publish", 3), 0.00006);
-        assert_eq!(t.price("queue.consume"), 0.0);
+        assert_eq!(t.price(&PUBLISH), 0.00002);
+        assert_eq!(t.cost(&PUBLISH, 3), 0.00006);
+        assert_eq!(t.price(&CONSUME), 0.0);
         assert!(PriceTable::parse("queue.nope=1").is_err());
         assert!(PriceTable::parse("queue.publish=-1").is_err());
         assert!(PriceTable::parse("queue.publish").is_err());
         assert!(PriceTable::parse("queue.publish=0.0000001").is_err());
-        assert_eq!(t.cost_micros("queue.publish", 3), 60);
+        assert_eq!(t.cost_micros(&PUBLISH, 3), 60);
         assert_eq!(PriceTable::parse("").unwrap(), PriceTable::default());
     }
 }

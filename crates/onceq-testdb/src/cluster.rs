@@ -167,6 +167,20 @@ impl TestCluster {
     pub async fn start_standby(
         primary: &TestCluster,
         name: &str,
+        options: ClusterOptions,
+    ) -> TestCluster {
+        Self::start_standby_on_port(primary, name, free_port(), options).await
+    }
+
+    /// [`start_standby`](Self::start_standby) on a given port, e.g. the one
+    /// a dead primary served on: a harness that replaces the failed node
+    /// keeps its clients' multi-host URLs unchanged across failovers. The
+    /// port may still be held for a moment by the dead server's last
+    /// processes, so binding is retried for a few seconds before giving up.
+    pub async fn start_standby_on_port(
+        primary: &TestCluster,
+        name: &str,
+        port: u16,
         mut options: ClusterOptions,
     ) -> TestCluster {
         let bindir = host::bindir();
@@ -206,17 +220,23 @@ impl TestCluster {
             bindir,
             run_as,
             options,
-            port: free_port(),
+            port,
             server: Mutex::new(None),
             databases: AtomicU64::new(0),
         };
-        if let Err(PortTaken) = cluster.spawn_and_wait().await {
-            panic!(
-                "onceq-testdb: the standby's port was taken\n{}",
-                cluster.log()
-            );
+        for _ in 0..20 {
+            match cluster.spawn_and_wait().await {
+                Ok(()) => return cluster,
+                Err(PortTaken) => {
+                    cluster.stop(StopMode::Immediate).await;
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+            }
         }
-        cluster
+        panic!(
+            "onceq-testdb: the standby's port {port} stayed taken\n{}",
+            cluster.log()
+        );
     }
 
     /// SIGKILLs the postmaster, as a crash of the machine's database would

@@ -1,133 +1,228 @@
-//! The endpoint catalogue: every capability's id, method and path. The
-//! server's discovery answer, its price table and its metering use these ids.
+//! The endpoint catalogue: every capability's id, method, path, unit and
+//! action, one constant each. The server's router, guard, discovery answer,
+//! price table and metering use these constants; a test of the server
+//! checks its router against [`CAPABILITIES`].
 
 use serde::{Deserialize, Serialize};
 
 use crate::scope::Action;
 
-/// One endpoint of the API.
+/// One endpoint of the API. Each has a constant here ([`PUBLISH`],
+/// [`CONSUME`], …): the server routes, guards, prices and meters by these
+/// values, never by an id typed again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CapabilityDef {
-    /// Stable id, e.g. `queue.publish`; the key of the price table.
+    /// Stable id, e.g. `queue.publish`; the key of the price table and of
+    /// stored usage.
     pub id: &'static str,
     /// HTTP method.
     pub method: &'static str,
     /// Path template.
     pub path: &'static str,
-    /// Priced per message stored (publish) rather than per call.
-    pub unit: &'static str,
+    /// What one unit of its price is.
+    pub unit: Unit,
     /// What a key's scope must allow for this call.
     pub action: Action,
 }
 
-/// Every capability, in the order discovery lists them.
-pub const CAPABILITIES: &[CapabilityDef] = &[
-    cap(
-        "queue.publish",
-        "POST",
-        "/v1/queue/publish",
-        "message",
-        Action::Publish,
-    ),
-    cap(
-        "queue.publish_batch",
-        "POST",
-        "/v1/queue/publish_batch",
-        "message",
-        Action::Publish,
-    ),
-    call(
-        "queue.consume",
-        "POST",
-        "/v1/queue/consume",
-        Action::Consume,
-    ),
-    call("queue.ack", "POST", "/v1/queue/ack", Action::Consume),
-    call("queue.nack", "POST", "/v1/queue/nack", Action::Consume),
-    call("queue.extend", "POST", "/v1/queue/extend", Action::Consume),
-    call("queue.create", "POST", "/v1/queue/create", Action::Admin),
-    call("queue.list", "GET", "/v1/queue/list", Action::Read),
-    call("queue.get", "GET", "/v1/queue/get/{queue}", Action::Read),
-    call(
-        "queue.delete",
-        "DELETE",
-        "/v1/queue/delete/{queue}",
-        Action::Admin,
-    ),
-    call(
-        "queue.stats",
-        "GET",
-        "/v1/queue/stats/{queue}",
-        Action::Read,
-    ),
-    call(
-        "queue.purge",
-        "POST",
-        "/v1/queue/purge/{queue}",
-        Action::Admin,
-    ),
-    call(
-        "queue.dlq.redrive",
-        "POST",
-        "/v1/queue/dlq/redrive/{queue}",
-        Action::Admin,
-    ),
-    call(
-        "account.balance",
-        "GET",
-        "/v1/account/balance",
-        Action::Read,
-    ),
-    call("account.usage", "GET", "/v1/account/usage", Action::Read),
-    call(
-        "queue.push_subscribe",
-        "POST",
-        "/v1/queue/push_subscribe/{queue}",
-        Action::Admin,
-    ),
-    call(
-        "queue.push_subscriptions",
-        "GET",
-        "/v1/queue/push_subscriptions/{queue}",
-        Action::Read,
-    ),
-    call(
-        "queue.push_unsubscribe",
-        "DELETE",
-        "/v1/queue/push_unsubscribe/{queue}/{subscription_id}",
-        Action::Admin,
-    ),
-    // Needs no key, so it is never metered nor scoped; listed for
-    // completeness of the catalogue.
-    call("discovery", "GET", "/v1/discovery", Action::Read),
-];
-
-const fn call(
-    id: &'static str,
-    method: &'static str,
-    path: &'static str,
-    action: Action,
-) -> CapabilityDef {
-    cap(id, method, path, "call", action)
+/// What a capability's price is counted in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Each message stored (publish): reserved and charged by the handler,
+    /// which knows how many.
+    Message,
+    /// Each call: reserved and charged by the guard.
+    Call,
 }
 
-const fn cap(
-    id: &'static str,
-    method: &'static str,
-    path: &'static str,
-    unit: &'static str,
-    action: Action,
-) -> CapabilityDef {
-    CapabilityDef {
-        id,
-        method,
-        path,
-        unit,
-        action,
+impl Unit {
+    /// The unit's name in discovery (`message`, `call`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unit::Message => "message",
+            Unit::Call => "call",
+        }
     }
 }
 
-/// Looks a capability up by id.
+/// `POST /v1/queue/publish`.
+pub const PUBLISH: CapabilityDef = CapabilityDef {
+    id: "queue.publish",
+    method: "POST",
+    path: "/v1/queue/publish",
+    unit: Unit::Message,
+    action: Action::Publish,
+};
+/// `POST /v1/queue/publish_batch`.
+pub const PUBLISH_BATCH: CapabilityDef = CapabilityDef {
+    id: "queue.publish_batch",
+    method: "POST",
+    path: "/v1/queue/publish_batch",
+    unit: Unit::Message,
+    action: Action::Publish,
+};
+/// `POST /v1/queue/consume`.
+pub const CONSUME: CapabilityDef = CapabilityDef {
+    id: "queue.consume",
+    method: "POST",
+    path: "/v1/queue/consume",
+    unit: Unit::Call,
+    action: Action::Consume,
+};
+/// `POST /v1/queue/ack`.
+pub const ACK: CapabilityDef = CapabilityDef {
+    id: "queue.ack",
+    method: "POST",
+    path: "/v1/queue/ack",
+    unit: Unit::Call,
+    action: Action::Consume,
+};
+/// `POST /v1/queue/nack`.
+pub const NACK: CapabilityDef = CapabilityDef {
+    id: "queue.nack",
+    method: "POST",
+    path: "/v1/queue/nack",
+    unit: Unit::Call,
+    action: Action::Consume,
+};
+/// `POST /v1/queue/extend`.
+pub const EXTEND: CapabilityDef = CapabilityDef {
+    id: "queue.extend",
+    method: "POST",
+    path: "/v1/queue/extend",
+    unit: Unit::Call,
+    action: Action::Consume,
+};
+/// `POST /v1/queue/create`.
+pub const CREATE: CapabilityDef = CapabilityDef {
+    id: "queue.create",
+    method: "POST",
+    path: "/v1/queue/create",
+    unit: Unit::Call,
+    action: Action::Admin,
+};
+/// `GET /v1/queue/list`.
+pub const LIST: CapabilityDef = CapabilityDef {
+    id: "queue.list",
+    method: "GET",
+    path: "/v1/queue/list",
+    unit: Unit::Call,
+    action: Action::Read,
+};
+/// `GET /v1/queue/get/{queue}`.
+pub const GET: CapabilityDef = CapabilityDef {
+    id: "queue.get",
+    method: "GET",
+    path: "/v1/queue/get/{queue}",
+    unit: Unit::Call,
+    action: Action::Read,
+};
+/// `DELETE /v1/queue/delete/{queue}`.
+pub const DELETE: CapabilityDef = CapabilityDef {
+    id: "queue.delete",
+    method: "DELETE",
+    path: "/v1/queue/delete/{queue}",
+    unit: Unit::Call,
+    action: Action::Admin,
+};
+/// `GET /v1/queue/stats/{queue}`.
+pub const STATS: CapabilityDef = CapabilityDef {
+    id: "queue.stats",
+    method: "GET",
+    path: "/v1/queue/stats/{queue}",
+    unit: Unit::Call,
+    action: Action::Read,
+};
+/// `POST /v1/queue/purge/{queue}`.
+pub const PURGE: CapabilityDef = CapabilityDef {
+    id: "queue.purge",
+    method: "POST",
+    path: "/v1/queue/purge/{queue}",
+    unit: Unit::Call,
+    action: Action::Admin,
+};
+/// `POST /v1/queue/dlq/redrive/{queue}`.
+pub const REDRIVE: CapabilityDef = CapabilityDef {
+    id: "queue.dlq.redrive",
+    method: "POST",
+    path: "/v1/queue/dlq/redrive/{queue}",
+    unit: Unit::Call,
+    action: Action::Admin,
+};
+/// `GET /v1/account/balance`.
+pub const BALANCE: CapabilityDef = CapabilityDef {
+    id: "account.balance",
+    method: "GET",
+    path: "/v1/account/balance",
+    unit: Unit::Call,
+    action: Action::Read,
+};
+/// `GET /v1/account/usage`.
+pub const USAGE: CapabilityDef = CapabilityDef {
+    id: "account.usage",
+    method: "GET",
+    path: "/v1/account/usage",
+    unit: Unit::Call,
+    action: Action::Read,
+};
+/// `POST /v1/queue/push_subscribe/{queue}`.
+pub const PUSH_SUBSCRIBE: CapabilityDef = CapabilityDef {
+    id: "queue.push_subscribe",
+    method: "POST",
+    path: "/v1/queue/push_subscribe/{queue}",
+    unit: Unit::Call,
+    action: Action::Admin,
+};
+/// `GET /v1/queue/push_subscriptions/{queue}`.
+pub const PUSH_SUBSCRIPTIONS: CapabilityDef = CapabilityDef {
+    id: "queue.push_subscriptions",
+    method: "GET",
+    path: "/v1/queue/push_subscriptions/{queue}",
+    unit: Unit::Call,
+    action: Action::Read,
+};
+/// `DELETE /v1/queue/push_unsubscribe/{queue}/{subscription_id}`.
+pub const PUSH_UNSUBSCRIBE: CapabilityDef = CapabilityDef {
+    id: "queue.push_unsubscribe",
+    method: "DELETE",
+    path: "/v1/queue/push_unsubscribe/{queue}/{subscription_id}",
+    unit: Unit::Call,
+    action: Action::Admin,
+};
+/// `GET /v1/discovery`. Needs no key, so it is never metered nor scoped;
+/// listed for completeness of the catalogue.
+pub const DISCOVERY: CapabilityDef = CapabilityDef {
+    id: "discovery",
+    method: "GET",
+    path: "/v1/discovery",
+    unit: Unit::Call,
+    action: Action::Read,
+};
+
+/// Every capability, in the order discovery lists them.
+pub const CAPABILITIES: &[CapabilityDef] = &[
+    PUBLISH,
+    PUBLISH_BATCH,
+    CONSUME,
+    ACK,
+    NACK,
+    EXTEND,
+    CREATE,
+    LIST,
+    GET,
+    DELETE,
+    STATS,
+    PURGE,
+    REDRIVE,
+    BALANCE,
+    USAGE,
+    PUSH_SUBSCRIBE,
+    PUSH_SUBSCRIPTIONS,
+    PUSH_UNSUBSCRIBE,
+    DISCOVERY,
+];
+
+/// Looks a capability up by id (price tables and stored usage name them).
 pub fn capability(id: &str) -> Option<&'static CapabilityDef> {
     CAPABILITIES.iter().find(|c| c.id == id)
 }

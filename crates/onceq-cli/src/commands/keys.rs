@@ -1,7 +1,9 @@
 //! `onceq keys create|list|revoke|rotate|set-rate`: straight on the store,
 //! so it works whether or not a server runs (SQLite allows a second writer
 //! process; PostgreSQL is shared anyway). Servers see every change on the
-//! next request: keys are looked up per request, never cached.
+//! next request: on SQLite each request looks its key up; on PostgreSQL
+//! servers cache lookups and drop the cache on the NOTIFY every change to
+//! the keys table sends, so a change counts as soon as it is delivered.
 
 use clap::Subcommand;
 use jiff::{SignedDuration, Timestamp};

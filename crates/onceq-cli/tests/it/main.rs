@@ -15,6 +15,7 @@ mod dashboard;
 mod failover;
 mod long_ops;
 mod outage_log;
+mod pgbouncer;
 mod process;
 mod stall;
 mod tls;

@@ -248,18 +248,18 @@ pub async fn redrive_all(
     let queue = queue_name(queue)?;
     admin_on_dlq(&state, &viewer, &queue).await?;
     let outcome = state
-        .store
-        .dlq_redrive(DlqRedrive {
-            queue: viewer.queue(&queue)?,
-            max: None,
-            now: state.clock.now(),
-        })
+        .messages()
+        .redrive(
+            &viewer.project,
+            &queue,
+            DlqRedrive {
+                queue: viewer.queue(&queue)?,
+                max: None,
+                now: state.clock.now(),
+            },
+        )
         .await
         .map_err(|e| DashError::store(e, &queue))?;
-    if outcome.redriven > 0 {
-        let redriven = usize::try_from(outcome.redriven).unwrap_or(usize::MAX);
-        state.wakeups.wake(&viewer.project, &queue, redriven);
-    }
     let done = Done {
         done: Some("redrove".into()),
         n: Some(outcome.redriven),
@@ -280,17 +280,18 @@ pub async fn redrive_one(
     validate::token("message id (in the path)", &id)?;
     admin_on_dlq(&state, &viewer, &queue).await?;
     let outcome = state
-        .store
-        .dlq_redrive_one(DlqRedriveOne {
-            queue: viewer.queue(&queue)?,
-            message_id: id.clone(),
-            now: state.clock.now(),
-        })
+        .messages()
+        .redrive_one(
+            &viewer.project,
+            &queue,
+            DlqRedriveOne {
+                queue: viewer.queue(&queue)?,
+                message_id: id.clone(),
+                now: state.clock.now(),
+            },
+        )
         .await
         .map_err(|e| DashError::store(e, &queue))?;
-    if outcome.outcome == SingleOutcome::Done {
-        state.wakeups.wake(&viewer.project, &queue, 1);
-    }
     let done = single(outcome.outcome, "redrove_one", id);
     answer(&state, &viewer, &queue, &headers, done).await
 }

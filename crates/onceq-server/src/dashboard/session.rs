@@ -15,6 +15,8 @@
 //! other site can send without a CORS preflight, which this server never
 //! grants).
 
+use std::ops::Deref;
+
 use axum::{
     Form,
     extract::{FromRequestParts, Query, State},
@@ -23,14 +25,11 @@ use axum::{
 };
 use maud::html;
 use onceq_store::QueueRef;
-use onceq_types::{
-    ErrorCode,
-    scope::{Action, KeyScope},
-};
+use onceq_types::{ErrorCode, scope::Action};
 use serde::Deserialize;
 
 use super::{error::DashError, layout};
-use crate::{AppState, auth};
+use crate::{AppState, auth, principal::Principal};
 
 /// The cookie holding the signed-in key (hex of its bytes, so any key is a
 /// valid cookie value).
@@ -41,17 +40,22 @@ pub const COOKIE: &str = "onceq_key";
 const MAX_AGE_SECS: u32 = 12 * 3600;
 
 /// The project a dashboard request acts for, from its cookie. The key's
-/// scope applies as on the API: it must allow `read` to see anything, the
-/// queues shown are those its patterns match, and each change needs the
-/// action its API call needs ([`Viewer::require`]).
+/// scope applies as on the API, checked by the same [`Principal`]: it must
+/// allow `read` to see anything, the queues shown are those its patterns
+/// match, and each change needs the action its API call needs
+/// ([`Viewer::require`]). Derefs to its [`Principal`] (project, key id,
+/// scope).
 #[derive(Debug, Clone)]
 pub struct Viewer {
-    /// Every queue shown belongs to it.
-    pub project: String,
-    /// The key's public id.
-    pub key_id: String,
-    /// What the key may do, and on which queues.
-    pub scope: KeyScope,
+    principal: Principal,
+}
+
+impl Deref for Viewer {
+    type Target = Principal;
+
+    fn deref(&self) -> &Principal {
+        &self.principal
+    }
 }
 
 impl Viewer {
@@ -59,21 +63,18 @@ impl Viewer {
     /// queue that does not exist) when the key's patterns do not match it,
     /// so a scoped key learns nothing about other queues.
     pub fn queue(&self, name: &str) -> Result<QueueRef, DashError> {
-        if self.may_see(name) {
-            Ok(QueueRef::new(&self.project, name))
-        } else {
-            Err(DashError::NotFound(format!("queue {name:?} not found")))
-        }
+        self.queue_ref(name)
+            .ok_or_else(|| DashError::NotFound(format!("queue {name:?} not found")))
     }
 
     /// Whether the key's queue patterns match `name`.
     pub fn may_see(&self, name: &str) -> bool {
-        self.scope.queues.matches(name)
+        self.may_use(name)
     }
 
     /// Refuses (403) a change the key's actions do not allow.
     pub fn require(&self, action: Action) -> Result<(), DashError> {
-        if self.scope.actions.allows(action) {
+        if self.allows(action) {
             Ok(())
         } else {
             Err(DashError::Forbidden(format!(
@@ -94,9 +95,7 @@ impl FromRequestParts<AppState> for Viewer {
             .await
             .map_err(DashError::from_api)?;
         let viewer = Viewer {
-            project: record.project,
-            key_id: record.key_id,
-            scope: record.scope,
+            principal: Principal::new(record),
         };
         viewer.require(Action::Read)?;
         Ok(viewer)
@@ -239,8 +238,8 @@ pub async fn signin(
         let page = signin_form(Some("Enter an API key (api_key is empty)."), None);
         return Ok((StatusCode::BAD_REQUEST, layout::html(page)).into_response());
     }
-    match auth::authenticate(&state, key).await {
-        Ok(record) if !record.scope.actions.allows(Action::Read) => {
+    match auth::authenticate(&state, key).await.map(Principal::new) {
+        Ok(principal) if !principal.allows(Action::Read) => {
             let page = signin_form(
                 Some("That key may not read queues (its scope has no read action)."),
                 None,

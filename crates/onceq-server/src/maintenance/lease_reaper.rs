@@ -1,6 +1,8 @@
 //! Returns expired leases to their queue without anyone calling anything.
 //! An expiry counts as a failed hand-out: after `max_retries + 1` hand-outs
-//! the message goes to the dead-letter queue instead.
+//! the message goes to the dead-letter queue instead. Through
+//! [`crate::messages`], so a message returned to its queue wakes a consumer
+//! long-polling it, as a publish does.
 
 use crate::AppState;
 
@@ -15,8 +17,7 @@ pub async fn run(state: AppState) {
 pub async fn pass(state: &AppState) -> Result<(), onceq_store::StoreError> {
     let batch = state.config.lease_reap_batch;
     loop {
-        let done = state.store.lease_expire(state.clock.now(), batch).await?;
-        state.metrics.leases_expired(&done);
+        let done = state.messages().expire_leases(batch).await?;
         if done.dead_lettered > 0 {
             tracing::info!(count = done.dead_lettered, "expired leases dead-lettered");
         }

@@ -19,10 +19,7 @@ use serde_json::value::RawValue;
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::{guard::Guard, signature, subscriber::Target};
-use crate::{
-    AppState,
-    metrics::{ErrorSource, Metrics},
-};
+use crate::{AppState, metrics::ErrorSource};
 
 /// What every delivery of this server shares.
 pub(super) struct Ctx {
@@ -151,23 +148,21 @@ fn lease(target: &Target, message: &ClaimedMessage) -> LeaseRef {
 }
 
 async fn ack(ctx: &Ctx, target: &Target, message: &ClaimedMessage) {
+    let queue = &target.record.queue;
     let acked = ctx
         .state
-        .store
-        .message_ack(MessageAck {
-            lease: lease(target, message),
-            now: ctx.state.clock.now(),
-        })
+        .messages()
+        .ack(
+            &queue.project,
+            &queue.queue,
+            MessageAck {
+                lease: lease(target, message),
+                now: ctx.state.clock.now(),
+            },
+        )
         .await;
+    failed(ctx, &acked);
     let (subscription, message_id) = (&target.record.subscription_id, &message.message_id);
-    count(ctx, target, &acked, |metrics, project, queue, &acked| {
-        metrics.acked(project, queue, acked);
-        if acked {
-            ctx.state
-                .throughput
-                .acked(project, queue, ctx.state.clock.now(), 1);
-        }
-    });
     match acked {
         Ok(true) => {
             tracing::debug!(%subscription, %message_id, delivery_count = message.delivery_count, "push delivered")
@@ -191,21 +186,24 @@ async fn nack(ctx: &Ctx, target: &Target, message: &ClaimedMessage, reason: &str
         config.retry_max,
         rand::rng().random_range(0.0..=1.0),
     );
+    let queue = &target.record.queue;
     let nacked = ctx
         .state
-        .store
-        .message_nack(MessageNack {
-            lease: lease(target, message),
-            requeue: true,
-            delay: SignedDuration::try_from(delay).unwrap_or(SignedDuration::from_secs(3600)),
-            now: ctx.state.clock.now(),
-        })
+        .messages()
+        .nack(
+            &queue.project,
+            &queue.queue,
+            MessageNack {
+                lease: lease(target, message),
+                requeue: true,
+                delay: SignedDuration::try_from(delay).unwrap_or(SignedDuration::from_secs(3600)),
+                now: ctx.state.clock.now(),
+            },
+        )
         .await;
+    failed(ctx, &nacked);
     let (subscription, message_id) = (&target.record.subscription_id, &message.message_id);
     let delivery_count = message.delivery_count;
-    count(ctx, target, &nacked, |metrics, project, queue, outcome| {
-        metrics.nacked(project, queue, outcome)
-    });
     match nacked {
         Ok(o) if o.dead_lettered => {
             tracing::warn!(%subscription, %message_id, delivery_count, %reason, "push delivery failed for the last time; dead-lettered")
@@ -222,21 +220,13 @@ async fn nack(ctx: &Ctx, target: &Target, message: &ClaimedMessage, reason: &str
     }
 }
 
-/// Counts a settlement in `/metrics` (and the dashboard's throughput) as
-/// the ack and nack handlers count theirs, or its store failure.
-fn count<T>(
-    ctx: &Ctx,
-    target: &Target,
-    settled: &onceq_store::Result<T>,
-    record: impl FnOnce(&Metrics, &str, &str, &T),
-) {
-    let queue = &target.record.queue;
-    match settled {
-        Ok(v) => record(&ctx.state.metrics, &queue.project, &queue.queue, v),
-        Err(e) => ctx
-            .state
+/// Counts a settlement's store failure in `/metrics` (its success is
+/// counted by [`crate::messages`], as for the ack and nack handlers).
+fn failed<T>(ctx: &Ctx, settled: &onceq_store::Result<T>) {
+    if let Err(e) = settled {
+        ctx.state
             .metrics
-            .db_error(ErrorSource::Push, matches!(e, StoreError::Unavailable(_))),
+            .db_error(ErrorSource::Push, matches!(e, StoreError::Unavailable(_)));
     }
 }
 

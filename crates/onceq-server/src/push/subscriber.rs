@@ -115,20 +115,21 @@ async fn run(
         let asked = permits.len();
         let claimed = ctx
             .state
-            .store
-            .message_claim(MessageClaim {
-                queue: record.queue.clone(),
-                max: asked as u32,
-                visibility_timeout: Some(target.lease),
-                now: ctx.state.clock.now(),
-            })
+            .messages()
+            .claim(
+                &record.queue.project,
+                &record.queue.queue,
+                MessageClaim {
+                    queue: record.queue.clone(),
+                    max: asked as u32,
+                    visibility_timeout: Some(target.lease),
+                    now: ctx.state.clock.now(),
+                },
+            )
             .await;
         match claimed {
             Ok(messages) => {
                 let got = messages.len();
-                ctx.state
-                    .metrics
-                    .consumed(&record.queue.project, &record.queue.queue, got);
                 for (message, slot) in messages.into_iter().zip(permits) {
                     tracker.spawn(delivery::run(ctx.clone(), target.clone(), message, slot));
                 }

@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use crate::{
     ApiError, AppState,
-    auth::Caller,
+    caller::Caller,
     envelope::Reply,
     input,
     openapi::responses::{InvalidParams, Ok, Refused, StoreFailed, Unauthorized},
@@ -79,7 +79,7 @@ pub async fn usage(
         e.cost_micros += t.cost_micros;
     }
     let total: u64 = by_cap.values().map(|t| t.cost_micros).sum();
-    Ok(Reply::new(Usage {
+    Ok(caller.reply(Usage {
         project: caller.project.clone(),
         from,
         to,
@@ -117,7 +117,7 @@ pub async fn balance(
         .map_err(|e| ApiError::from_store(e, ""))?;
     let (limit, stored) = project.map_or((None, 0), |p| (p.credit_limit_micros, p.spent_micros));
     let spent = stored + state.accounts.ledger.unwritten_spend(&caller.project);
-    Ok(Reply::new(Balance {
+    Ok(caller.reply(Balance {
         balance_usd: limit.map(|l| micros_to_usd(l.saturating_sub(spent))),
         currency: "USD".into(),
         credit_limit_usd: limit.map(micros_to_usd),

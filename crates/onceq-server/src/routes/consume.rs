@@ -1,25 +1,21 @@
-//! `consume` (with long polling), `ack`, `nack` and `extend`.
+//! `consume`, with long polling. What a consumer then does with its lease
+//! is in [`super::lease`].
 
 use std::time::Duration;
 
 use axum::extract::State;
-use jiff::SignedDuration;
-use onceq_store::{LeaseRef, MessageAck, MessageClaim, MessageExtend, MessageNack};
-use onceq_types::{
-    ConsumedMessage, MessageStatus,
-    reply::{Acked, Extended, Items, Nacked},
-    request::{Ack, Consume, Extend, Nack},
-};
+use onceq_store::MessageClaim;
+use onceq_types::{ConsumedMessage, MessageStatus, reply::Items, request::Consume};
 
 use super::publish::raw;
 use crate::{
     ApiError, AppState,
-    auth::Caller,
+    caller::Caller,
     envelope::Reply,
     extract::Body,
-    input::{self, LeaseInput},
+    input,
     openapi::responses::{
-        InvalidParams, NotFound, Ok, OkList, Refused, StoreFailed, TimedOut, TooLarge, Unauthorized,
+        InvalidParams, NotFound, OkList, Refused, StoreFailed, TimedOut, TooLarge, Unauthorized,
     },
 };
 
@@ -58,20 +54,21 @@ pub async fn consume(
         notified.as_mut().enable();
 
         let claimed = state
-            .store
-            .message_claim(MessageClaim {
-                queue: target.clone(),
-                max: input.max,
-                visibility_timeout: input.visibility_timeout,
-                now: state.clock.now(),
-            })
+            .messages()
+            .claim(
+                &caller.project,
+                &queue,
+                MessageClaim {
+                    queue: target.clone(),
+                    max: input.max,
+                    visibility_timeout: input.visibility_timeout,
+                    now: state.clock.now(),
+                },
+            )
             .await
             .map_err(|e| ApiError::from_store(e, &queue))?;
         let now = tokio::time::Instant::now();
         if !claimed.is_empty() || now >= deadline || state.shutdown.is_cancelled() {
-            state
-                .metrics
-                .consumed(&caller.project, &queue, claimed.len());
             let items = claimed
                 .into_iter()
                 .map(|m| {
@@ -88,7 +85,7 @@ pub async fn consume(
                     })
                 })
                 .collect::<Result<Vec<_>, ApiError>>()?;
-            return Ok(Reply::new(Items { items }));
+            return Ok(caller.reply(Items { items }));
         }
         let pause = (deadline - now).min(state.config.long_poll_recheck);
         tokio::select! {
@@ -97,118 +94,4 @@ pub async fn consume(
             _ = state.shutdown.cancelled() => {}
         }
     }
-}
-
-/// `POST /v1/queue/ack`.
-#[utoipa::path(
-    post,
-    path = "/v1/queue/ack",
-    tag = "messages",
-    summary = "Delete a message held under a lease",
-    description = "acked is false (still 200) when the message is not in flight, the receipt names another lease, or the queue or message is unknown.",
-    request_body = Ack,
-    responses(Ok<Acked>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, StoreFailed)
-)]
-pub async fn ack(
-    State(state): State<AppState>,
-    caller: Caller,
-    Body(req): Body<Ack>,
-) -> Result<Reply<Acked>, ApiError> {
-    let lease = lease(&caller, input::ack(req)?)?;
-    let queue = lease.queue.queue.clone();
-    let acked = state
-        .store
-        .message_ack(MessageAck {
-            lease,
-            now: state.clock.now(),
-        })
-        .await
-        .map_err(|e| ApiError::from_store(e, &queue))?;
-    state.metrics.acked(&caller.project, &queue, acked);
-    state
-        .throughput
-        .acked(&caller.project, &queue, state.clock.now(), u64::from(acked));
-    Ok(Reply::new(Acked { acked }))
-}
-
-/// `POST /v1/queue/nack`.
-#[utoipa::path(
-    post,
-    path = "/v1/queue/nack",
-    tag = "messages",
-    summary = "Give a message back, or dead-letter it",
-    description = "Ends a lease early: back to the queue (after delay_seconds), or to the dead-letter queue with requeue false or after the last allowed delivery. nacked is false when the lease is not held.",
-    request_body = Nack,
-    responses(Ok<Nacked>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, StoreFailed)
-)]
-pub async fn nack(
-    State(state): State<AppState>,
-    caller: Caller,
-    Body(req): Body<Nack>,
-) -> Result<Reply<Nacked>, ApiError> {
-    let input = input::nack(req)?;
-    let lease = lease(&caller, input.lease)?;
-    let delay = input.delay_seconds;
-    let queue = lease.queue.queue.clone();
-    let outcome = state
-        .store
-        .message_nack(MessageNack {
-            lease,
-            requeue: input.requeue,
-            delay: SignedDuration::from_secs(delay),
-            now: state.clock.now(),
-        })
-        .await
-        .map_err(|e| ApiError::from_store(e, &queue))?;
-    state.metrics.nacked(&caller.project, &queue, &outcome);
-    if outcome.requeued && delay == 0 {
-        state.wakeups.wake(&caller.project, &queue, 1);
-    }
-    Ok(Reply::new(Nacked {
-        nacked: outcome.nacked,
-        requeued: outcome.requeued,
-        dead_lettered: outcome.dead_lettered,
-        delivery_count: outcome.delivery_count,
-    }))
-}
-
-/// `POST /v1/queue/extend`.
-#[utoipa::path(
-    post,
-    path = "/v1/queue/extend",
-    tag = "messages",
-    summary = "Move a lease's end to now + visibility_timeout",
-    description = "extended is false when the lease is not held; lease_expires_at is then the current lease's end, or null.",
-    request_body = Extend,
-    responses(Ok<Extended>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, StoreFailed)
-)]
-pub async fn extend(
-    State(state): State<AppState>,
-    caller: Caller,
-    Body(req): Body<Extend>,
-) -> Result<Reply<Extended>, ApiError> {
-    let input = input::extend(req)?;
-    let lease = lease(&caller, input.lease)?;
-    let queue = lease.queue.queue.clone();
-    let outcome = state
-        .store
-        .message_extend(MessageExtend {
-            lease,
-            visibility_timeout: input.visibility_timeout,
-            now: state.clock.now(),
-        })
-        .await
-        .map_err(|e| ApiError::from_store(e, &queue))?;
-    Ok(Reply::new(Extended {
-        extended: outcome.extended,
-        lease_expires_at: outcome.lease_expires_at,
-    }))
-}
-
-fn lease(caller: &Caller, input: LeaseInput) -> Result<LeaseRef, ApiError> {
-    Ok(LeaseRef {
-        queue: caller.queue(&input.queue)?,
-        message_id: input.message_id,
-        receipt: input.receipt,
-    })
 }

@@ -7,9 +7,9 @@
 
 use axum::{extract::State, http::HeaderMap};
 use jiff::SignedDuration;
-use onceq_store::{MessagePublish, NewMessage, PublishOutcome, QueueRef};
+use onceq_store::{NewMessage, PublishOutcome, QueueRef};
 use onceq_types::{
-    MessageStatus, PublishedMessage,
+    PublishedMessage,
     reply::Items,
     request::{Publish, PublishBatch},
 };
@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 
 use crate::{
     ApiError, AppState,
-    auth::Caller,
+    caller::Caller,
     envelope::Reply,
     extract::Body,
     input,
@@ -54,7 +54,7 @@ pub async fn publish(
     let input::PublishInput { queue, message } =
         input::publish(req, headers.get("idempotency-key"))?;
     let target = caller.queue(&queue)?;
-    let cap = "queue.publish";
+    let cap = caller.capability();
     caller.reserve(state.config.prices.cost_micros(cap, 1))?;
     let mut outcomes = store_messages(&state, target, vec![message]).await?;
     let outcome = outcomes
@@ -64,7 +64,8 @@ pub async fn publish(
     let cost = state.config.prices.cost_micros(cap, fresh);
     caller.charge(cost);
     let replay = outcome.replay;
-    Ok(Reply::new(published(&queue, outcome, false)?)
+    Ok(caller
+        .reply(published(&queue, outcome, false)?)
         .cost(onceq_types::account::micros_to_usd(cost))
         .replay(replay))
 }
@@ -87,7 +88,7 @@ pub async fn publish_batch(
 ) -> Result<Reply<Items<PublishedMessage>>, ApiError> {
     let input::BatchInput { queue, messages } = input::publish_batch(req, state.config.max_batch)?;
     let target = caller.queue(&queue)?;
-    let cap = "queue.publish_batch";
+    let cap = caller.capability();
     caller.reserve(state.config.prices.cost_micros(cap, messages.len()))?;
     let outcomes = store_messages(&state, target, messages).await?;
     let fresh = outcomes.iter().filter(|o| !o.replay).count();
@@ -97,7 +98,8 @@ pub async fn publish_batch(
         .into_iter()
         .map(|o| published(&queue, o, true))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Reply::new(Items { items })
+    Ok(caller
+        .reply(Items { items })
         .cost(onceq_types::account::micros_to_usd(cost))
         .replay(fresh == 0))
 }
@@ -109,33 +111,11 @@ async fn store_messages(
 ) -> Result<Vec<PublishOutcome>, ApiError> {
     let dedupe_window = SignedDuration::try_from(state.config.dedupe_window)
         .map_err(|_| ApiError::invalid("dedupe window out of range"))?;
-    let outcomes = state
-        .store
-        .message_publish(MessagePublish {
-            queue: queue.clone(),
-            messages,
-            dedupe_window,
-            now: state.clock.now(),
-        })
-        .await
-        .map_err(|e| ApiError::from_store(e, &queue.queue))?;
     state
-        .metrics
-        .published(&queue.project, &queue.queue, &outcomes);
-    let available = outcomes
-        .iter()
-        .filter(|o| !o.replay && o.status == MessageStatus::Available)
-        .count();
-    if available > 0 {
-        state.wakeups.wake(&queue.project, &queue.queue, available);
-    }
-    state.throughput.published(
-        &queue.project,
-        &queue.queue,
-        state.clock.now(),
-        outcomes.iter().filter(|o| !o.replay).count() as u64,
-    );
-    Ok(outcomes)
+        .messages()
+        .publish(&queue, messages, dedupe_window)
+        .await
+        .map_err(|e| ApiError::from_store(e, &queue.queue))
 }
 
 fn published(queue: &str, o: PublishOutcome, in_batch: bool) -> Result<PublishedMessage, ApiError> {

@@ -18,7 +18,7 @@ use rand::RngCore;
 
 use crate::{
     ApiError, AppState,
-    auth::Caller,
+    caller::Caller,
     envelope::Reply,
     extract::{Body, QueuePath},
     openapi::{
@@ -97,7 +97,7 @@ pub async fn subscribe(
         .map_err(|e| ApiError::from_store(e, &queue))?;
     // The only answer that shows the secret.
     let secret = Some(record.secret.clone());
-    Ok(Reply::new(PushSubscription {
+    Ok(caller.reply(PushSubscription {
         secret,
         ..shown(record)
     }))
@@ -127,7 +127,7 @@ pub async fn list(
         .into_iter()
         .map(shown)
         .collect();
-    Ok(Reply::new(Items { items }))
+    Ok(caller.reply(Items { items }))
 }
 
 /// `DELETE /v1/queue/push_unsubscribe/{queue}/{subscription_id}` (and
@@ -161,7 +161,7 @@ pub async fn unsubscribe(
             format!("push subscription {subscription_id:?} not found on queue {queue:?}"),
         ));
     }
-    Ok(Reply::new(PushUnsubscribed {
+    Ok(caller.reply(PushUnsubscribed {
         subscription_id,
         queue,
         deleted: true,

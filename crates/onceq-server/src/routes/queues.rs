@@ -11,7 +11,7 @@ use onceq_types::{
 pub use crate::input::MAX_RETRIES;
 use crate::{
     ApiError, AppState,
-    auth::Caller,
+    caller::Caller,
     envelope::Reply,
     extract::{Body, QueuePath},
     input,
@@ -54,7 +54,7 @@ pub async fn create(
         })
         .await
         .map_err(|e| ApiError::from_store(e, &name))?;
-    Ok(Reply::new(created.record))
+    Ok(caller.reply(created.record))
 }
 
 /// `GET /v1/queue/list`.
@@ -76,7 +76,7 @@ pub async fn list(
         .map_err(|e| ApiError::from_store(e, ""))?;
     // A key limited to some queues sees only those.
     items.retain(|q| caller.may_use(&q.name));
-    Ok(Reply::new(Items { items }))
+    Ok(caller.reply(Items { items }))
 }
 
 /// `GET /v1/queue/get/{queue}`.
@@ -98,7 +98,7 @@ pub async fn get(
         .queue_get(&caller.queue(&queue)?)
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?
-        .map(Reply::new)
+        .map(|r| caller.reply(r))
         .ok_or_else(|| ApiError::queue_not_found(&queue))
 }
 
@@ -148,7 +148,7 @@ async fn delete_queue(
         .queue_delete(&caller.queue(&queue)?)
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
-    Ok(Reply::new(Deleted {
+    Ok(caller.reply(Deleted {
         queue,
         deleted: true,
         messages_deleted,
@@ -174,7 +174,7 @@ pub async fn stats(
         .queue_stats(&caller.queue(&queue)?, state.clock.now())
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
-    Ok(Reply::new(stats))
+    Ok(caller.reply(stats))
 }
 
 /// `POST /v1/queue/purge/{queue}`.
@@ -197,7 +197,7 @@ pub async fn purge(
         .queue_purge(&caller.queue(&queue)?)
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
-    Ok(Reply::new(Purged { purged }))
+    Ok(caller.reply(Purged { purged }))
 }
 
 /// `POST /v1/queue/dlq/redrive/{queue}`.
@@ -238,19 +238,19 @@ pub async fn redrive(
         }
     }
     let outcome = state
-        .store
-        .dlq_redrive(DlqRedrive {
-            queue: target,
-            max,
-            now: state.clock.now(),
-        })
+        .messages()
+        .redrive(
+            &caller.project,
+            &queue,
+            DlqRedrive {
+                queue: target,
+                max,
+                now: state.clock.now(),
+            },
+        )
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
-    if outcome.redriven > 0 {
-        let redriven = usize::try_from(outcome.redriven).unwrap_or(usize::MAX);
-        state.wakeups.wake(&caller.project, &queue, redriven);
-    }
-    Ok(Reply::new(Redriven {
+    Ok(caller.reply(Redriven {
         queue,
         dead_letter_queue: outcome.dead_letter_queue,
         redriven: outcome.redriven,

@@ -8,7 +8,7 @@ use crate::{
 };
 
 async fn missing_or_unknown_key_is_401(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     let body = json!({"queue": "q", "payload": 1});
     let r = s
         .send(
@@ -43,7 +43,7 @@ async fn missing_or_unknown_key_is_401(b: Backend) {
 both!(missing_or_unknown_key_is_401);
 
 async fn revoked_key_stops_working_at_once(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     let now = s.clock.now();
     let (key, rec) = onceq_server::auth::create_key(s.state.store.as_ref(), "alpha", None, now)
         .await
@@ -63,7 +63,7 @@ async fn revoked_key_stops_working_at_once(b: Backend) {
 both!(revoked_key_stops_working_at_once);
 
 async fn projects_never_see_each_other(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     let id = s.publish("orders", json!({"n": 1})).await;
     let beta = |m, p: &'static str, body| s.send(m, p, body, Some(&s.other_key));
     use reqwest::Method;

@@ -16,7 +16,7 @@ async fn consume(s: &TestServer, body: Value) -> Vec<Value> {
 }
 
 async fn consume_hands_out_under_a_lease(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     for n in 0..12 {
         s.publish("q", json!({"n": n})).await;
     }
@@ -76,7 +76,7 @@ async fn consume_hands_out_under_a_lease(b: Backend) {
 both!(consume_hands_out_under_a_lease);
 
 async fn priority_goes_first(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     for (p, name) in [(0, "low"), (5, "high"), (0, "low2"), (9, "top")] {
         s.post(
             "/v1/queue/publish",
@@ -98,7 +98,7 @@ async fn priority_goes_first(b: Backend) {
 both!(priority_goes_first);
 
 async fn ack_checks_the_receipt(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     s.publish("q", json!(1)).await;
     let m = consume(&s, json!({"queue": "q"})).await.remove(0);
     let ack = |receipt: Value| {
@@ -131,7 +131,7 @@ async fn ack_checks_the_receipt(b: Backend) {
 both!(ack_checks_the_receipt);
 
 async fn late_ack_cannot_delete_the_next_holders_message(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     s.publish("q", json!("job")).await;
     let first = consume(&s, json!({"queue": "q", "visibility_timeout": 10}))
         .await
@@ -164,7 +164,7 @@ async fn late_ack_cannot_delete_the_next_holders_message(b: Backend) {
 both!(late_ack_cannot_delete_the_next_holders_message);
 
 async fn nack_requeues_delays_or_dead_letters(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     s.publish("q", json!("a")).await;
     let m = consume(&s, json!({"queue": "q"})).await.remove(0);
     let r = s
@@ -227,7 +227,7 @@ async fn nack_requeues_delays_or_dead_letters(b: Backend) {
 both!(nack_requeues_delays_or_dead_letters);
 
 async fn fourth_failure_dead_letters(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     let id = s
         .publish("api-enqueue-jobs", json!({"job": "export"}))
         .await;
@@ -280,7 +280,7 @@ async fn expired_leases_return_without_anyone_calling(b: Backend) {
         lease_reap_interval: Duration::from_millis(50),
         ..Default::default()
     };
-    let s = TestServer::start_with(b, config).await;
+    let s = TestServer::in_process_with(b, config).await;
     s.publish("q", json!(1)).await;
     consume(&s, json!({"queue": "q", "visibility_timeout": 1}))
         .await
@@ -300,7 +300,7 @@ async fn expired_leases_return_without_anyone_calling(b: Backend) {
 both!(expired_leases_return_without_anyone_calling);
 
 async fn extend_is_a_heartbeat(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     s.publish("q", json!(1)).await;
     let m = consume(&s, json!({"queue": "q", "visibility_timeout": 10}))
         .await
@@ -329,22 +329,28 @@ async fn extend_is_a_heartbeat(b: Backend) {
 }
 both!(extend_is_a_heartbeat);
 
-async fn long_poll_wakes_on_publish(b: Backend) {
-    let s = TestServer::start(b).await;
-    s.post("/v1/queue/create", json!({"name": "q"})).await.ok();
+/// A consume of `queue` waiting up to 20 s, over its own request.
+fn long_poll(s: &TestServer, queue: &str) -> tokio::task::JoinHandle<Value> {
     let http = s.http.clone();
     let url = s.url("/v1/queue/consume");
     let key = s.key.clone();
-    let waiter = tokio::spawn(async move {
+    let body = json!({"queue": queue, "wait_seconds": 20});
+    tokio::spawn(async move {
         let r = http
             .post(url)
             .bearer_auth(key)
-            .json(&json!({"queue": "q", "wait_seconds": 20}))
+            .json(&body)
             .send()
             .await
             .unwrap();
         r.json::<Value>().await.unwrap()
-    });
+    })
+}
+
+async fn long_poll_wakes_on_publish(b: Backend) {
+    let s = TestServer::in_process(b).await;
+    s.post("/v1/queue/create", json!({"name": "q"})).await.ok();
+    let waiter = long_poll(&s, "q");
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!waiter.is_finished(), "an empty long poll must wait");
     s.publish("q", json!("wake")).await;
@@ -359,10 +365,37 @@ async fn long_poll_wakes_on_publish(b: Backend) {
 }
 both!(long_poll_wakes_on_publish);
 
+/// A message whose lease the reaper ends goes to a consumer already long
+/// polling its queue at once, not at the poll's next re-check of the store
+/// (here further off than the poll's whole wait).
+async fn long_poll_wakes_on_lease_expiry(b: Backend) {
+    let config = onceq_server::ServerConfig {
+        long_poll_recheck: Duration::from_secs(60),
+        lease_reap_interval: Duration::from_secs(3600),
+        ..Default::default()
+    };
+    let s = TestServer::in_process_with(b, config).await;
+    s.publish("q", json!("again")).await;
+    consume(&s, json!({"queue": "q", "visibility_timeout": 1}))
+        .await
+        .remove(0);
+    let waiter = long_poll(&s, "q");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiter.is_finished(), "the message is still leased");
+    s.expire_leases_after(2).await;
+    let got = tokio::time::timeout(Duration::from_secs(5), waiter)
+        .await
+        .expect("long poll did not return after the reaper returned the message")
+        .unwrap();
+    assert_eq!(got["data"]["items"][0]["payload"], "again");
+    assert_eq!(got["data"]["items"][0]["delivery_count"], 2);
+}
+both!(long_poll_wakes_on_lease_expiry);
+
 /// JSON Schema's `integer` (what /openapi.json says) admits `2.0`; so does
 /// the server, for every integer field. A fraction is still refused.
 async fn integers_may_carry_a_zero_fraction(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     for n in 0..3 {
         s.publish("q", json!(n)).await;
     }

@@ -8,7 +8,7 @@ use crate::{
 };
 
 async fn success_envelope_has_metadata(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     let r = s
         .post(
             "/v1/queue/publish",
@@ -28,7 +28,7 @@ async fn success_envelope_has_metadata(b: Backend) {
 both!(success_envelope_has_metadata);
 
 async fn unknown_route_and_method_are_enveloped(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     s.get("/v1/queue/nope").await.err(404, "NOT_FOUND");
     s.get("/v1/queue/publish")
         .await
@@ -37,7 +37,7 @@ async fn unknown_route_and_method_are_enveloped(b: Backend) {
 both!(unknown_route_and_method_are_enveloped);
 
 async fn discovery_lists_every_endpoint_with_prices(b: Backend) {
-    let s = TestServer::start_with(b, TestServer::priced()).await;
+    let s = TestServer::in_process_with(b, TestServer::priced()).await;
     // no key needed
     let r = s
         .send(reqwest::Method::GET, "/v1/discovery", None, None)
@@ -75,7 +75,7 @@ async fn discovery_lists_every_endpoint_with_prices(b: Backend) {
 both!(discovery_lists_every_endpoint_with_prices);
 
 async fn health_and_readiness(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     let r = s.http.get(s.url("/healthz")).send().await.unwrap();
     assert_eq!(r.status(), 200);
     let r = s.http.get(s.url("/readyz")).send().await.unwrap();

@@ -39,7 +39,7 @@ async fn ack(s: &TestServer, queue: &str, m: &Value) {
 }
 
 async fn create_fifo_and_publish_groups(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     let r = s
         .post(
             "/v1/queue/create",
@@ -120,7 +120,7 @@ async fn create_fifo_and_publish_groups(b: Backend) {
 both!(create_fifo_and_publish_groups);
 
 async fn standard_queue_ignores_message_group_id(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     for n in 0..3 {
         s.post(
             "/v1/queue/publish",
@@ -139,7 +139,7 @@ both!(standard_queue_ignores_message_group_id);
 async fn eight_consumers_with_random_nacks_keep_order(b: Backend) {
     const GROUPS: usize = 3;
     const EACH: usize = 10;
-    let s = Arc::new(TestServer::start(b).await);
+    let s = Arc::new(TestServer::in_process(b).await);
     s.post(
         "/v1/queue/create",
         json!({"name": "orders", "type": "fifo", "max_retries": 1000}),

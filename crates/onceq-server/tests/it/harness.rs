@@ -1,5 +1,13 @@
 //! Starts a real server on 127.0.0.1:0 over a real store, with a manual
 //! clock, and gives tests a small JSON client.
+//!
+//! The client's requests go over the socket, or, for a server started with
+//! [`TestServer::in_process`], straight into the server's router
+//! (`app(state)` with `tower::ServiceExt::oneshot`): the same handlers,
+//! layers and state, without TCP and HTTP parsing. Tests where the socket
+//! or the process is the subject (hostile clients, SIGTERM, long polls
+//! over a real client, the browser) use the socket, through the client's
+//! `http` and `url` if not through these helpers.
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
@@ -7,6 +15,9 @@ use jiff::Timestamp;
 use onceq_server::{AppState, ServerConfig, clock::Clock, maintenance, pricing::PriceTable};
 use onceq_store::Store;
 use serde_json::Value;
+
+pub use crate::answer::Res;
+use crate::answer::in_process;
 
 /// Which backend a test runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +90,9 @@ pub struct TestServer {
     /// A key of project `beta`.
     pub other_key: String,
     pub http: reqwest::Client,
+    /// Set by [`TestServer::in_process`]: requests of the helpers below go
+    /// through it, not the socket.
+    router: Option<axum::Router>,
     _store: Option<StoreHandle>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
@@ -147,10 +161,23 @@ impl TestServer {
                 .pool_idle_timeout(pool_idle)
                 .build()
                 .unwrap(),
+            router: None,
             _store: None,
             stop: Some(tx),
             task: Some(task),
         }
+    }
+
+    /// A server whose helpers' requests go in-process (see the module doc).
+    pub async fn in_process(backend: Backend) -> Self {
+        Self::in_process_with(backend, ServerConfig::default()).await
+    }
+
+    /// [`TestServer::in_process`] with `config`.
+    pub async fn in_process_with(backend: Backend, config: ServerConfig) -> Self {
+        let mut server = Self::start_with(backend, config).await;
+        server.router = Some(onceq_server::app(server.state.clone()));
+        server
     }
 
     /// Shuts the server down as SIGTERM would and waits until it has
@@ -251,6 +278,10 @@ impl TestServer {
         body: Option<Value>,
         key: Option<&str>,
     ) -> Res {
+        if let Some(router) = &self.router {
+            let body = body.map(|b| serde_json::to_vec(&b).unwrap());
+            return in_process(router, method, path, body, key).await;
+        }
         let mut req = self.http.request(method, self.url(path));
         if let Some(key) = key {
             req = req.bearer_auth(key);
@@ -263,6 +294,11 @@ impl TestServer {
 
     /// POST raw bytes (malformed bodies).
     pub async fn post_raw(&self, path: &str, body: impl Into<reqwest::Body>) -> Res {
+        if let Some(router) = &self.router {
+            let body = body.into().as_bytes().expect("a body in memory").to_vec();
+            let key = Some(self.key.as_str());
+            return in_process(router, reqwest::Method::POST, path, Some(body), key).await;
+        }
         let req = self
             .http
             .post(self.url(path))
@@ -303,59 +339,5 @@ impl Drop for TestServer {
         if let Some(tx) = self.stop.take() {
             let _ = tx.send(());
         }
-    }
-}
-
-/// An answer: status, headers, JSON body.
-pub struct Res {
-    pub status: u16,
-    pub headers: reqwest::header::HeaderMap,
-    pub body: Value,
-}
-
-impl Res {
-    async fn from(r: reqwest::Response) -> Self {
-        let status = r.status().as_u16();
-        let headers = r.headers().clone();
-        let text = r.text().await.unwrap();
-        let body = serde_json::from_str(&text)
-            .unwrap_or_else(|_| panic!("answer is not JSON (status {status}): {text}"));
-        Self {
-            status,
-            headers,
-            body,
-        }
-    }
-
-    /// Asserts success and the envelope's shape.
-    #[track_caller]
-    pub fn ok(&self) -> &Self {
-        assert_eq!(
-            self.status, 200,
-            "expected 200, got {}: {}",
-            self.status, self.body
-        );
-        assert_eq!(self.body["ok"], true);
-        assert!(self.body["error"].is_null());
-        self
-    }
-
-    pub fn data(&self) -> &Value {
-        &self.body["data"]
-    }
-
-    /// Asserts an error with this status and code; returns the message.
-    #[track_caller]
-    pub fn err(&self, status: u16, code: &str) -> String {
-        assert_eq!(
-            self.status, status,
-            "expected {status} {code}, got: {}",
-            self.body
-        );
-        assert_eq!(self.body["ok"], false, "{}", self.body);
-        assert!(self.body["data"].is_null(), "{}", self.body);
-        assert_eq!(self.body["error"]["code"], code, "{}", self.body);
-        assert!(self.body["metadata"]["request_id"].is_string());
-        self.body["error"]["message"].as_str().unwrap().to_owned()
     }
 }

@@ -1,9 +1,12 @@
-//! HTTP tests of the server: every endpoint of the contract, over a real
-//! socket, on both backends. `harness` starts servers; `prom` reads
+//! HTTP tests of the server: every endpoint of the contract, on both
+//! backends, in-process through the router where the request and its answer
+//! are the subject, over a real socket where the socket or the process is
+//! (see `harness`'s module doc). `harness` starts servers; `prom` reads
 //! `/metrics` answers; each other module is one capability group (`push`:
 //! push subscriptions, with a webhook receiver). Every test is written once
 //! and run on SQLite and PostgreSQL by the `both!` macro.
 
+mod answer;
 mod harness;
 
 mod auth;

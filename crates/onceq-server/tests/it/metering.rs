@@ -11,7 +11,7 @@ use crate::{
 /// Publish and publish_batch priced at 20 micro-USD a message; the account
 /// sync runs when the test says.
 async fn priced(b: Backend) -> TestServer {
-    TestServer::start_with(b, TestServer::manual_sync(TestServer::priced())).await
+    TestServer::in_process_with(b, TestServer::manual_sync(TestServer::priced())).await
 }
 
 fn item<'a>(usage: &'a Value, cap: &str) -> &'a Value {
@@ -243,7 +243,7 @@ async fn per_call_prices_are_charged_and_reported(b: Backend) {
         prices: onceq_server::pricing::PriceTable::parse("queue.list=0.000005").unwrap(),
         ..TestServer::manual_sync(ServerConfig::default())
     };
-    let s = TestServer::start_with(b, config).await;
+    let s = TestServer::in_process_with(b, config).await;
     let r = s.get("/v1/queue/list").await;
     assert_eq!(r.body["metadata"]["cost_usd"], 0.000005);
     let r = s.get("/v1/queue/stats/nope").await;

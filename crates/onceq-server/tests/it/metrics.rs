@@ -46,7 +46,7 @@ async fn lease_call(s: &TestServer, path: &str, queue: &str, m: &Value, extra: V
 }
 
 async fn scraped_numbers_match_what_happened(b: Backend) {
-    let s = TestServer::start_with(b, fresh()).await;
+    let s = TestServer::in_process_with(b, fresh()).await;
     s.post(
         "/v1/queue/create",
         json!({"name": "once", "max_retries": 0}),
@@ -238,7 +238,7 @@ async fn queues_beyond_the_cap_share_one_label_set(b: Backend) {
         },
         ..ServerConfig::default()
     };
-    let s = TestServer::start_with(b, config).await;
+    let s = TestServer::in_process_with(b, config).await;
     for queue in ["a", "b", "c"] {
         s.publish(queue, json!(1)).await;
     }
@@ -303,7 +303,7 @@ async fn metrics_can_require_a_token_or_be_off(b: Backend) {
         },
         ..ServerConfig::default()
     };
-    let s = TestServer::start_with(b, with_token).await;
+    let s = TestServer::in_process_with(b, with_token).await;
     s.send(reqwest::Method::GET, "/metrics", None, None)
         .await
         .err(401, "UNAUTHORIZED");
@@ -328,7 +328,7 @@ async fn metrics_can_require_a_token_or_be_off(b: Backend) {
         },
         ..ServerConfig::default()
     };
-    let s = TestServer::start_with(b, off).await;
+    let s = TestServer::in_process_with(b, off).await;
     let msg = s
         .send(reqwest::Method::GET, "/metrics", None, None)
         .await
@@ -343,7 +343,7 @@ both!(metrics_can_require_a_token_or_be_off);
 async fn push_deliveries_are_counted(b: Backend) {
     use crate::push::receiver::{Answer, Receiver};
 
-    let s = TestServer::start_with(
+    let s = TestServer::in_process_with(
         b,
         ServerConfig {
             metrics: fresh().metrics,

@@ -86,7 +86,7 @@ fn every_route_is_documented() {
 /// 405 fallback), on the real router.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_documented_operation_is_routed() {
-    let s = TestServer::start(Backend::Sqlite).await;
+    let s = TestServer::in_process(Backend::Sqlite).await;
     let doc = served(&s).await;
     let ops = operations(&doc);
     assert!(ops.len() >= 20, "{ops:?}");
@@ -113,7 +113,7 @@ async fn every_documented_operation_is_routed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn served_document_is_the_generated_one_and_refs_resolve() {
-    let s = TestServer::start(Backend::Sqlite).await;
+    let s = TestServer::in_process(Backend::Sqlite).await;
     let doc = served(&s).await;
     assert_eq!(
         doc,

@@ -8,7 +8,7 @@ use crate::{
 };
 
 async fn publish_answers_the_message(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     let r = s
         .post(
             "/v1/queue/publish",
@@ -40,7 +40,7 @@ async fn publish_answers_the_message(b: Backend) {
 both!(publish_answers_the_message);
 
 async fn same_key_is_one_message_replayed_free(b: Backend) {
-    let s = TestServer::start_with(b, TestServer::priced()).await;
+    let s = TestServer::in_process_with(b, TestServer::priced()).await;
     let body = json!({"queue": "q", "payload": {"job": "export", "tenant": "acme"}, "idempotency_key": "req_probe_abc123"});
     let first = s.post("/v1/queue/publish", body.clone()).await;
     first.ok();
@@ -75,7 +75,7 @@ async fn same_key_is_one_message_replayed_free(b: Backend) {
 both!(same_key_is_one_message_replayed_free);
 
 async fn reused_key_with_other_payload_is_422(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     s.post(
         "/v1/queue/publish",
         json!({"queue": "q", "payload": {"a": 1}, "idempotency_key": "k"}),
@@ -96,7 +96,7 @@ async fn reused_key_with_other_payload_is_422(b: Backend) {
 both!(reused_key_with_other_payload_is_422);
 
 async fn header_key_is_used_and_body_field_wins(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     let send = |header: Option<&'static str>, body: serde_json::Value| {
         let mut req = s
             .http
@@ -149,7 +149,7 @@ async fn header_key_is_used_and_body_field_wins(b: Backend) {
 both!(header_key_is_used_and_body_field_wins);
 
 async fn concurrent_same_key_publishes_store_one(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     let mut tasks = Vec::new();
     for _ in 0..16 {
         let http = s.http.clone();
@@ -186,7 +186,7 @@ async fn concurrent_same_key_publishes_store_one(b: Backend) {
 both!(concurrent_same_key_publishes_store_one);
 
 async fn oversized_payload_is_413_and_stores_nothing(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     // exactly at the limit: {"s":"..."} is 8 bytes of overhead
     let at_limit = "x".repeat(262_144 - 8);
     s.post(
@@ -228,7 +228,7 @@ async fn oversized_payload_is_413_and_stores_nothing(b: Backend) {
 both!(oversized_payload_is_413_and_stores_nothing);
 
 async fn bad_input_names_the_field(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     let cases = [
         (json!({"payload": 1}), "queue"),
         (json!({"queue": "q"}), "payload"),
@@ -319,7 +319,7 @@ async fn bad_input_names_the_field(b: Backend) {
 both!(bad_input_names_the_field);
 
 async fn batch_is_all_or_nothing(b: Backend) {
-    let s = TestServer::start_with(b, TestServer::priced()).await;
+    let s = TestServer::in_process_with(b, TestServer::priced()).await;
     s.post(
         "/v1/queue/publish",
         json!({"queue": "q", "payload": "first", "idempotency_key": "k1"}),
@@ -391,7 +391,7 @@ async fn max_batch_can_be_raised(b: Backend) {
         max_batch: 100,
         ..onceq_server::ServerConfig::default()
     };
-    let s = TestServer::start_with(b, config).await;
+    let s = TestServer::in_process_with(b, config).await;
     let batch = |n: usize| json!({"queue": "q", "messages": (0..n).map(|i| json!({"payload": i})).collect::<Vec<_>>()});
     let r = s.post("/v1/queue/publish_batch", batch(100)).await;
     r.ok();

@@ -9,7 +9,7 @@ use crate::{
 };
 
 async fn create_get_list_delete(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     let r = s.post("/v1/queue/create", json!({"name": "orders"})).await;
     r.ok();
     let d = r.data();
@@ -129,7 +129,7 @@ async fn create_get_list_delete(b: Backend) {
 both!(create_get_list_delete);
 
 async fn stats_counts_every_state(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     for n in 0..3 {
         s.publish("q", json!(n)).await;
     }
@@ -156,7 +156,7 @@ async fn stats_counts_every_state(b: Backend) {
 both!(stats_counts_every_state);
 
 async fn purge_removes_every_held_message(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     for n in 0..5 {
         s.publish("q", json!(n)).await;
     }
@@ -176,7 +176,7 @@ async fn purge_removes_every_held_message(b: Backend) {
 both!(purge_removes_every_held_message);
 
 async fn redrive_respects_max_and_needs_a_dlq(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     for n in 0..3 {
         s.publish("q", json!(n)).await;
     }

@@ -21,7 +21,7 @@ fn limited(key: Option<(f64, u32)>, project: Option<(f64, u32)>) -> ServerConfig
 }
 
 async fn per_key_limit_answers_429_with_retry_after(b: Backend) {
-    let s = TestServer::start_with(b, limited(Some((1.0, 3)), None)).await;
+    let s = TestServer::in_process_with(b, limited(Some((1.0, 3)), None)).await;
     for _ in 0..3 {
         s.get("/v1/queue/list").await.ok();
     }
@@ -69,7 +69,7 @@ async fn per_key_limit_answers_429_with_retry_after(b: Backend) {
 both!(per_key_limit_answers_429_with_retry_after);
 
 async fn per_project_limit_spans_its_keys(b: Backend) {
-    let s = TestServer::start_with(b, limited(None, Some((2.0, 2)))).await;
+    let s = TestServer::in_process_with(b, limited(None, Some((2.0, 2)))).await;
     let second = s.scoped_key("alpha", "full", "*").await;
     s.get("/v1/queue/list").await.ok();
     s.get_as(&second, "/v1/queue/list").await.ok();

@@ -9,7 +9,7 @@ use crate::{
 };
 
 async fn publish_only_key_for_a_pattern(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     s.publish("billing", json!(0)).await;
     let web = s.scoped_key("alpha", "publish", "exports-*").await;
     let publish = |queue: &str| {
@@ -58,7 +58,7 @@ async fn publish_only_key_for_a_pattern(b: Backend) {
 both!(publish_only_key_for_a_pattern);
 
 async fn consume_only_and_read_only_keys(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     s.publish("exports-a", json!(1)).await;
     s.publish("billing", json!(2)).await;
     let worker = s.scoped_key("alpha", "consume", "exports-*").await;
@@ -136,7 +136,7 @@ both!(consume_only_and_read_only_keys);
 /// Push subscriptions follow the scope: listing is `read`, subscribing and
 /// unsubscribing are `admin`, and the queue must match the key's patterns.
 async fn push_subscriptions_follow_the_scope(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     s.publish("exports-daily", json!(1)).await;
     s.publish("billing", json!(2)).await;
     let reader = s.scoped_key("alpha", "read", "exports-*").await;
@@ -179,7 +179,7 @@ async fn push_subscriptions_follow_the_scope(b: Backend) {
 both!(push_subscriptions_follow_the_scope);
 
 async fn rotation_keeps_both_keys_until_the_old_one_expires(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     let old = s.scoped_key("alpha", "publish,read", "*").await;
     let store = s.state.store.as_ref();
     let old_id = s.key_id(&old).await;

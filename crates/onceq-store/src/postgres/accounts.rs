@@ -4,6 +4,7 @@
 
 use tokio_postgres::Row;
 
+use super::db::GenericClient;
 use super::errors::Error;
 use super::keys::{rate, rate_columns};
 use super::{PgStore, sql};

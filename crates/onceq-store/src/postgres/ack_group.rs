@@ -25,9 +25,10 @@
 
 use std::time::Duration;
 
-use deadpool_postgres::Pool;
+use crate::postgres::db::Db;
 use tokio::sync::{mpsc, oneshot};
 
+use super::db::GenericClient;
 use super::errors::{self, Error};
 use super::hot::{self, HotConnection};
 use super::{lease, sql};
@@ -62,7 +63,7 @@ pub(super) struct AckGroup {
 impl AckGroup {
     /// Starts the committer task on the current runtime; `bound` is the
     /// store timeout.
-    pub(super) fn start(pool: Pool, bound: Duration) -> AckGroup {
+    pub(super) fn start(pool: Db, bound: Duration) -> AckGroup {
         let (sender, receiver) = mpsc::channel(QUEUE_DEPTH);
         tokio::spawn(committer(pool, receiver, bound));
         AckGroup { sender, bound }
@@ -88,7 +89,7 @@ fn stopped() -> StoreError {
     StoreError::internal("the ack committer stopped")
 }
 
-async fn committer(pool: Pool, mut receiver: mpsc::Receiver<Pending>, bound: Duration) {
+async fn committer(pool: Db, mut receiver: mpsc::Receiver<Pending>, bound: Duration) {
     let mut conn = HotConnection::new(pool);
     while let Some(group) = hot::next_group(&mut receiver, MAX_GROUP, |_| 1).await {
         commit(&mut conn, group, bound).await;
@@ -281,7 +282,7 @@ mod tests {
             expected.push((answer, want));
         }
         commit(
-            &mut HotConnection::new(store.pool.clone()),
+            &mut HotConnection::new(store.db.clone()),
             group,
             crate::DEFAULT_OP_TIMEOUT,
         )

@@ -1,7 +1,7 @@
 //! Browsing a queue's messages (the dashboard): list, search, get, and the
 //! single-message changes `message_delete` and `dlq_redrive_one`.
 
-use deadpool_postgres::GenericClient;
+use crate::postgres::db::GenericClient;
 use onceq_types::MessageStatus;
 use tokio_postgres::Row;
 

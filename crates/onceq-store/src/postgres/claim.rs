@@ -2,6 +2,7 @@
 
 use tokio_postgres::types::ToSql;
 
+use super::db::GenericClient;
 use super::errors::Error;
 use super::{PgStore, sql};
 use crate::{ClaimedMessage, MessageClaim, StoreError};

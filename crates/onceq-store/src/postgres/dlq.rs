@@ -3,8 +3,8 @@
 use super::errors::Error;
 use super::queues::count;
 use super::{PgStore, publish, sql};
+use crate::postgres::db::GenericClient;
 use crate::{DlqRedrive, RedriveOutcome, StoreError};
-use deadpool_postgres::GenericClient;
 use onceq_types::QueueType;
 
 /// Where a redrive of `queue` moves messages from and to.

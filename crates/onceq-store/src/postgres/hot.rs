@@ -1,9 +1,9 @@
 //! What the committer tasks share: the connection each keeps for itself,
 //! and how each takes its next group off its queue.
 
-use deadpool_postgres::{Object, Pool};
 use tokio::sync::mpsc;
 
+use super::db::{Conn, Db, GenericClient};
 use super::errors::Error;
 use super::sql;
 
@@ -16,30 +16,37 @@ use super::sql;
 /// closed and a new one taken. Each committer thus holds one of the pool's
 /// connections for as long as it runs (`/metrics` shows it in use); the
 /// pool has room for them on top of its `pool_size` (`pool.rs`).
+///
+/// Behind a pooler in transaction mode there is no session to set: a `SET`
+/// would reach whichever server connection ran it and stay there for the
+/// pooler's other clients. Nothing is set then; the statements go out
+/// unnamed and are planned with their parameters each time (`db.rs`).
 pub(super) struct HotConnection {
-    pool: Pool,
-    client: Option<Object>,
+    pool: Db,
+    client: Option<Conn>,
 }
 
 impl HotConnection {
-    pub(super) fn new(pool: Pool) -> HotConnection {
+    pub(super) fn new(pool: Db) -> HotConnection {
         HotConnection { pool, client: None }
     }
 
     /// The pool, for work done on a connection of its own.
-    pub(super) fn pool(&self) -> &Pool {
+    pub(super) fn pool(&self) -> &Db {
         &self.pool
     }
 
     /// The connection, taken from the pool and set up if there is none.
-    pub(super) async fn get(&mut self) -> Result<&Object, Error> {
+    pub(super) async fn get(&mut self) -> Result<&Conn, Error> {
         if self.client.as_ref().is_some_and(|c| c.is_closed()) {
             self.discard();
         }
         if self.client.is_none() {
             let client = self.pool.get().await?;
-            if let Err(e) = client.batch_execute(sql::HOT_SESSION).await {
-                drop(Object::take(client));
+            if !client.behind_pooler()
+                && let Err(e) = client.batch_execute(sql::HOT_SESSION).await
+            {
+                client.discard();
                 return Err(e.into());
             }
             self.client = Some(client);
@@ -51,7 +58,7 @@ impl HotConnection {
     /// unknown state); the next [`get`](Self::get) opens another.
     pub(super) fn discard(&mut self) {
         if let Some(client) = self.client.take() {
-            drop(Object::take(client));
+            client.discard();
         }
     }
 }

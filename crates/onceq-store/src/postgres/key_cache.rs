@@ -12,9 +12,16 @@
 //! on one host), not after a TTL; the process that made the change drops
 //! its cache before its call returns, without waiting for the notification.
 //!
-//! The cache is used only while the listener is connected and listening:
-//! with it down a notification could be missed, so lookups go to the
-//! database, and the cache starts empty again once it is back. A lookup
+//! The cache is used only while the listener is known to hear: a pooled
+//! connection notifies a channel of the listener's own every [`PING_EVERY`]
+//! (another connection, as every change's notification comes from another
+//! connection), and the cache answers only while the last of those reached
+//! the listener less than [`HEARD_WITHIN`] ago. With
+//! the listener down, or connected but deaf (LISTEN through a pooler in
+//! transaction mode succeeds and then hears nothing; a half-dead TCP
+//! connection), lookups go to the database, and the cache starts empty
+//! again once it hears. So a change is seen by every server within
+//! `HEARD_WITHIN` (1.5 s) at worst, and at once while notifications flow. A lookup
 //! that raced a change (its query ran before the change committed, its
 //! answer came after the notification) is not cached: every clear bumps a
 //! generation, and an answer is kept only if the generation it started
@@ -24,22 +31,30 @@
 //! able to fill memory); the cache holds at most [`MAX_KEYS`] entries and is
 //! emptied when full.
 //!
-//! A connection pooler in transaction mode (PgBouncer) does not carry
-//! LISTEN; with one in front of the database, the listener never starts
-//! listening and every lookup goes to the database, as before.
+//! With `pgbouncer=transaction` in the URL no listener is started at all
+//! ([`KeyCache::off`]): every lookup goes to the database.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use onceq_pg::PgConnect;
+
+use super::db::{Db, GenericClient};
 use tokio_postgres::AsyncMessage;
 
 use crate::KeyRecord;
 
-/// Subscribes to the channel the trigger of migration V7 notifies.
-const LISTEN: &str = "LISTEN onceq_keys";
+/// The channel the trigger of migration V7 notifies.
+const CHANNEL: &str = "onceq_keys";
+
+/// How often the listener notifies itself, to know it still hears.
+const PING_EVERY: Duration = Duration::from_millis(500);
+
+/// How recently the listener must have heard its own ping for the cache
+/// to answer: the bound on how stale a cached key can be.
+pub(super) const HEARD_WITHIN: Duration = Duration::from_millis(1500);
 
 /// Cached keys at most; a full cache is emptied (keys are few in practice).
 const MAX_KEYS: usize = 10_000;
@@ -55,17 +70,23 @@ pub(super) struct KeyCache {
     /// Bumped by every clear: an answer read under an older generation may
     /// predate a change and is not kept.
     generation: AtomicU64,
-    /// The listener is connected and listening.
-    live: AtomicBool,
+    /// Until when (ms after `epoch`) the cache may answer: pushed on by
+    /// each ping the listener hears.
+    live_until: AtomicU64,
+    epoch: std::sync::OnceLock<std::time::Instant>,
+    /// Pings heard so far (for tests).
+    heard: AtomicU64,
 }
 
 /// Stops the listener (and closes its connection) when dropped.
 #[derive(Debug)]
-pub(super) struct Listener(tokio::task::AbortHandle);
+pub(super) struct Listener(Option<tokio::task::AbortHandle>);
 
 impl Drop for Listener {
     fn drop(&mut self) {
-        self.0.abort();
+        if let Some(task) = &self.0 {
+            task.abort();
+        }
     }
 }
 
@@ -83,10 +104,37 @@ pub(super) struct Ticket {
 impl KeyCache {
     /// Starts the listener for `config`'s database; it stops when the
     /// returned guard is dropped.
-    pub(super) fn start(pg: PgConnect) -> (Arc<KeyCache>, Listener) {
+    /// `pinger` sends the listener's pings.
+    pub(super) fn start(pg: PgConnect, pinger: Db) -> (Arc<KeyCache>, Listener) {
         let cache = Arc::new(KeyCache::default());
-        let task = tokio::spawn(listen(pg, cache.clone()));
-        (cache, Listener(task.abort_handle()))
+        let task = tokio::spawn(listen(pg, pinger, cache.clone()));
+        (cache, Listener(Some(task.abort_handle())))
+    }
+
+    /// A cache that never answers (no listener: behind a pooler).
+    pub(super) fn off() -> (Arc<KeyCache>, Listener) {
+        (Arc::new(KeyCache::default()), Listener(None))
+    }
+
+    fn now_ms(&self) -> u64 {
+        let epoch = self.epoch.get_or_init(std::time::Instant::now);
+        u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Whether the listener heard itself recently enough.
+    fn live(&self) -> bool {
+        self.now_ms() < self.live_until.load(Ordering::SeqCst)
+    }
+
+    /// The listener heard its own ping.
+    fn heard(&self) {
+        self.heard.fetch_add(1, Ordering::Relaxed);
+        if !self.live() {
+            // Deaf until now: a notification may have been missed.
+            self.clear();
+        }
+        let until = self.now_ms() + u64::try_from(HEARD_WITHIN.as_millis()).unwrap_or(0);
+        self.live_until.store(until, Ordering::SeqCst);
     }
 
     /// The key with this hash, if the cache may answer.
@@ -94,7 +142,7 @@ impl KeyCache {
         // Read the generation first: a clear after this point makes the
         // ticket stale, whatever the map held.
         let generation = self.generation.load(Ordering::SeqCst);
-        if self.live.load(Ordering::SeqCst)
+        if self.live()
             && let Some(found) = self.lock().get(key_hash)
         {
             return Lookup::Hit(found.clone());
@@ -108,9 +156,7 @@ impl KeyCache {
         let mut keys = self.lock();
         // Checked under the lock that `clear` takes, so a clear either
         // happened before (stale ticket) or empties the map after.
-        if !self.live.load(Ordering::SeqCst)
-            || self.generation.load(Ordering::SeqCst) != ticket.generation
-        {
+        if !self.live() || self.generation.load(Ordering::SeqCst) != ticket.generation {
             return;
         }
         if keys.len() >= MAX_KEYS {
@@ -127,11 +173,11 @@ impl KeyCache {
         keys.clear();
     }
 
-    fn set_live(&self, live: bool) {
-        // Cleared both ways: going down, nothing cached may outlive a
-        // missed notification; coming up, nothing read while down is kept.
+    /// The listener lost its connection: nothing cached may outlive a
+    /// missed notification.
+    fn deaf(&self) {
+        self.live_until.store(0, Ordering::SeqCst);
         self.clear();
-        self.live.store(live, Ordering::SeqCst);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<u8>, KeyRecord>> {
@@ -143,47 +189,66 @@ impl KeyCache {
     /// Whether lookups are being served from memory (for tests).
     #[cfg(test)]
     pub(super) fn is_live(&self) -> bool {
-        self.live.load(Ordering::SeqCst)
+        self.live()
+    }
+
+    /// Pings heard so far (for tests).
+    #[cfg(test)]
+    pub(super) fn pings_heard(&self) -> u64 {
+        self.heard.load(Ordering::Relaxed)
     }
 }
 
 /// Keeps one connection listening on `onceq_keys` until aborted (when the
-/// store is dropped), reconnecting with backoff.
-async fn listen(mut pg: PgConnect, cache: Arc<KeyCache>) {
+/// store is dropped), reconnecting with backoff; `pinger` notifies a
+/// channel of its own every [`PING_EVERY`], and the cache is told each time
+/// the listener hears it.
+async fn listen(mut pg: PgConnect, pinger: Db, cache: Arc<KeyCache>) {
     pg.config_mut().application_name("onceq-key-listener");
+    let ping_channel = format!("onceq_keys_ping_{}", uuid::Uuid::new_v4().simple());
+    let subscribe = format!("LISTEN {CHANNEL}; LISTEN {ping_channel}");
+    let ping = format!("NOTIFY {ping_channel}");
     let mut wait = RECONNECT_MIN;
     loop {
         match pg.config().connect(pg.tls()).await {
             Ok((client, mut connection)) => {
-                let listen = client.batch_execute(LISTEN);
-                tokio::pin!(listen);
-                let mut sent = false;
-                // The connection must be polled for LISTEN to complete, and
-                // afterwards for notifications and for its end.
-                loop {
-                    tokio::select! {
-                        done = &mut listen, if !sent => {
-                            sent = true;
-                            match done {
-                                Ok(()) => {
-                                    cache.set_live(true);
-                                    wait = RECONNECT_MIN;
-                                }
-                                Err(e) => tracing::warn!(error = %e, "postgres: LISTEN failed; key lookups stay uncached"),
-                            }
+                // LISTEN goes out through the connection polled below; the
+                // pings through the pool, once it is listening.
+                let pings = tokio::spawn({
+                    let (pinger, subscribe, ping) =
+                        (pinger.clone(), subscribe.clone(), ping.clone());
+                    async move {
+                        if let Err(e) = client.batch_execute(&subscribe).await {
+                            tracing::warn!(error = %e, "postgres: LISTEN failed; key lookups stay uncached");
+                            return;
                         }
-                        message = std::future::poll_fn(|cx| connection.poll_message(cx)) => match message {
-                            Some(Ok(AsyncMessage::Notification(_))) => cache.clear(),
-                            Some(Ok(_)) => {}
-                            Some(Err(e)) => {
-                                tracing::warn!(error = %e, "postgres: key listener connection failed");
-                                break;
+                        let mut every = tokio::time::interval(PING_EVERY);
+                        loop {
+                            every.tick().await;
+                            // A missed ping only makes the cache step aside.
+                            if let Ok(c) = pinger.get().await {
+                                let _ = c.batch_execute(&ping).await;
                             }
-                            None => break,
                         }
                     }
+                });
+                loop {
+                    match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                        Some(Ok(AsyncMessage::Notification(n))) if n.channel() == ping_channel => {
+                            cache.heard();
+                            wait = RECONNECT_MIN;
+                        }
+                        Some(Ok(AsyncMessage::Notification(_))) => cache.clear(),
+                        Some(Ok(_)) => {}
+                        Some(Err(e)) => {
+                            tracing::warn!(error = %e, "postgres: key listener connection failed");
+                            break;
+                        }
+                        None => break,
+                    }
                 }
-                cache.set_live(false);
+                pings.abort();
+                cache.deaf();
             }
             Err(e) => tracing::debug!(error = %e, "postgres: key listener cannot connect"),
         }

@@ -4,6 +4,7 @@ use tokio_postgres::Row;
 
 use onceq_types::scope::{Actions, KeyScope, QueuePatterns};
 
+use super::db::GenericClient;
 use super::errors::Error;
 use super::{PgStore, sql};
 use crate::{KeyInsert, KeyRecord, RateLimit, StoreError};

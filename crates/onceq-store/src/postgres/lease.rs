@@ -5,9 +5,10 @@
 //! expired but was not reaped yet is still its holder's (no one else can
 //! have the message).
 
-use deadpool_postgres::Pool;
+use crate::postgres::db::Db;
 use onceq_types::MessageStatus;
 
+use super::db::GenericClient;
 use super::errors::Error;
 use super::{PgStore, sql};
 use crate::rules::dead_letter::{self, Ending};
@@ -16,7 +17,7 @@ use crate::{ExtendOutcome, MessageAck, MessageExtend, MessageNack, NackOutcome, 
 
 /// One ack in a transaction of its own (acks usually go in groups, see
 /// [`super::ack_group`]).
-pub(super) async fn ack_alone(pool: &Pool, p: &MessageAck) -> Result<bool, Error> {
+pub(super) async fn ack_alone(pool: &Db, p: &MessageAck) -> Result<bool, Error> {
     let l = &p.lease;
     let client = pool.get().await?;
     let stmt = client.prepare_cached(sql::MESSAGE_ACK).await?;

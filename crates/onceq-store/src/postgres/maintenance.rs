@@ -1,6 +1,7 @@
 //! Background upkeep the server runs periodically: lease expiry, forgetting
 //! old idempotency keys, retention.
 
+use super::db::GenericClient;
 use super::errors::Error;
 use super::{PgStore, sql};
 use crate::{LeaseExpiry, QueueLeaseExpiry, QueueRef};

@@ -6,8 +6,18 @@
 //! table or apply the same migration). So the run holds a session advisory
 //! lock, on the same connection, and the others wait their turn and then
 //! find nothing left to do.
+//!
+//! Behind a pooler in transaction mode there is no session to hold the lock
+//! in (it would stay on whichever server connection took it). There, each
+//! migration's own transaction is the guard: refinery applies a migration
+//! and records it in one transaction, and its history's primary key lets
+//! only one of two concurrent runs commit a version; the loser's whole
+//! transaction rolls back, and its run is tried again, finding the work
+//! done.
 
-use deadpool_postgres::Pool;
+use std::time::Duration;
+
+use tokio_postgres::error::SqlState;
 
 use super::errors::{Error, is_unavailable};
 use crate::StoreError;
@@ -26,13 +36,56 @@ pub(super) fn count() -> usize {
     embedded::migrations::runner().get_migrations().len()
 }
 
-/// Applies pending migrations on one of `pool`'s connections.
-pub(super) async fn run(pool: &Pool) -> Result<(), Error> {
-    let mut client = pool.get().await?;
-    run_on(&mut client).await
+/// Runs of a migration that lost a race to another server's, behind a
+/// pooler, before giving up.
+const RACES: u32 = 10;
+
+/// Applies pending migrations on `client`'s connection (see the module doc
+/// for how concurrent servers are kept apart, with and without a pooler).
+pub(super) async fn run(
+    client: &mut tokio_postgres::Client,
+    behind_pooler: bool,
+) -> Result<(), Error> {
+    if !behind_pooler {
+        return run_on(client).await;
+    }
+    let mut lost = 0;
+    loop {
+        match embedded::migrations::runner().run_async(client).await {
+            Ok(report) => return applied(report),
+            Err(e) if lost < RACES && lost_a_race(&e) => {
+                lost += 1;
+                tracing::debug!(error = %e, lost, "postgres: a migration raced another server's; again");
+                tokio::time::sleep(Duration::from_millis(50 * u64::from(lost))).await;
+            }
+            Err(e) => return Err(failed(e)),
+        }
+    }
 }
 
-/// Applies pending migrations on `client`'s connection.
+/// Whether a run failed because another server's run committed the same
+/// migration (or created the same object) first.
+fn lost_a_race(e: &refinery::Error) -> bool {
+    let refinery::error::Kind::Connection(_, cause) = e.kind() else {
+        return false;
+    };
+    let code = cause
+        .downcast_ref::<tokio_postgres::Error>()
+        .and_then(|e| e.code());
+    code.is_some_and(|c| {
+        [
+            SqlState::UNIQUE_VIOLATION,
+            SqlState::DUPLICATE_TABLE,
+            SqlState::DUPLICATE_OBJECT,
+            SqlState::DUPLICATE_FUNCTION,
+            SqlState::T_R_DEADLOCK_DETECTED,
+        ]
+        .contains(c)
+    })
+}
+
+/// Applies pending migrations on `client`'s connection, under the session
+/// advisory lock.
 pub(super) async fn run_on(client: &mut tokio_postgres::Client) -> Result<(), Error> {
     client
         .execute("SELECT pg_advisory_lock($1)", &[&LOCK_KEY])
@@ -43,22 +96,29 @@ pub(super) async fn run_on(client: &mut tokio_postgres::Client) -> Result<(), Er
     let unlocked = client
         .execute("SELECT pg_advisory_unlock($1)", &[&LOCK_KEY])
         .await;
-    let report = report.map_err(|e| {
-        // A driver error keeps its meaning: a dropped connection is
-        // Unavailable, anything else (a failing migration) Internal.
-        let unavailable = matches!(
-            e.kind(),
-            refinery::error::Kind::Connection(_, cause)
-                if cause.downcast_ref::<tokio_postgres::Error>().is_some_and(is_unavailable)
-        );
-        let message = format!("migration failed: {e}");
-        Error::Store(if unavailable {
-            StoreError::Unavailable(message.into())
-        } else {
-            StoreError::internal(message)
-        })
-    })?;
+    let report = report.map_err(failed)?;
     unlocked?;
+    applied(report)
+}
+
+/// A failed run as an error: a dropped connection is `Unavailable`,
+/// anything else (a failing migration) `Internal`.
+fn failed(e: refinery::Error) -> Error {
+    let unavailable = matches!(
+        e.kind(),
+        refinery::error::Kind::Connection(_, cause)
+            if cause.downcast_ref::<tokio_postgres::Error>().is_some_and(is_unavailable)
+    );
+    let message = format!("migration failed: {e}");
+    Error::Store(if unavailable {
+        StoreError::Unavailable(message.into())
+    } else {
+        StoreError::internal(message)
+    })
+}
+
+/// Logs what a run applied.
+fn applied(report: refinery::Report) -> Result<(), Error> {
     for m in report.applied_migrations() {
         tracing::info!(
             version = m.version(),

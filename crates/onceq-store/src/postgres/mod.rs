@@ -3,6 +3,8 @@
 //!
 //! - [`pool`]: the connection pool (deadpool) and how a URL configures it.
 //! - [`migrate`]: schema migrations under an advisory lock.
+//! - [`db`]: how statements are sent: prepared and cached per connection,
+//!   or unnamed behind a pooler in transaction mode (`pgbouncer=transaction`).
 //! - [`errors`]: driver errors to [`StoreError`], and retrying transactions
 //!   that lost a deadlock or a race.
 //! - [`sql`]: every statement, one `.sql` file each under `sql/`.
@@ -33,6 +35,7 @@ mod accounts;
 mod ack_group;
 mod browse;
 mod claim;
+mod db;
 mod dlq;
 mod errors;
 mod hot;
@@ -53,10 +56,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::{Result, StoreError, StoreOptions};
+use db::GenericClient;
 
 /// The PostgreSQL store. Cheap to share: it is a connection pool.
 pub struct PgStore {
-    pool: deadpool_postgres::Pool,
+    /// The pool, and how statements are sent on it (`db.rs`).
+    db: db::Db,
     /// Where publishes go: they are stored in groups (see [`publish_group`]).
     publishes: publish_group::GroupCommit,
     /// Where acks go: they are deleted in groups (see [`ack_group`]).
@@ -72,7 +77,7 @@ pub struct PgStore {
 impl std::fmt::Debug for PgStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PgStore")
-            .field("pool", &self.pool.status())
+            .field("pool", &self.db.status())
             .finish()
     }
 }
@@ -93,15 +98,27 @@ impl PgStore {
     /// cannot wait for a connection longer than the bound).
     pub async fn connect_with(url: &str, options: StoreOptions) -> Result<PgStore> {
         let bound = options.op_timeout;
-        let (pool, pg) = pool::build(url, bound)?;
-        migrate::run(&pool)
-            .await
-            .map_err(errors::Error::into_store)?;
-        let publishes = publish_group::GroupCommit::start(pool.clone(), bound);
-        let acks = ack_group::AckGroup::start(pool.clone(), bound);
-        let (keys, _key_listener) = key_cache::KeyCache::start(pg);
+        let (pool, pg, ours) = pool::build(url, bound)?;
+        let setup = async {
+            let mut client = pool.get().await?;
+            migrate::run(&mut client, ours.behind_pooler).await?;
+            match ours.behind_pooler {
+                true => Ok(db::Statements::learn(&client).await?),
+                false => Ok::<_, errors::Error>(db::Statements::Prepared),
+            }
+        };
+        let statements = setup.await.map_err(errors::Error::into_store)?;
+        let db = db::Db::new(pool, statements);
+        let publishes = publish_group::GroupCommit::start(db.clone(), bound);
+        let acks = ack_group::AckGroup::start(db.clone(), bound);
+        // LISTEN does not survive a pooler in transaction mode (it lands on
+        // a server connection that is then handed to others): no cache.
+        let (keys, _key_listener) = match ours.behind_pooler {
+            true => key_cache::KeyCache::off(),
+            false => key_cache::KeyCache::start(pg, db.clone()),
+        };
         Ok(PgStore {
-            pool,
+            db,
             publishes,
             acks,
             keys,
@@ -118,7 +135,7 @@ impl PgStore {
     ///
     /// `Unavailable` when the database cannot be reached.
     pub async fn migrate(url: &str) -> Result<()> {
-        let (_, pg) = pool::build(url, crate::DEFAULT_OP_TIMEOUT)?;
+        let (_, pg, _) = pool::build(url, crate::DEFAULT_OP_TIMEOUT)?;
         let into_store = |e| errors::Error::into_store(errors::Error::Db(e));
         let (mut client, connection) = pg.config().connect(pg.tls()).await.map_err(into_store)?;
         let connection = tokio::spawn(connection);
@@ -141,24 +158,18 @@ impl PgStore {
     }
 
     /// A pooled connection.
-    async fn client(&self) -> Result<deadpool_postgres::Object, errors::Error> {
-        Ok(self.pool.get().await?)
+    async fn client(&self) -> Result<db::Conn, errors::Error> {
+        Ok(self.db.get().await?)
     }
 
     /// One round trip ([`sql::PING`]): `Ok` when the database answers and
     /// can write, `Unavailable` when it is a standby or read-only.
     async fn ping_once(&self) -> Result<(), errors::Error> {
         let client = self.client().await?;
-        let rows = client.simple_query(sql::PING).await?;
-        let row = rows.iter().find_map(|m| match m {
-            tokio_postgres::SimpleQueryMessage::Row(row) => Some(row),
-            _ => None,
-        });
-        let (in_recovery, read_only) = match row {
-            Some(row) => (row.get(0), row.get(1)),
-            None => return Err(StoreError::internal("the readiness probe returned no row").into()),
-        };
-        if in_recovery == Some("true") || read_only == Some("on") {
+        let stmt = client.prepare_cached(sql::PING).await?;
+        let row = client.query_one(&stmt, &[]).await?;
+        let (in_recovery, read_only): (bool, &str) = (row.get(0), row.get(1));
+        if in_recovery || read_only == "on" {
             return Err(StoreError::Unavailable(
                 "the database is read-only (a standby, or transaction_read_only is on): \
                  every write would fail"

@@ -1,5 +1,6 @@
 //! What `/metrics` reads: every queue's depth, and the pool's use.
 
+use super::db::GenericClient;
 use super::errors::Error;
 use super::{PgStore, sql};
 use crate::depths::{DepthRow, with_dead_letters};
@@ -39,7 +40,7 @@ impl PgStore {
     }
 
     pub(super) fn pool_stats_now(&self) -> Vec<PoolStats> {
-        let s = self.pool.status();
+        let s = self.db.status();
         vec![PoolStats {
             pool: "postgres",
             max_size: Some(s.max_size),

@@ -6,6 +6,10 @@
 //! killed) is dropped when it comes back to the pool instead of being handed
 //! out again, so the store recovers by itself once the database is back.
 //!
+//! `pgbouncer=transaction` (ours too) says a pooler in transaction mode is
+//! in front: statements then go out unnamed (`db.rs`), committers set no
+//! session settings (`hot.rs`), and keys are not cached (`key_cache.rs`).
+//!
 //! Nothing here waits longer than the store timeout: not for a free
 //! connection, not to open one (the URL's `connect_timeout` when shorter),
 //! and a connection whose sent data stays unacknowledged that long (the
@@ -22,14 +26,24 @@ use crate::{Result, StoreError};
 /// Connections per server unless the URL says `pool_size=N`.
 const DEFAULT_POOL_SIZE: usize = 16;
 
+/// What the URL says of ours, beside what the driver reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Ours {
+    /// `pool_size`.
+    pub pool_size: usize,
+    /// `pgbouncer=transaction`: a pooler in transaction mode is in front.
+    pub behind_pooler: bool,
+}
+
 /// Builds the pool, and returns it with the connection settings it uses
-/// (for connections of its own, such as the key listener); connects
-/// nothing yet. TLS, several hosts and timeouts come from the URL as libpq
-/// reads it (`onceq-pg`). `bound` is the store timeout: the longest a
-/// request waits for a free connection, or for one to be opened, before it
-/// is answered `Unavailable`.
-pub(super) fn build(url: &str, bound: Duration) -> Result<(Pool, PgConnect)> {
-    let (url, pool_size) = take_pool_size(url)?;
+/// (for connections of its own, such as the key listener) and our own
+/// parameters; connects nothing yet. TLS, several hosts and timeouts come
+/// from the URL as libpq reads it (`onceq-pg`). `bound` is the store
+/// timeout: the longest a request waits for a free connection, or for one
+/// to be opened, before it is answered `Unavailable`.
+pub(super) fn build(url: &str, bound: Duration) -> Result<(Pool, PgConnect, Ours)> {
+    let (url, ours) = take_ours(url)?;
+    let pool_size = ours.pool_size;
     let mut pg = PgConnect::parse(&url).map_err(|e| StoreError::Invalid(e.to_string()))?;
     if pg.config().get_tcp_user_timeout().is_none() {
         // A frozen server's kernel still acknowledges (the operations'
@@ -54,7 +68,7 @@ pub(super) fn build(url: &str, bound: Duration) -> Result<(Pool, PgConnect)> {
         .create_timeout(Some(connect_timeout))
         .recycle_timeout(Some(connect_timeout))
         .build()
-        .map(|pool| (pool, pg))
+        .map(|pool| (pool, pg, ours))
         .map_err(StoreError::internal)
 }
 
@@ -65,24 +79,36 @@ pub(super) fn build(url: &str, bound: Duration) -> Result<(Pool, PgConnect)> {
 const COMMITTER_CONNECTIONS: usize =
     super::publish_group::CONNECTIONS + super::ack_group::CONNECTIONS;
 
-/// Removes `pool_size=N` from a URL's query (the driver rejects unknown
-/// parameters) and returns it.
-fn take_pool_size(url: &str) -> Result<(String, usize)> {
-    let Some((base, query)) = url.split_once('?') else {
-        return Ok((url.to_owned(), DEFAULT_POOL_SIZE));
+/// Removes our parameters (`pool_size=N`, `pgbouncer=transaction`) from a
+/// URL's query (the driver rejects unknown parameters) and returns them.
+fn take_ours(url: &str) -> Result<(String, Ours)> {
+    let mut ours = Ours {
+        pool_size: DEFAULT_POOL_SIZE,
+        behind_pooler: false,
     };
-    let mut size = DEFAULT_POOL_SIZE;
+    let Some((base, query)) = url.split_once('?') else {
+        return Ok((url.to_owned(), ours));
+    };
     let mut kept = Vec::new();
     for param in query.split('&') {
-        match param.strip_prefix("pool_size=") {
-            Some(v) => {
-                size = v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
-                    StoreError::Invalid(format!(
-                        "pool_size in the database URL must be a positive integer (got {v:?})"
-                    ))
-                })?;
-            }
-            None => kept.push(param),
+        if let Some(v) = param.strip_prefix("pool_size=") {
+            ours.pool_size = v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                StoreError::Invalid(format!(
+                    "pool_size in the database URL must be a positive integer (got {v:?})"
+                ))
+            })?;
+        } else if let Some(v) = param.strip_prefix("pgbouncer=") {
+            ours.behind_pooler = match v {
+                "transaction" => true,
+                "off" | "session" => false,
+                _ => {
+                    return Err(StoreError::Invalid(format!(
+                        "pgbouncer in the database URL must be transaction (a pooler in transaction mode is in front), session or off (got {v:?})"
+                    )));
+                }
+            };
+        } else {
+            kept.push(param);
         }
     }
     let url = if kept.is_empty() {
@@ -90,26 +116,46 @@ fn take_pool_size(url: &str) -> Result<(String, usize)> {
     } else {
         format!("{base}?{}", kept.join("&"))
     };
-    Ok((url, size))
+    Ok((url, ours))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn size(url: &str) -> Result<(String, usize)> {
+        take_ours(url).map(|(url, ours)| (url, ours.pool_size))
+    }
+
     #[test]
     fn pool_size_is_ours() {
-        let (url, n) = take_pool_size("postgres://h/db").unwrap();
+        let (url, n) = size("postgres://h/db").unwrap();
         assert_eq!((url.as_str(), n), ("postgres://h/db", DEFAULT_POOL_SIZE));
-        let (url, n) = take_pool_size("postgres://h/db?pool_size=4").unwrap();
+        let (url, n) = size("postgres://h/db?pool_size=4").unwrap();
         assert_eq!((url.as_str(), n), ("postgres://h/db", 4));
         let (url, n) =
-            take_pool_size("postgres://h/db?sslmode=disable&pool_size=32&connect_timeout=2")
-                .unwrap();
+            size("postgres://h/db?sslmode=disable&pool_size=32&connect_timeout=2").unwrap();
         assert_eq!(
             (url.as_str(), n),
             ("postgres://h/db?sslmode=disable&connect_timeout=2", 32)
         );
-        assert!(take_pool_size("postgres://h/db?pool_size=0").is_err());
+        assert!(size("postgres://h/db?pool_size=0").is_err());
+    }
+
+    #[test]
+    fn pgbouncer_is_ours() {
+        let (url, ours) = take_ours("postgres://h/db?pgbouncer=transaction&x=1").unwrap();
+        assert_eq!(url, "postgres://h/db?x=1");
+        assert!(ours.behind_pooler);
+        assert!(
+            !take_ours("postgres://h/db?pgbouncer=off")
+                .unwrap()
+                .1
+                .behind_pooler
+        );
+        let e = take_ours("postgres://h/db?pgbouncer=yes")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("transaction"), "{e}");
     }
 }

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use deadpool_postgres::GenericClient;
+use crate::postgres::db::GenericClient;
 use jiff::Timestamp;
 use onceq_types::{MessageStatus, QueueType};
 
@@ -148,7 +148,7 @@ async fn insert(
 /// whose group failed (see `publish_group`), so that one bad request never
 /// fails its neighbours.
 pub(super) async fn publish_alone(
-    pool: &deadpool_postgres::Pool,
+    pool: &crate::postgres::db::Db,
     p: &MessagePublish,
     batch: &Batch,
 ) -> Result<Vec<PublishOutcome>, Error> {

@@ -1,6 +1,6 @@
 //! Queues: explicit and implicit creation, lookup, delete, purge, stats.
 
-use deadpool_postgres::GenericClient;
+use crate::postgres::db::GenericClient;
 use onceq_types::queue::QueueSettings;
 use onceq_types::{QueueRecord, QueueStats, QueueType, names};
 use tokio_postgres::Row;

@@ -16,7 +16,8 @@ use crate::{QueueCreate, QueueRef, Store};
 async fn lease_expiry_sql_is_the_dead_letter_rule() {
     let db = PgStore::test_database().await;
     let store = PgStore::connect(&db.url).await.unwrap();
-    let client = store.client().await.unwrap();
+    let conn = store.client().await.unwrap();
+    let client = conn.raw();
     let now = Timestamp::from_second(1_900_000_000).unwrap();
     let mut cases = Vec::new();
     for max_retries in 0..3 {

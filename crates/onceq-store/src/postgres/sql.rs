@@ -68,6 +68,9 @@ macro_rules! statements {
             #[doc = concat!("`sql/", $file, "`")]
             pub(super) const $name: &str = include_str!(concat!("sql/", $file));
         )*
+        /// Every statement above: behind a pooler their parameter types are
+        /// learnt at start (`db.rs`).
+        pub(super) const ALL: &[&str] = &[$($name),*];
     };
 }
 

@@ -3,6 +3,7 @@
 use onceq_types::push::MAX_SUBSCRIPTIONS_PER_QUEUE;
 use tokio_postgres::Row;
 
+use super::db::GenericClient;
 use super::errors::Error;
 use super::{PgStore, queues, sql};
 use crate::{
@@ -22,7 +23,7 @@ fn record(queue: &QueueRef, row: &Row) -> SubscriptionRecord {
     }
 }
 
-async fn queue_id(c: &impl deadpool_postgres::GenericClient, q: &QueueRef) -> Result<i64, Error> {
+async fn queue_id(c: &impl crate::postgres::db::GenericClient, q: &QueueRef) -> Result<i64, Error> {
     match queues::lookup(c, &q.project, &q.queue).await? {
         Some((id, _)) => Ok(id),
         None => Err(StoreError::QueueNotFound.into()),

@@ -4,7 +4,7 @@
 
 use jiff::Timestamp;
 
-use super::PgStore;
+use super::{PgStore, key_cache};
 use crate::{MessagePublish, NewMessage, QueueRef, Store, StoreError};
 
 fn publish(queue: &str) -> MessagePublish {
@@ -50,7 +50,7 @@ async fn pool_size_comes_from_the_url() {
         .await
         .unwrap();
     // and the five committers' connections on top (pool.rs)
-    assert_eq!(store.pool.status().max_size, 3 + 5);
+    assert_eq!(store.db.status().max_size, 3 + 5);
 }
 
 #[tokio::test]
@@ -571,6 +571,29 @@ async fn without_its_listener_the_cache_is_bypassed_and_starts_empty_again() {
     // Back, it trusts nothing it held before.
     eventually("the listener reconnects", async || server.keys.is_live()).await;
     assert!(server.key_lookup(&[1; 32]).await.unwrap().is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listener_that_hears_nothing_serves_nothing_from_memory() {
+    // Through PgBouncer in transaction mode, LISTEN succeeds and then no
+    // notification ever arrives: a revoked key kept working. Beside it a
+    // listener on the database itself hears its pings; by the time it has
+    // heard three, the deaf one would have heard some too.
+    let db = PgStore::test_database().await;
+    let cluster = onceq_testdb::shared_cluster().await;
+    let bouncer = onceq_testdb::pgbouncer::PgBouncer::start(cluster, 2).await;
+    let connect = |url: &str| onceq_pg::PgConnect::parse(url).unwrap();
+    let store = PgStore::connect(&db.url).await.unwrap();
+    let (deaf, _deaf_listener) =
+        key_cache::KeyCache::start(connect(&bouncer.url_of(&db.name)), store.db.clone());
+    let (hearing, _listener) = key_cache::KeyCache::start(connect(&db.url), store.db.clone());
+    eventually("the direct listener hears three pings", async || {
+        hearing.pings_heard() >= 3
+    })
+    .await;
+    assert!(hearing.is_live());
+    assert_eq!(deaf.pings_heard(), 0);
+    assert!(!deaf.is_live(), "a deaf listener's cache answers");
 }
 
 #[tokio::test]

@@ -20,7 +20,7 @@ async fn listed(s: &TestServer, queue: &str) -> Vec<Value> {
 }
 
 async fn subscribe_list_unsubscribe(b: Backend) {
-    let s = TestServer::start_with(b, config()).await;
+    let s = TestServer::in_process_with(b, config()).await;
     s.post("/v1/queue/create", json!({"name": "jobs"}))
         .await
         .ok();
@@ -118,7 +118,7 @@ async fn subscribe_list_unsubscribe(b: Backend) {
 both!(subscribe_list_unsubscribe);
 
 async fn bad_requests_name_the_field_and_store_nothing(b: Backend) {
-    let s = TestServer::start_with(b, config()).await;
+    let s = TestServer::in_process_with(b, config()).await;
     s.post("/v1/queue/create", json!({"name": "jobs"}))
         .await
         .ok();
@@ -237,7 +237,7 @@ both!(bad_requests_name_the_field_and_store_nothing);
 
 async fn http_and_internal_targets_are_refused_by_default(b: Backend) {
     // The server as shipped: no --push-allow-loopback, no --push-allow-http.
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     s.post("/v1/queue/create", json!({"name": "jobs"}))
         .await
         .ok();
@@ -265,7 +265,7 @@ async fn http_and_internal_targets_are_refused_by_default(b: Backend) {
     assert!(listed(&s, "jobs").await.is_empty());
 
     // A host the operator lists may be reached over http://, internal or not.
-    let trusting = TestServer::start_with(
+    let trusting = TestServer::in_process_with(
         b,
         ServerConfig {
             push: PushConfig {
@@ -294,7 +294,7 @@ async fn http_and_internal_targets_are_refused_by_default(b: Backend) {
 both!(http_and_internal_targets_are_refused_by_default);
 
 async fn discovery_lists_the_push_endpoints(b: Backend) {
-    let s = TestServer::start(b).await;
+    let s = TestServer::in_process(b).await;
     let r = s
         .send(reqwest::Method::GET, "/v1/discovery", None, None)
         .await;

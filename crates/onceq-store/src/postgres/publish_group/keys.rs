@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use deadpool_postgres::GenericClient;
+use crate::postgres::db::GenericClient;
 use jiff::Timestamp;
 
 use super::Pending;
@@ -16,7 +16,7 @@ use crate::rules::dedupe::{self, Plan};
 /// Takes the keys in one statement; returns those now ours.
 pub(super) async fn take_keys<'g>(
     c: &impl GenericClient,
-    stmt: &tokio_postgres::Statement,
+    stmt: &crate::postgres::db::Stmt,
     group: &[Pending],
     takes: &[Take<'g>],
 ) -> Result<HashSet<(i64, &'g str)>, Error> {

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use deadpool_postgres::GenericClient;
+use crate::postgres::db::GenericClient;
 use onceq_types::QueueType;
 
 use super::Pending;
@@ -52,7 +52,7 @@ pub(super) async fn lock_fifo_groups(
 /// publishes that did not fail (a keyed one only if its key was taken).
 pub(super) async fn insert_new(
     c: &impl GenericClient,
-    stmt: &tokio_postgres::Statement,
+    stmt: &crate::postgres::db::Stmt,
     group: &[Pending],
     work: &[Work],
     queue_type: QueueType,

@@ -66,7 +66,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use deadpool_postgres::Pool;
+use crate::postgres::db::Db;
 use tokio::sync::{Mutex, mpsc, oneshot};
 
 use super::errors;
@@ -123,7 +123,7 @@ pub(super) struct GroupCommit {
 impl GroupCommit {
     /// Starts the committer tasks on the current runtime; `bound` is the
     /// store timeout (see the module docs).
-    pub(super) fn start(pool: Pool, bound: Duration) -> GroupCommit {
+    pub(super) fn start(pool: Db, bound: Duration) -> GroupCommit {
         let cache = Arc::new(QueueCache::default());
         let (small, receiver) = mpsc::channel(QUEUE_DEPTH);
         let receiver = Arc::new(Mutex::new(receiver));
@@ -171,7 +171,7 @@ fn stopped() -> StoreError {
 /// Takes a group off the queue, stores it, answers it; until the store is
 /// dropped.
 async fn committer(
-    pool: Pool,
+    pool: Db,
     cache: Arc<QueueCache>,
     receiver: Arc<Mutex<mpsc::Receiver<Pending>>>,
     bound: Duration,
@@ -271,7 +271,7 @@ async fn group_retrying(
 
 /// [`publish::publish_alone`] until it does not lose a race, within
 /// `bound`; not at all for a caller that has gone.
-async fn alone_retrying(pool: &Pool, pending: &Pending, bound: Duration) -> Answer {
+async fn alone_retrying(pool: &Db, pending: &Pending, bound: Duration) -> Answer {
     if pending.reply.is_closed() {
         return Err(errors::stalled(bound));
     }

@@ -95,7 +95,7 @@ async fn one_group_answers_each_publish_as_if_alone() {
     ];
     let (group, answers): (Vec<_>, Vec<_>) = cases.into_iter().map(pending).unzip();
     commit(
-        &mut HotConnection::new(store.pool.clone()),
+        &mut HotConnection::new(store.db.clone()),
         &QueueCache::default(),
         group,
         crate::DEFAULT_OP_TIMEOUT,
@@ -192,7 +192,7 @@ async fn one_trip_group_answers_each_publish_as_if_alone() {
     // Through the same cache, so that `jobs` is known to it afterwards.
     let (warm, answer) = pending(publish("jobs", vec![message("1", Some("old"))]));
     commit(
-        &mut HotConnection::new(store.pool.clone()),
+        &mut HotConnection::new(store.db.clone()),
         &cache,
         vec![warm],
         crate::DEFAULT_OP_TIMEOUT,
@@ -215,7 +215,7 @@ async fn one_trip_group_answers_each_publish_as_if_alone() {
     ];
     let (group, answers): (Vec<_>, Vec<_>) = cases.into_iter().map(pending).unzip();
     commit(
-        &mut HotConnection::new(store.pool.clone()),
+        &mut HotConnection::new(store.db.clone()),
         &cache,
         group,
         crate::DEFAULT_OP_TIMEOUT,

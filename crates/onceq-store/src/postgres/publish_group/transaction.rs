@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use deadpool_postgres::GenericClient;
+use crate::postgres::db::GenericClient;
 use jiff::Timestamp;
 use onceq_types::QueueType;
 
@@ -45,7 +45,7 @@ pub(super) async fn group_once(
 /// standard queues, keys new) it is two round trips: BEGIN, the keys and
 /// the messages in one pipeline, then COMMIT.
 async fn in_transaction(
-    client: &deadpool_postgres::Client,
+    client: &crate::postgres::db::Conn,
     cache: &QueueCache,
     group: &[Pending],
 ) -> Result<Vec<Option<Answer>>, Error> {
@@ -153,7 +153,7 @@ async fn in_transaction(
 /// queue went away under the cached id, or its key's holder could not be
 /// read. The group is never retried from here: it has committed.
 async fn one_trip_answers(
-    client: &deadpool_postgres::Client,
+    client: &crate::postgres::db::Conn,
     group: &[Pending],
     mut work: Vec<Work>,
     takes: &[Take<'_>],

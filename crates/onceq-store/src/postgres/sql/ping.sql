@@ -2,5 +2,4 @@
 -- server that can write. A standby (in recovery) or a session that is
 -- read-only (`default_transaction_read_only`, a primary demoted by
 -- hand) answers queries but fails every write, so it is not ready.
--- Sent as a simple query: no prepared statement, whatever the pooler.
-SELECT pg_is_in_recovery()::text, current_setting('transaction_read_only')
+SELECT pg_is_in_recovery(), current_setting('transaction_read_only')

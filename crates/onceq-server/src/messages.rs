@@ -1,0 +1,167 @@
+//! [`Messages`]: the message operations whose outcome others must hear of,
+//! each one store call followed by its follow-ups, in one place: the
+//! `/metrics` counters, the dashboard's throughput, and the wake-ups of
+//! long-polling consumers and push dispatchers. The routes, push delivery,
+//! the dashboard and the lease reaper all go through it, so an operation
+//! counts and wakes the same whoever makes it.
+//!
+//! A borrowed view of the [`AppState`] (`state.messages()`), so using it
+//! costs no clone, allocation, lock or await beyond the store call's own.
+//! Errors are the store's: each caller words them for its audience (API
+//! envelope, dashboard page, push log line).
+//!
+//! The queue a follow-up is counted on is passed by reference (`project`
+//! and `queue`, or the publish's [`QueueRef`]) beside the store's
+//! parameters, which own their copy of it: callers already hold those
+//! names, so no operation copies them once more than before.
+
+use jiff::SignedDuration;
+use onceq_store::{
+    ClaimedMessage, DlqRedrive, DlqRedriveOne, LeaseExpiry, MessageAck, MessageClaim, MessageNack,
+    MessagePublish, NackOutcome, NewMessage, PublishOutcome, QueueRef, RedriveOneOutcome,
+    RedriveOutcome, Result, SingleOutcome,
+};
+use onceq_types::MessageStatus;
+
+use crate::AppState;
+
+/// Message operations over the state's store (see the module doc).
+#[derive(Clone, Copy)]
+pub struct Messages<'a> {
+    state: &'a AppState,
+}
+
+impl AppState {
+    /// The message operations, with their follow-ups.
+    pub fn messages(&self) -> Messages<'_> {
+        Messages { state: self }
+    }
+}
+
+impl Messages<'_> {
+    /// Stores `messages` on `queue`: counts them (fresh and replayed) and
+    /// wakes one waiting consumer per message stored available.
+    pub async fn publish(
+        self,
+        queue: &QueueRef,
+        messages: Vec<NewMessage>,
+        dedupe_window: SignedDuration,
+    ) -> Result<Vec<PublishOutcome>> {
+        let state = self.state;
+        let outcomes = state
+            .store
+            .message_publish(MessagePublish {
+                queue: queue.clone(),
+                messages,
+                dedupe_window,
+                now: state.clock.now(),
+            })
+            .await?;
+        let (project, name) = (&queue.project, &queue.queue);
+        state.metrics.published(project, name, &outcomes);
+        let available = outcomes
+            .iter()
+            .filter(|o| !o.replay && o.status == MessageStatus::Available)
+            .count();
+        self.wake(project, name, available);
+        state.throughput.published(
+            project,
+            name,
+            state.clock.now(),
+            outcomes.iter().filter(|o| !o.replay).count() as u64,
+        );
+        Ok(outcomes)
+    }
+
+    /// Claims messages (a consume, or a push subscription's claim) and
+    /// counts those handed out.
+    pub async fn claim(
+        self,
+        project: &str,
+        queue: &str,
+        claim: MessageClaim,
+    ) -> Result<Vec<ClaimedMessage>> {
+        let claimed = self.state.store.message_claim(claim).await?;
+        self.state.metrics.consumed(project, queue, claimed.len());
+        Ok(claimed)
+    }
+
+    /// Acks a lease; counts it (and its throughput) if it was held.
+    pub async fn ack(self, project: &str, queue: &str, ack: MessageAck) -> Result<bool> {
+        let state = self.state;
+        let acked = state.store.message_ack(ack).await?;
+        state.metrics.acked(project, queue, acked);
+        state
+            .throughput
+            .acked(project, queue, state.clock.now(), u64::from(acked));
+        Ok(acked)
+    }
+
+    /// Nacks a lease; counts it, and wakes a consumer when the message is
+    /// available again at once (requeued without a delay).
+    pub async fn nack(self, project: &str, queue: &str, nack: MessageNack) -> Result<NackOutcome> {
+        let state = self.state;
+        let at_once = nack.delay.is_zero();
+        let outcome = state.store.message_nack(nack).await?;
+        state.metrics.nacked(project, queue, &outcome);
+        self.wake(project, queue, usize::from(outcome.requeued && at_once));
+        Ok(outcome)
+    }
+
+    /// Moves dead letters back into their queue and wakes one consumer per
+    /// message moved.
+    pub async fn redrive(
+        self,
+        project: &str,
+        queue: &str,
+        redrive: DlqRedrive,
+    ) -> Result<RedriveOutcome> {
+        let outcome = self.state.store.dlq_redrive(redrive).await?;
+        self.wake(
+            project,
+            queue,
+            usize::try_from(outcome.redriven).unwrap_or(0),
+        );
+        Ok(outcome)
+    }
+
+    /// Moves one dead letter back into its queue and wakes a consumer if it
+    /// moved.
+    pub async fn redrive_one(
+        self,
+        project: &str,
+        queue: &str,
+        redrive: DlqRedriveOne,
+    ) -> Result<RedriveOneOutcome> {
+        let outcome = self.state.store.dlq_redrive_one(redrive).await?;
+        let moved = outcome.outcome == SingleOutcome::Done;
+        self.wake(project, queue, usize::from(moved));
+        Ok(outcome)
+    }
+
+    /// Ends up to `limit` expired leases (the lease reaper): counts them
+    /// per queue and wakes, on each queue, one waiting consumer per message
+    /// returned to it, so a long poll gets it without waiting for its
+    /// periodic re-check. (Messages dead-lettered by expiry wake no one:
+    /// the store does not say which DLQ they went to; consumers of a DLQ
+    /// find them at their re-check.)
+    pub async fn expire_leases(self, limit: u32) -> Result<LeaseExpiry> {
+        let state = self.state;
+        let done = state.store.lease_expire(state.clock.now(), limit).await?;
+        state.metrics.leases_expired(&done);
+        for q in &done.by_queue {
+            let requeued = usize::try_from(q.requeued).unwrap_or(usize::MAX);
+            self.wake(&q.queue.project, &q.queue.queue, requeued);
+        }
+        Ok(done)
+    }
+
+    /// `available` messages became available on the queue: wakes that many
+    /// waiting consumers at most (and its push dispatchers). Nothing at all
+    /// for none, not even the wake-up map's lock.
+    fn wake(self, project: &str, queue: &str, available: usize) {
+        if available > 0 {
+            self.state.wakeups.wake(project, queue, available);
+        }
+    }
+}

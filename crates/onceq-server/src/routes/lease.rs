@@ -1,0 +1,137 @@
+//! What a consumer does with a message it holds under a lease: `ack` (done),
+//! `nack` (give it back, or dead-letter it) and `extend` (needs longer).
+//! Each names the lease by queue, message id and receipt. `extend` tells no
+//! one else, so it calls the store directly; the others go through
+//! [`crate::messages`].
+
+use axum::extract::State;
+use jiff::SignedDuration;
+use onceq_store::{LeaseRef, MessageAck, MessageExtend, MessageNack};
+use onceq_types::{
+    reply::{Acked, Extended, Nacked},
+    request::{Ack, Extend, Nack},
+};
+
+use crate::{
+    ApiError, AppState,
+    caller::Caller,
+    envelope::Reply,
+    extract::Body,
+    input::{self, LeaseInput},
+    openapi::responses::{
+        InvalidParams, Ok, Refused, StoreFailed, TimedOut, TooLarge, Unauthorized,
+    },
+};
+
+/// `POST /v1/queue/ack`.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/ack",
+    tag = "messages",
+    summary = "Delete a message held under a lease",
+    description = "acked is false (still 200) when the message is not in flight, the receipt names another lease, or the queue or message is unknown.",
+    request_body = Ack,
+    responses(Ok<Acked>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, StoreFailed)
+)]
+pub async fn ack(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(req): Body<Ack>,
+) -> Result<Reply<Acked>, ApiError> {
+    let lease = lease(&caller, input::ack(req)?)?;
+    let queue = lease.queue.queue.clone();
+    let acked = state
+        .messages()
+        .ack(
+            &caller.project,
+            &queue,
+            MessageAck {
+                lease,
+                now: state.clock.now(),
+            },
+        )
+        .await
+        .map_err(|e| ApiError::from_store(e, &queue))?;
+    Ok(caller.reply(Acked { acked }))
+}
+
+/// `POST /v1/queue/nack`.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/nack",
+    tag = "messages",
+    summary = "Give a message back, or dead-letter it",
+    description = "Ends a lease early: back to the queue (after delay_seconds), or to the dead-letter queue with requeue false or after the last allowed delivery. nacked is false when the lease is not held.",
+    request_body = Nack,
+    responses(Ok<Nacked>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, StoreFailed)
+)]
+pub async fn nack(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(req): Body<Nack>,
+) -> Result<Reply<Nacked>, ApiError> {
+    let input = input::nack(req)?;
+    let lease = lease(&caller, input.lease)?;
+    let queue = lease.queue.queue.clone();
+    let outcome = state
+        .messages()
+        .nack(
+            &caller.project,
+            &queue,
+            MessageNack {
+                lease,
+                requeue: input.requeue,
+                delay: SignedDuration::from_secs(input.delay_seconds),
+                now: state.clock.now(),
+            },
+        )
+        .await
+        .map_err(|e| ApiError::from_store(e, &queue))?;
+    Ok(caller.reply(Nacked {
+        nacked: outcome.nacked,
+        requeued: outcome.requeued,
+        dead_lettered: outcome.dead_lettered,
+        delivery_count: outcome.delivery_count,
+    }))
+}
+
+/// `POST /v1/queue/extend`.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/extend",
+    tag = "messages",
+    summary = "Move a lease's end to now + visibility_timeout",
+    description = "extended is false when the lease is not held; lease_expires_at is then the current lease's end, or null.",
+    request_body = Extend,
+    responses(Ok<Extended>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, StoreFailed)
+)]
+pub async fn extend(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(req): Body<Extend>,
+) -> Result<Reply<Extended>, ApiError> {
+    let input = input::extend(req)?;
+    let lease = lease(&caller, input.lease)?;
+    let queue = lease.queue.queue.clone();
+    let outcome = state
+        .store
+        .message_extend(MessageExtend {
+            lease,
+            visibility_timeout: input.visibility_timeout,
+            now: state.clock.now(),
+        })
+        .await
+        .map_err(|e| ApiError::from_store(e, &queue))?;
+    Ok(caller.reply(Extended {
+        extended: outcome.extended,
+        lease_expires_at: outcome.lease_expires_at,
+    }))
+}
+
+fn lease(caller: &Caller, input: LeaseInput) -> Result<LeaseRef, ApiError> {
+    Ok(LeaseRef {
+        queue: caller.queue(&input.queue)?,
+        message_id: input.message_id,
+        receipt: input.receipt,
+    })
+}

@@ -1,0 +1,303 @@
+//! How statements reach PostgreSQL: prepared once per connection, or — behind
+//! a pooler in transaction mode — sent unnamed with their parameter types.
+//!
+//! PgBouncer in transaction pooling mode hands each transaction to whichever
+//! server connection is free. A named prepared statement lives on the server
+//! connection that parsed it, so using it in a later transaction (deadpool's
+//! statement cache) fails with `prepared statement "s3" does not exist`, and a
+//! name left behind on a server connection collides with the next client's
+//! (`"s3" already exists`). PgBouncer 1.21 can track named statements
+//! itself; Debian's 1.18 cannot. So with `pgbouncer=transaction` in the URL
+//! every statement goes out as the unnamed statement, Parse, Bind and Execute
+//! in one message sequence, which no transaction boundary can split; its
+//! parameter types, which the unnamed form must state, are learnt once at
+//! start (inside one transaction, so the probe statements never outlive it).
+//! Each such statement is parsed and planned on every execution; PostgreSQL
+//! then plans with the parameters' values, so the frozen generic plans the
+//! hot settings guard against (`sql::HOT_BEGIN`) cannot happen either.
+//!
+//! Everything in the backend runs its statements through [`GenericClient`],
+//! implemented by [`Conn`] (a pooled connection) and [`Tx`] (a transaction on
+//! one), so each call site reads the same in both modes.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use deadpool_postgres::{Object, Pool, PoolError, Status};
+use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::{Row, Statement};
+
+use super::sql;
+
+/// How statements are sent.
+#[derive(Debug)]
+pub(super) enum Statements {
+    /// Prepared once per connection and cached (direct connections).
+    Prepared,
+    /// Unnamed, with the parameter types learnt at start (behind a pooler
+    /// in transaction mode).
+    Unnamed(HashMap<&'static str, Arc<[Type]>>),
+}
+
+impl Statements {
+    /// Learns every statement's parameter types on `client`, inside one
+    /// transaction: a pooler keeps one server connection for it, and the
+    /// probe statements are closed before it commits.
+    pub(super) async fn learn(
+        client: &tokio_postgres::Client,
+    ) -> Result<Statements, tokio_postgres::Error> {
+        client.batch_execute("BEGIN").await?;
+        let mut types = HashMap::with_capacity(sql::ALL.len());
+        for sql in sql::ALL {
+            let probe = client.prepare(sql).await?;
+            types.insert(*sql, Arc::from(probe.params()));
+        }
+        client.batch_execute("COMMIT").await?;
+        Ok(Statements::Unnamed(types))
+    }
+
+    /// Whether statements go out unnamed (a pooler is in front).
+    pub(super) fn behind_pooler(&self) -> bool {
+        matches!(self, Statements::Unnamed(_))
+    }
+}
+
+/// The pool, and how its connections send statements. Cheap to clone.
+#[derive(Clone, Debug)]
+pub(super) struct Db {
+    pool: Pool,
+    statements: Arc<Statements>,
+}
+
+impl Db {
+    pub(super) fn new(pool: Pool, statements: Statements) -> Db {
+        Db {
+            pool,
+            statements: Arc::new(statements),
+        }
+    }
+
+    /// A connection from the pool.
+    pub(super) async fn get(&self) -> Result<Conn, PoolError> {
+        Ok(Conn {
+            client: self.pool.get().await?,
+            statements: self.statements.clone(),
+        })
+    }
+
+    /// The pool's use, for `/metrics`.
+    pub(super) fn status(&self) -> Status {
+        self.pool.status()
+    }
+}
+
+/// A pooled connection; back to the pool when dropped.
+pub(super) struct Conn {
+    client: Object,
+    statements: Arc<Statements>,
+}
+
+impl Conn {
+    /// Opens a transaction (`BEGIN`; `ROLLBACK` when dropped uncommitted).
+    pub(super) async fn transaction(&mut self) -> Result<Tx<'_>, tokio_postgres::Error> {
+        Ok(Tx {
+            tx: self.client.transaction().await?,
+            statements: &self.statements,
+        })
+    }
+
+    /// Whether the connection's socket has closed.
+    pub(super) fn is_closed(&self) -> bool {
+        self.client.is_closed()
+    }
+
+    /// Whether statements go out unnamed (a pooler is in front).
+    pub(super) fn behind_pooler(&self) -> bool {
+        self.statements.behind_pooler()
+    }
+
+    /// The driver's client, for tests' own SQL.
+    #[cfg(test)]
+    pub(super) fn raw(&self) -> &tokio_postgres::Client {
+        &self.client
+    }
+
+    /// Closes the connection instead of returning it to the pool (it may
+    /// be in an unknown state).
+    pub(super) fn discard(self) {
+        drop(Object::take(self.client));
+    }
+}
+
+/// A transaction on a [`Conn`].
+pub(super) struct Tx<'a> {
+    tx: deadpool_postgres::Transaction<'a>,
+    statements: &'a Statements,
+}
+
+impl Tx<'_> {
+    /// Commits.
+    pub(super) async fn commit(self) -> Result<(), tokio_postgres::Error> {
+        self.tx.commit().await
+    }
+}
+
+/// A statement ready to run on the connection it was prepared for.
+pub(super) struct Stmt(Kind);
+
+enum Kind {
+    Named(Statement),
+    Unnamed {
+        sql: &'static str,
+        types: Arc<[Type]>,
+    },
+}
+
+type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
+
+/// What the backend asks of a connection or a transaction. The names are
+/// the driver's, so call sites read as plain tokio-postgres.
+pub(super) trait GenericClient: Sync {
+    /// `sql`, ready to run: from the connection's cache, or (behind a
+    /// pooler) its text and learnt parameter types.
+    fn prepare_cached(
+        &self,
+        sql: &'static str,
+    ) -> impl Future<Output = Result<Stmt, tokio_postgres::Error>> + Send;
+
+    /// Runs a statement, returning its rows.
+    fn query(
+        &self,
+        stmt: &Stmt,
+        params: Params<'_>,
+    ) -> impl Future<Output = Result<Vec<Row>, tokio_postgres::Error>> + Send;
+
+    /// Runs a statement that returns exactly one row.
+    fn query_one(
+        &self,
+        stmt: &Stmt,
+        params: Params<'_>,
+    ) -> impl Future<Output = Result<Row, tokio_postgres::Error>> + Send;
+
+    /// Runs a statement that returns at most one row.
+    fn query_opt(
+        &self,
+        stmt: &Stmt,
+        params: Params<'_>,
+    ) -> impl Future<Output = Result<Option<Row>, tokio_postgres::Error>> + Send;
+
+    /// Runs a statement, returning how many rows it changed.
+    fn execute(
+        &self,
+        stmt: &Stmt,
+        params: Params<'_>,
+    ) -> impl Future<Output = Result<u64, tokio_postgres::Error>> + Send;
+
+    /// Runs statements without parameters (the simple protocol, which
+    /// poolers carry as is).
+    fn batch_execute(
+        &self,
+        sql: &str,
+    ) -> impl Future<Output = Result<(), tokio_postgres::Error>> + Send;
+}
+
+/// An implementation over a field holding the pool's wrapper (its statement
+/// cache), which derefs to the driver's `$raw` (to run on).
+macro_rules! generic_client {
+    ($ty:ty, $field:ident, $raw:ty) => {
+        impl GenericClient for $ty {
+            async fn prepare_cached(
+                &self,
+                sql: &'static str,
+            ) -> Result<Stmt, tokio_postgres::Error> {
+                match &*self.statements {
+                    Statements::Prepared => {
+                        Ok(Stmt(Kind::Named(self.$field.prepare_cached(sql).await?)))
+                    }
+                    Statements::Unnamed(types) => Ok(Stmt(Kind::Unnamed {
+                        sql,
+                        types: types.get(sql).cloned().unwrap_or_else(|| {
+                            unreachable!(
+                                "every statement is in sql::ALL and learnt at start: {sql}"
+                            )
+                        }),
+                    })),
+                }
+            }
+
+            async fn query(
+                &self,
+                stmt: &Stmt,
+                params: Params<'_>,
+            ) -> Result<Vec<Row>, tokio_postgres::Error> {
+                let c: &$raw = &self.$field;
+                match &stmt.0 {
+                    Kind::Named(s) => c.query(s, params).await,
+                    Kind::Unnamed { sql, types } => c.query_typed(sql, &typed(params, types)).await,
+                }
+            }
+
+            async fn query_one(
+                &self,
+                stmt: &Stmt,
+                params: Params<'_>,
+            ) -> Result<Row, tokio_postgres::Error> {
+                let c: &$raw = &self.$field;
+                match &stmt.0 {
+                    Kind::Named(s) => c.query_one(s, params).await,
+                    Kind::Unnamed { sql, types } => {
+                        c.query_typed_one(sql, &typed(params, types)).await
+                    }
+                }
+            }
+
+            async fn query_opt(
+                &self,
+                stmt: &Stmt,
+                params: Params<'_>,
+            ) -> Result<Option<Row>, tokio_postgres::Error> {
+                let c: &$raw = &self.$field;
+                match &stmt.0 {
+                    Kind::Named(s) => c.query_opt(s, params).await,
+                    Kind::Unnamed { sql, types } => {
+                        c.query_typed_opt(sql, &typed(params, types)).await
+                    }
+                }
+            }
+
+            async fn execute(
+                &self,
+                stmt: &Stmt,
+                params: Params<'_>,
+            ) -> Result<u64, tokio_postgres::Error> {
+                let c: &$raw = &self.$field;
+                match &stmt.0 {
+                    Kind::Named(s) => c.execute(s, params).await,
+                    Kind::Unnamed { sql, types } => {
+                        let rows = c.query_typed_raw(sql, typed(params, types)).await?;
+                        let mut rows = std::pin::pin!(rows);
+                        while futures_util::StreamExt::next(&mut rows)
+                            .await
+                            .transpose()?
+                            .is_some()
+                        {}
+                        Ok(rows.rows_affected().unwrap_or(0))
+                    }
+                }
+            }
+
+            async fn batch_execute(&self, sql: &str) -> Result<(), tokio_postgres::Error> {
+                let c: &$raw = &self.$field;
+                c.batch_execute(sql).await
+            }
+        }
+    };
+}
+
+generic_client!(Conn, client, tokio_postgres::Client);
+generic_client!(Tx<'_>, tx, tokio_postgres::Transaction<'_>);
+
+/// Pairs each parameter with its learnt type, as the unnamed form needs.
+fn typed<'a>(params: Params<'a>, types: &[Type]) -> Vec<(&'a (dyn ToSql + Sync), Type)> {
+    params.iter().copied().zip(types.iter().cloned()).collect()
+}
