@@ -75,7 +75,13 @@ impl From<StoreError> for ServeError {
 
 /// Runs until a shutdown signal.
 pub async fn serve(opts: ServeOptions) -> Result<(), ServeError> {
-    let store = onceq_store::open(opts.database_url.as_deref(), &opts.data_dir).await?;
+    // Every store call is bounded by the store timeout, not only /readyz:
+    // a stalled database answers 503 within it.
+    let store_options = onceq_store::StoreOptions {
+        op_timeout: opts.config.store_timeout,
+    };
+    let store =
+        onceq_store::open_with(opts.database_url.as_deref(), &opts.data_dir, store_options).await?;
     let where_ = match &opts.database_url {
         Some(url) => format!("PostgreSQL at {}", redact(url)),
         None => format!("embedded SQLite in {}", opts.data_dir.display()),

@@ -26,8 +26,11 @@ pub enum StoreError {
     /// a queue without a dead-letter queue). The message is safe to show.
     #[error("{0}")]
     Invalid(String),
-    /// The database cannot be reached or refused the connection; nothing was
-    /// changed and a retry may succeed.
+    /// The database cannot be reached or refused the connection, or gave
+    /// no answer within the store timeout; a retry may succeed. Nothing was
+    /// changed, except that a write that timed out while its commit was
+    /// under way may still take effect (a publish retried with the same
+    /// idempotency key then replays it).
     ///
     /// The cause is in the message, not a `source()`: a chain printer
     /// (`{:#}`, a log line) then says it once.

@@ -39,23 +39,58 @@ pub use error::{Result, StoreError};
 pub use params::*;
 pub use store::Store;
 
+/// How long any one store call may wait on the database, unless the store
+/// is opened with other [`StoreOptions`].
+pub const DEFAULT_OP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// What a store is opened with, beyond where it is.
+#[derive(Debug, Clone, Copy)]
+pub struct StoreOptions {
+    /// The bound on every store call's wait for the database: a call that
+    /// gets no answer within it (the database stalled, its network
+    /// black-holed, no free connection) fails `Unavailable` instead of
+    /// hanging. It bounds each call, not a long poll's whole wait (a
+    /// consume that waits claims again and again, each call bounded). On
+    /// PostgreSQL it also bounds the pool's wait for a connection and
+    /// opening one (with the URL's `connect_timeout` when that is shorter).
+    pub op_timeout: std::time::Duration,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            op_timeout: DEFAULT_OP_TIMEOUT,
+        }
+    }
+}
+
 /// Opens the store a server configuration names: PostgreSQL for a
 /// `postgres://` or `postgresql://` URL, else the embedded store in `data_dir`.
-/// Either way the schema is migrated before this returns.
+/// Either way the schema is migrated before this returns. Every call waits
+/// at most [`DEFAULT_OP_TIMEOUT`]; see [`open_with`].
 pub async fn open(
     database_url: Option<&str>,
     data_dir: &std::path::Path,
 ) -> Result<std::sync::Arc<dyn Store>> {
+    open_with(database_url, data_dir, StoreOptions::default()).await
+}
+
+/// [`open`], with `options` (the server passes its `--store-timeout-ms`).
+pub async fn open_with(
+    database_url: Option<&str>,
+    data_dir: &std::path::Path,
+    options: StoreOptions,
+) -> Result<std::sync::Arc<dyn Store>> {
     match database_url {
-        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-            Ok(std::sync::Arc::new(postgres::PgStore::connect(url).await?))
-        }
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => Ok(
+            std::sync::Arc::new(postgres::PgStore::connect_with(url, options).await?),
+        ),
         Some(url) => Err(StoreError::Invalid(format!(
             "database URL must start with postgres:// or postgresql:// (got {:?})",
             url.split(':').next().unwrap_or_default()
         ))),
         None => Ok(std::sync::Arc::new(
-            sqlite::SqliteStore::open(data_dir).await?,
+            sqlite::SqliteStore::open_with(data_dir, options).await?,
         )),
     }
 }

@@ -5,7 +5,7 @@
 //! `compat` runs the seed's Node.js route and worker unchanged against it;
 //! `long_ops` checks bulk publish, purge, redrive and `stats --watch` when no
 //! terminal is attached; `dashboard` drives the web dashboard in headless
-//! Chromium.
+//! Chromium; `stall` freezes PostgreSQL under a running server.
 
 mod accounts;
 mod bench;
@@ -17,4 +17,5 @@ mod long_ops;
 mod outage_log;
 mod pgbouncer;
 mod process;
+mod stall;
 mod tls;

@@ -16,6 +16,14 @@
 //! A group that fails otherwise than by the database being unavailable is
 //! retried ack by ack, each alone, so that one bad ack never fails its
 //! neighbours.
+//!
+//! As for publishes (see [`super::publish_group`], "The store timeout"): a
+//! caller waits at most the store timeout, the committer leaves out acks
+//! whose caller has gone, bounds each group by the store timeout and closes
+//! its connection when a group runs out of it. An ack answered 503 may
+//! still have been done; acking again is harmless (it answers `false`).
+
+use std::time::Duration;
 
 use crate::postgres::db::Db;
 use tokio::sync::{mpsc, oneshot};
@@ -48,24 +56,32 @@ struct Pending {
 /// The handle `PgStore` keeps; the committer stops when it is dropped.
 pub(super) struct AckGroup {
     sender: mpsc::Sender<Pending>,
+    /// The store timeout, for each ack's wait.
+    bound: Duration,
 }
 
 impl AckGroup {
-    /// Starts the committer task on the current runtime.
-    pub(super) fn start(pool: Db) -> AckGroup {
+    /// Starts the committer task on the current runtime; `bound` is the
+    /// store timeout.
+    pub(super) fn start(pool: Db, bound: Duration) -> AckGroup {
         let (sender, receiver) = mpsc::channel(QUEUE_DEPTH);
-        tokio::spawn(committer(pool, receiver));
-        AckGroup { sender }
+        tokio::spawn(committer(pool, receiver, bound));
+        AckGroup { sender, bound }
     }
 
-    /// Acks with whatever else is being acked right now.
+    /// Acks with whatever else is being acked right now; `Unavailable`
+    /// after the store timeout, queueing included.
     pub(super) async fn ack(&self, ack: MessageAck) -> Answer {
         let (reply, answer) = oneshot::channel();
-        self.sender
-            .send(Pending { ack, reply })
-            .await
-            .map_err(|_| stopped())?;
-        answer.await.map_err(|_| stopped())?
+        // One timer per ack, around the whole wait.
+        errors::within(self.bound, async {
+            self.sender
+                .send(Pending { ack, reply })
+                .await
+                .map_err(|_| stopped())?;
+            answer.await.map_err(|_| stopped())?
+        })
+        .await
     }
 }
 
@@ -73,23 +89,40 @@ fn stopped() -> StoreError {
     StoreError::internal("the ack committer stopped")
 }
 
-async fn committer(pool: Db, mut receiver: mpsc::Receiver<Pending>) {
+async fn committer(pool: Db, mut receiver: mpsc::Receiver<Pending>, bound: Duration) {
     let mut conn = HotConnection::new(pool);
     while let Some(group) = hot::next_group(&mut receiver, MAX_GROUP, |_| 1).await {
-        commit(&mut conn, group).await;
+        commit(&mut conn, group, bound).await;
     }
 }
 
-/// Acks `group` and answers each.
-async fn commit(conn: &mut HotConnection, group: Vec<Pending>) {
-    let answers = match group_retrying(conn, &group).await {
+/// Acks `group` and answers each; `bound` is the store timeout, for each
+/// attempt at the group.
+async fn commit(conn: &mut HotConnection, mut group: Vec<Pending>, bound: Duration) {
+    // A caller that gave up was answered already (see the module docs).
+    group.retain(|pending| !pending.reply.is_closed());
+    if group.is_empty() {
+        return;
+    }
+    let tried = errors::within(bound, group_retrying(conn, &group)).await;
+    if matches!(&tried, Err(StoreError::Unavailable(_))) {
+        // Timed out mid-statement, or the connection failed: not one to
+        // reuse.
+        conn.discard();
+    }
+    let answers = match tried {
         Ok(deleted) => deleted.into_iter().map(Ok).collect(),
         Err(e) if group.len() > 1 && !matches!(e, StoreError::Unavailable(_)) => {
             tracing::debug!(error = %e, size = group.len(), "postgres: ack group failed, acking alone");
             let mut answers = Vec::with_capacity(group.len());
             for pending in &group {
+                if pending.reply.is_closed() {
+                    answers.push(Err(errors::stalled(bound)));
+                    continue;
+                }
+                let pool = conn.pool();
                 answers
-                    .push(errors::retrying(|| lease::ack_alone(conn.pool(), &pending.ack)).await);
+                    .push(errors::retrying(bound, || lease::ack_alone(pool, &pending.ack)).await);
             }
             answers
         }
@@ -248,7 +281,12 @@ mod tests {
             group.push(pending);
             expected.push((answer, want));
         }
-        commit(&mut HotConnection::new(store.db.clone()), group).await;
+        commit(
+            &mut HotConnection::new(store.db.clone()),
+            group,
+            crate::DEFAULT_OP_TIMEOUT,
+        )
+        .await;
         let mut got = Vec::new();
         for (answer, _) in &mut expected {
             got.push(answer.await.unwrap().unwrap());

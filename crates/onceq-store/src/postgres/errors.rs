@@ -1,8 +1,9 @@
-//! Driver errors to [`StoreError`], and the retry loop for transactions that
-//! lost a race.
+//! Driver errors to [`StoreError`], the retry loop for transactions that
+//! lost a race, and the store timeout that bounds each operation.
 //!
 //! `Unavailable` (the server answers 503 and the caller may retry) is for
 //! "the database is not there right now": no connection, pool timeouts,
+//! an operation that got no answer within the store timeout ([`within`]),
 //! SQLSTATE classes 08 (connection exception) and 53 (insufficient
 //! resources), and 57P01-57P03 (the server is shutting down or starting).
 //! Everything else is `Internal`.
@@ -158,21 +159,51 @@ pub(super) fn shared<T>(e: StoreError, n: usize) -> Vec<crate::Result<T>> {
     answers
 }
 
-/// Runs `attempt` until it does not lose a race, a few times at most. Each
-/// attempt takes its own connection and transaction, so a retry starts from
-/// scratch.
-pub(super) async fn retrying<T, F, Fut>(mut attempt: F) -> crate::Result<T>
+/// Runs `attempt` until it does not lose a race, a few times at most, all
+/// of it within `bound` (the store timeout). Each attempt takes its own
+/// connection and transaction, so a retry starts from scratch.
+pub(super) async fn retrying<T, F, Fut>(bound: Duration, mut attempt: F) -> crate::Result<T>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, Error>>,
 {
-    let mut retry = Retry::default();
-    loop {
-        match attempt().await {
-            Ok(v) => return Ok(v),
-            Err(e) => retry.after(e).await?,
+    within(bound, async {
+        let mut retry = Retry::default();
+        loop {
+            match attempt().await {
+                Ok(v) => return Ok(v),
+                Err(e) => retry.after(e).await?,
+            }
         }
+    })
+    .await
+}
+
+/// `op`, or `Unavailable` once it has waited `bound` without finishing (the
+/// database stalled: frozen, overloaded, its network black-holed; the pool
+/// and connect timeouts only cover getting a connection, not a statement
+/// that never returns). `op` is dropped then: a pooled connection it held
+/// goes back to the pool with its requests still queued on it, and a
+/// transaction it had begun is rolled back by the driver (a transaction
+/// begun by hand, on a connection of its own, is the caller's to discard).
+/// A write whose COMMIT was already sent may still take effect once the
+/// database answers: `Unavailable` here means "unknown", which is why
+/// publishes carry idempotency keys (docs/guarantees.md).
+pub(super) async fn within<T>(
+    bound: Duration,
+    op: impl Future<Output = crate::Result<T>>,
+) -> crate::Result<T> {
+    match tokio::time::timeout(bound, op).await {
+        Ok(done) => done,
+        Err(_) => Err(stalled(bound)),
     }
+}
+
+/// What an operation that ran out of the store timeout `bound` reports.
+pub(super) fn stalled(bound: Duration) -> StoreError {
+    StoreError::Unavailable(
+        format!("the database did not answer within the store timeout ({bound:?})").into(),
+    )
 }
 
 /// The retry policy of [`retrying`], for loops written out by hand (a

@@ -53,8 +53,10 @@ mod sql;
 mod subscriptions;
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use crate::{Result, StoreError};
+use crate::{Result, StoreError, StoreOptions};
+use db::GenericClient;
 
 /// The PostgreSQL store. Cheap to share: it is a connection pool.
 pub struct PgStore {
@@ -67,6 +69,9 @@ pub struct PgStore {
     /// Key lookups, from memory while the listener keeps them exact.
     keys: Arc<key_cache::KeyCache>,
     _key_listener: key_cache::Listener,
+    /// The store timeout: every operation answers within it
+    /// ([`errors::within`]), `Unavailable` when the database did not.
+    bound: Duration,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -84,7 +89,16 @@ impl PgStore {
     ///
     /// `Unavailable` when the database cannot be reached.
     pub async fn connect(url: &str) -> Result<PgStore> {
-        let (pool, pg, ours) = pool::build(url)?;
+        PgStore::connect_with(url, StoreOptions::default()).await
+    }
+
+    /// [`connect`](Self::connect), every operation bounded by
+    /// `options.op_timeout` (see [`StoreOptions`]). The migration is not:
+    /// it may wait for another server's migration to finish (it still
+    /// cannot wait for a connection longer than the bound).
+    pub async fn connect_with(url: &str, options: StoreOptions) -> Result<PgStore> {
+        let bound = options.op_timeout;
+        let (pool, pg, ours) = pool::build(url, bound)?;
         let setup = async {
             let mut client = pool.get().await?;
             migrate::run(&mut client, ours.behind_pooler).await?;
@@ -95,8 +109,8 @@ impl PgStore {
         };
         let statements = setup.await.map_err(errors::Error::into_store)?;
         let db = db::Db::new(pool, statements);
-        let publishes = publish_group::GroupCommit::start(db.clone());
-        let acks = ack_group::AckGroup::start(db.clone());
+        let publishes = publish_group::GroupCommit::start(db.clone(), bound);
+        let acks = ack_group::AckGroup::start(db.clone(), bound);
         // LISTEN does not survive a pooler in transaction mode (it lands on
         // a server connection that is then handed to others): no cache.
         let (keys, _key_listener) = match ours.behind_pooler {
@@ -109,6 +123,7 @@ impl PgStore {
             acks,
             keys,
             _key_listener,
+            bound,
         })
     }
 
@@ -120,7 +135,7 @@ impl PgStore {
     ///
     /// `Unavailable` when the database cannot be reached.
     pub async fn migrate(url: &str) -> Result<()> {
-        let (_, pg, _) = pool::build(url)?;
+        let (_, pg, _) = pool::build(url, crate::DEFAULT_OP_TIMEOUT)?;
         let into_store = |e| errors::Error::into_store(errors::Error::Db(e));
         let (mut client, connection) = pg.config().connect(pg.tls()).await.map_err(into_store)?;
         let connection = tokio::spawn(connection);
@@ -146,6 +161,24 @@ impl PgStore {
     async fn client(&self) -> Result<db::Conn, errors::Error> {
         Ok(self.db.get().await?)
     }
+
+    /// One round trip ([`sql::PING`]): `Ok` when the database answers and
+    /// can write, `Unavailable` when it is a standby or read-only.
+    async fn ping_once(&self) -> Result<(), errors::Error> {
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(sql::PING).await?;
+        let row = client.query_one(&stmt, &[]).await?;
+        let (in_recovery, read_only): (bool, &str) = (row.get(0), row.get(1));
+        if in_recovery || read_only == "on" {
+            return Err(StoreError::Unavailable(
+                "the database is read-only (a standby, or transaction_read_only is on): \
+                 every write would fail"
+                    .into(),
+            )
+            .into());
+        }
+        Ok(())
+    }
 }
 
 #[async_trait::async_trait]
@@ -154,8 +187,15 @@ impl crate::Store for PgStore {
         "postgres"
     }
 
+    /// Connected to a writable primary, within the store timeout: a standby
+    /// (or a read-only session) answers reads but fails every write, so it
+    /// is not ready.
+    async fn ping(&self) -> Result<()> {
+        errors::retrying(self.bound, || self.ping_once()).await
+    }
+
     async fn key_insert(&self, p: crate::KeyInsert) -> Result<crate::KeyRecord> {
-        errors::retrying(|| self.key_insert_once(&p)).await
+        errors::retrying(self.bound, || self.key_insert_once(&p)).await
     }
 
     async fn key_lookup(&self, key_hash: &[u8]) -> Result<Option<crate::KeyRecord>> {
@@ -163,7 +203,7 @@ impl crate::Store for PgStore {
             key_cache::Lookup::Hit(found) => return Ok(Some(found)),
             key_cache::Lookup::Miss(ticket) => ticket,
         };
-        let found = errors::retrying(|| self.key_lookup_once(key_hash)).await?;
+        let found = errors::retrying(self.bound, || self.key_lookup_once(key_hash)).await?;
         if let Some(record) = &found {
             self.keys.offer(ticket, key_hash, record);
         }
@@ -171,18 +211,18 @@ impl crate::Store for PgStore {
     }
 
     async fn key_list(&self) -> Result<Vec<crate::KeyRecord>> {
-        errors::retrying(|| self.key_list_once()).await
+        errors::retrying(self.bound, || self.key_list_once()).await
     }
 
     async fn key_revoke(&self, key_id: &str, now: jiff::Timestamp) -> Result<bool> {
-        let revoked = errors::retrying(|| self.key_revoke_once(key_id, now)).await;
+        let revoked = errors::retrying(self.bound, || self.key_revoke_once(key_id, now)).await;
         // This process sees its own change at once; others on its NOTIFY.
         self.keys.clear();
         revoked
     }
 
     async fn key_get(&self, key_id: &str) -> Result<Option<crate::KeyRecord>> {
-        errors::retrying(|| self.key_get_once(key_id)).await
+        errors::retrying(self.bound, || self.key_get_once(key_id)).await
     }
 
     async fn key_set_expiry(
@@ -190,64 +230,68 @@ impl crate::Store for PgStore {
         key_id: &str,
         expires_at: Option<jiff::Timestamp>,
     ) -> Result<bool> {
-        let set = errors::retrying(|| self.key_set_expiry_once(key_id, expires_at)).await;
+        let set =
+            errors::retrying(self.bound, || self.key_set_expiry_once(key_id, expires_at)).await;
         self.keys.clear();
         set
     }
 
     async fn key_set_rate(&self, key_id: &str, rate: Option<crate::RateLimit>) -> Result<bool> {
-        let set = errors::retrying(|| self.key_set_rate_once(key_id, rate)).await;
+        let set = errors::retrying(self.bound, || self.key_set_rate_once(key_id, rate)).await;
         self.keys.clear();
         set
     }
 
     async fn project_list(&self) -> Result<Vec<crate::ProjectRecord>> {
-        errors::retrying(|| self.project_list_once()).await
+        errors::retrying(self.bound, || self.project_list_once()).await
     }
 
     async fn project_get(&self, name: &str) -> Result<Option<crate::ProjectRecord>> {
-        errors::retrying(|| self.project_get_once(name)).await
+        errors::retrying(self.bound, || self.project_get_once(name)).await
     }
 
     async fn project_set_credit(&self, name: &str, limit_micros: Option<u64>) -> Result<bool> {
-        errors::retrying(|| self.project_set_credit_once(name, limit_micros)).await
+        errors::retrying(self.bound, || {
+            self.project_set_credit_once(name, limit_micros)
+        })
+        .await
     }
 
     async fn project_set_rate(&self, name: &str, rate: Option<crate::RateLimit>) -> Result<bool> {
-        errors::retrying(|| self.project_set_rate_once(name, rate)).await
+        errors::retrying(self.bound, || self.project_set_rate_once(name, rate)).await
     }
 
     async fn usage_flush(&self, rows: Vec<crate::UsageRow>) -> Result<()> {
-        errors::retrying(|| self.usage_flush_once(&rows)).await
+        errors::retrying(self.bound, || self.usage_flush_once(&rows)).await
     }
 
     async fn usage_query(&self, q: crate::UsageQuery) -> Result<Vec<crate::UsageTotal>> {
-        errors::retrying(|| self.usage_query_once(&q)).await
+        errors::retrying(self.bound, || self.usage_query_once(&q)).await
     }
 
     async fn server_heartbeat(&self, p: crate::ServerHeartbeat) -> Result<u32> {
-        errors::retrying(|| self.server_heartbeat_once(&p)).await
+        errors::retrying(self.bound, || self.server_heartbeat_once(&p)).await
     }
 
     async fn server_leave(&self, server_id: &str) -> Result<()> {
-        errors::retrying(|| self.server_leave_once(server_id)).await
+        errors::retrying(self.bound, || self.server_leave_once(server_id)).await
     }
 
     async fn queue_create(&self, p: crate::QueueCreate) -> Result<crate::QueueCreated> {
         crate::rules::queue_create::check_not_own_dead_letter_queue(&p.queue.queue, &p.settings)?;
-        errors::retrying(|| self.queue_create_once(&p)).await
+        errors::retrying(self.bound, || self.queue_create_once(&p)).await
     }
 
     async fn queue_get(&self, q: &crate::QueueRef) -> Result<Option<onceq_types::QueueRecord>> {
-        errors::retrying(|| self.queue_get_once(q)).await
+        errors::retrying(self.bound, || self.queue_get_once(q)).await
     }
 
     async fn queue_list(&self, project: &str) -> Result<Vec<onceq_types::QueueRecord>> {
-        errors::retrying(|| self.queue_list_once(project)).await
+        errors::retrying(self.bound, || self.queue_list_once(project)).await
     }
 
     async fn queue_delete(&self, q: &crate::QueueRef) -> Result<i64> {
-        errors::retrying(|| self.queue_delete_once(q)).await
+        errors::retrying(self.bound, || self.queue_delete_once(q)).await
     }
 
     async fn queue_stats(
@@ -255,11 +299,11 @@ impl crate::Store for PgStore {
         q: &crate::QueueRef,
         now: jiff::Timestamp,
     ) -> Result<onceq_types::QueueStats> {
-        errors::retrying(|| self.queue_stats_once(q, now)).await
+        errors::retrying(self.bound, || self.queue_stats_once(q, now)).await
     }
 
     async fn queue_purge(&self, q: &crate::QueueRef) -> Result<i64> {
-        errors::retrying(|| self.queue_purge_once(q)).await
+        errors::retrying(self.bound, || self.queue_purge_once(q)).await
     }
 
     async fn message_publish(
@@ -270,7 +314,7 @@ impl crate::Store for PgStore {
     }
 
     async fn message_claim(&self, p: crate::MessageClaim) -> Result<Vec<crate::ClaimedMessage>> {
-        errors::retrying(|| self.claim_once(&p)).await
+        errors::retrying(self.bound, || self.claim_once(&p)).await
     }
 
     async fn message_ack(&self, p: crate::MessageAck) -> Result<bool> {
@@ -278,31 +322,31 @@ impl crate::Store for PgStore {
     }
 
     async fn message_nack(&self, p: crate::MessageNack) -> Result<crate::NackOutcome> {
-        errors::retrying(|| self.nack_once(&p)).await
+        errors::retrying(self.bound, || self.nack_once(&p)).await
     }
 
     async fn message_extend(&self, p: crate::MessageExtend) -> Result<crate::ExtendOutcome> {
-        errors::retrying(|| self.extend_once(&p)).await
+        errors::retrying(self.bound, || self.extend_once(&p)).await
     }
 
     async fn dlq_redrive(&self, p: crate::DlqRedrive) -> Result<crate::RedriveOutcome> {
-        errors::retrying(|| self.redrive_once(&p)).await
+        errors::retrying(self.bound, || self.redrive_once(&p)).await
     }
 
     async fn message_list(&self, p: crate::MessageList) -> Result<crate::MessagePage> {
-        errors::retrying(|| self.message_list_once(&p)).await
+        errors::retrying(self.bound, || self.message_list_once(&p)).await
     }
 
     async fn message_get(&self, p: crate::MessageGet) -> Result<Option<crate::MessageRecord>> {
-        errors::retrying(|| self.message_get_once(&p)).await
+        errors::retrying(self.bound, || self.message_get_once(&p)).await
     }
 
     async fn message_delete(&self, p: crate::MessageDelete) -> Result<crate::SingleOutcome> {
-        errors::retrying(|| self.message_delete_once(&p)).await
+        errors::retrying(self.bound, || self.message_delete_once(&p)).await
     }
 
     async fn dlq_redrive_one(&self, p: crate::DlqRedriveOne) -> Result<crate::RedriveOneOutcome> {
-        errors::retrying(|| self.redrive_one_once(&p)).await
+        errors::retrying(self.bound, || self.redrive_one_once(&p)).await
     }
 
     async fn subscription_insert(
@@ -311,38 +355,38 @@ impl crate::Store for PgStore {
     ) -> Result<crate::SubscriptionRecord> {
         // Made once, so a retried insert reuses it.
         let id = crate::ids::subscription_id();
-        errors::retrying(|| self.subscription_insert_once(&p, &id)).await
+        errors::retrying(self.bound, || self.subscription_insert_once(&p, &id)).await
     }
 
     async fn subscription_list(
         &self,
         q: &crate::QueueRef,
     ) -> Result<Vec<crate::SubscriptionRecord>> {
-        errors::retrying(|| self.subscription_list_once(q)).await
+        errors::retrying(self.bound, || self.subscription_list_once(q)).await
     }
 
     async fn subscription_delete(&self, p: crate::SubscriptionDelete) -> Result<bool> {
-        errors::retrying(|| self.subscription_delete_once(&p)).await
+        errors::retrying(self.bound, || self.subscription_delete_once(&p)).await
     }
 
     async fn subscription_scan(&self, now: jiff::Timestamp) -> Result<Vec<crate::SubscriptionDue>> {
-        errors::retrying(|| self.subscription_scan_once(now)).await
+        errors::retrying(self.bound, || self.subscription_scan_once(now)).await
     }
 
     async fn lease_expire(&self, now: jiff::Timestamp, limit: u32) -> Result<crate::LeaseExpiry> {
-        errors::retrying(|| self.lease_expire_once(now, limit)).await
+        errors::retrying(self.bound, || self.lease_expire_once(now, limit)).await
     }
 
     async fn dedupe_purge(&self, now: jiff::Timestamp) -> Result<u64> {
-        errors::retrying(|| self.dedupe_purge_once(now)).await
+        errors::retrying(self.bound, || self.dedupe_purge_once(now)).await
     }
 
     async fn message_retention_purge(&self, now: jiff::Timestamp) -> Result<u64> {
-        errors::retrying(|| self.retention_purge_once(now)).await
+        errors::retrying(self.bound, || self.retention_purge_once(now)).await
     }
 
     async fn queue_depths(&self, now: jiff::Timestamp) -> Result<Vec<crate::QueueDepth>> {
-        errors::retrying(|| self.queue_depths_once(now)).await
+        errors::retrying(self.bound, || self.queue_depths_once(now)).await
     }
 
     fn pool_stats(&self) -> Vec<crate::PoolStats> {

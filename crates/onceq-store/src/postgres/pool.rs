@@ -9,6 +9,12 @@
 //! `pgbouncer=transaction` (ours too) says a pooler in transaction mode is
 //! in front: statements then go out unnamed (`db.rs`), committers set no
 //! session settings (`hot.rs`), and keys are not cached (`key_cache.rs`).
+//!
+//! Nothing here waits longer than the store timeout: not for a free
+//! connection, not to open one (the URL's `connect_timeout` when shorter),
+//! and a connection whose sent data stays unacknowledged that long (the
+//! network black-holed) is closed by the kernel (`tcp_user_timeout`, unless
+//! the URL sets it).
 
 use std::time::Duration;
 
@@ -19,10 +25,6 @@ use crate::{Result, StoreError};
 
 /// Connections per server unless the URL says `pool_size=N`.
 const DEFAULT_POOL_SIZE: usize = 16;
-
-/// How long a request waits for a free connection before it is answered
-/// `Unavailable`.
-const WAIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What the URL says of ours, beside what the driver reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,23 +38,33 @@ pub(super) struct Ours {
 /// Builds the pool, and returns it with the connection settings it uses
 /// (for connections of its own, such as the key listener) and our own
 /// parameters; connects nothing yet. TLS, several hosts and timeouts come
-/// from the URL as libpq reads it (`onceq-pg`).
-pub(super) fn build(url: &str) -> Result<(Pool, PgConnect, Ours)> {
+/// from the URL as libpq reads it (`onceq-pg`). `bound` is the store
+/// timeout: the longest a request waits for a free connection, or for one
+/// to be opened, before it is answered `Unavailable`.
+pub(super) fn build(url: &str, bound: Duration) -> Result<(Pool, PgConnect, Ours)> {
     let (url, ours) = take_ours(url)?;
     let pool_size = ours.pool_size;
-    let pg = PgConnect::parse(&url).map_err(|e| StoreError::Invalid(e.to_string()))?;
+    let mut pg = PgConnect::parse(&url).map_err(|e| StoreError::Invalid(e.to_string()))?;
+    if pg.config().get_tcp_user_timeout().is_none() {
+        // A frozen server's kernel still acknowledges (the operations'
+        // own bound covers that); a black-holed link does not, and its
+        // connections are closed after this instead of after minutes of
+        // retransmissions.
+        pg.config_mut().tcp_user_timeout(bound);
+    }
     let connect_timeout = pg
         .config()
         .get_connect_timeout()
         .copied()
-        .unwrap_or(onceq_pg::DEFAULT_CONNECT_TIMEOUT);
+        .unwrap_or(onceq_pg::DEFAULT_CONNECT_TIMEOUT)
+        .min(bound);
     let manager = pg.manager(ManagerConfig {
         recycling_method: RecyclingMethod::Fast,
     });
     Pool::builder(manager)
         .max_size(pool_size + COMMITTER_CONNECTIONS)
         .runtime(Runtime::Tokio1)
-        .wait_timeout(Some(WAIT_TIMEOUT))
+        .wait_timeout(Some(bound))
         .create_timeout(Some(connect_timeout))
         .recycle_timeout(Some(connect_timeout))
         .build()

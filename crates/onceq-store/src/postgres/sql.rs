@@ -140,4 +140,5 @@ statements! {
     SUBSCRIPTION_LIST => "subscription_list.sql",
     SUBSCRIPTION_DELETE => "subscription_delete.sql",
     SUBSCRIPTION_SCAN => "subscription_scan.sql",
+    PING => "ping.sql",
 }

@@ -1,5 +1,6 @@
 //! PostgreSQL-only behaviour the conformance suite cannot express: several
-//! servers migrating at once, and an outage of the database itself.
+//! servers migrating at once, an outage of the database itself, a stall
+//! (every process frozen) and a read-only database.
 
 use jiff::Timestamp;
 
@@ -87,6 +88,147 @@ async fn recovers_when_the_database_comes_back() {
         .await
         .unwrap();
     assert_eq!(stats.available, 2);
+}
+
+/// Every kind of call (a plain operation, a claim, the publish and ack
+/// committers, the readiness probe) answers `Unavailable` within the store
+/// timeout while the database is frozen (connections open, TCP acknowledged,
+/// nothing answers), and works again once it thaws, without a new store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_database_is_unavailable_within_the_bound_then_recovers() {
+    use std::time::{Duration, Instant};
+
+    const BOUND: Duration = Duration::from_millis(1000);
+    const SLACK: Duration = Duration::from_millis(500);
+    let cluster = onceq_testdb::TestCluster::start().await;
+    let db = cluster.create_database().await;
+    let options = crate::StoreOptions { op_timeout: BOUND };
+    let store = PgStore::connect_with(&db.url, options).await.unwrap();
+    let queue = QueueRef::new("p", "q");
+    store.message_publish(publish("q")).await.unwrap();
+    let claim = || crate::MessageClaim {
+        queue: queue.clone(),
+        max: 1,
+        visibility_timeout: None,
+        now: publish("q").now,
+    };
+    let held = store.message_claim(claim()).await.unwrap().remove(0);
+    let ack = crate::MessageAck {
+        lease: crate::LeaseRef {
+            queue: queue.clone(),
+            message_id: held.message_id.clone(),
+            receipt: Some(held.receipt.clone()),
+        },
+        now: publish("q").now,
+    };
+
+    cluster.freeze();
+    // Thawed however this test ends: a frozen cluster outlives the test.
+    struct Thaw<'a>(&'a onceq_testdb::TestCluster);
+    impl Drop for Thaw<'_> {
+        fn drop(&mut self) {
+            self.0.thaw();
+        }
+    }
+    let thaw = Thaw(&cluster);
+    for round in 0..2 {
+        let started = Instant::now();
+        let (published, claimed, acked, listed, pinged) = tokio::join!(
+            store.message_publish(publish("q")),
+            store.message_claim(claim()),
+            store.message_ack(ack.clone()),
+            store.queue_list("p"),
+            store.ping(),
+        );
+        let took = started.elapsed();
+        for (what, unavailable) in [
+            (
+                "publish",
+                matches!(published, Err(StoreError::Unavailable(_))),
+            ),
+            ("claim", matches!(claimed, Err(StoreError::Unavailable(_)))),
+            ("ack", matches!(acked, Err(StoreError::Unavailable(_)))),
+            (
+                "queue_list",
+                matches!(listed, Err(StoreError::Unavailable(_))),
+            ),
+            ("ping", matches!(pinged, Err(StoreError::Unavailable(_)))),
+        ] {
+            assert!(unavailable, "round {round}: {what} while frozen");
+        }
+        assert!(took <= BOUND + SLACK, "round {round} took {took:?}");
+    }
+    let Err(e) = store.ping().await else {
+        unreachable!("checked above")
+    };
+    assert!(e.to_string().contains("store timeout"), "{e}");
+
+    drop(thaw);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let pinged = store.ping().await;
+        let published = store.message_publish(publish("q")).await;
+        if pinged.is_ok() && published.is_ok() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no recovery: {pinged:?} {published:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The ack answered 503 may or may not have been done; acking again is
+    // harmless either way.
+    store.message_ack(ack).await.unwrap();
+}
+
+/// A database that answers but cannot write (a standby, or sessions made
+/// read-only) is not ready: reads would succeed, every write would fail.
+#[tokio::test]
+async fn a_read_only_database_is_not_ready() {
+    let db = PgStore::test_database().await;
+    let store = PgStore::connect(&db.url).await.unwrap();
+    store.ping().await.unwrap();
+    let admin = raw(&db.url).await;
+    // New sessions read-only, and the store's sessions ended so that it
+    // opens new ones.
+    let end_others = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                      WHERE datname = current_database() AND pid <> pg_backend_pid()";
+    let alter = |setting: &str| format!("ALTER DATABASE \"{}\" {setting}; {end_others}", db.name);
+    admin
+        .batch_execute(&alter("SET default_transaction_read_only = on"))
+        .await
+        .unwrap();
+    // The first probes may meet a terminated connection (also not ready);
+    // none may say ready, and soon one says why.
+    let mut said_read_only = false;
+    for _ in 0..20 {
+        let pinged = store.ping().await;
+        let Err(e) = pinged else {
+            panic!("ready while read-only")
+        };
+        assert!(matches!(e, StoreError::Unavailable(_)), "{e:?}");
+        if e.to_string().contains("read-only") {
+            said_read_only = true;
+            break;
+        }
+    }
+    assert!(said_read_only, "never said read-only");
+    // Reads still work: a read is no readiness probe.
+    store.queue_list("p").await.unwrap();
+
+    admin
+        .batch_execute(&alter("RESET default_transaction_read_only"))
+        .await
+        .unwrap();
+    let mut ready = false;
+    for _ in 0..20 {
+        if store.ping().await.is_ok() {
+            ready = true;
+            break;
+        }
+    }
+    assert!(ready, "not ready again once writable");
 }
 
 /// The FIFO publish protocol: a publish to a group waits for an earlier,

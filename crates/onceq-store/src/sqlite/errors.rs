@@ -77,3 +77,11 @@ impl GroupFailure {
 pub(super) fn writer_gone() -> StoreError {
     StoreError::Unavailable("the SQLite writer thread has stopped".into())
 }
+
+/// What a call that got no answer within the store timeout `bound` from
+/// the writer thread or a reader (`who`) reports.
+pub(super) fn stalled(who: &str, bound: std::time::Duration) -> StoreError {
+    StoreError::Unavailable(
+        format!("the SQLite {who} did not answer within the store timeout ({bound:?})").into(),
+    )
+}

@@ -14,6 +14,13 @@
 //! - [`errors`]: SQLite errors as `StoreError`s.
 //!
 //! SQL lives in `sql/`, one statement per file named after what it does.
+//!
+//! Every call waits at most the store timeout (`StoreOptions::op_timeout`)
+//! for the writer thread or a reader, then answers `Unavailable`. The
+//! thread itself cannot be interrupted (a disk that hangs, a lock another
+//! process holds up to `busy_timeout`); it skips the requests whose caller
+//! has given up, and a write answered `Unavailable` that way may still be
+//! committed by the group it was already in (docs/guarantees.md).
 
 use std::path::Path;
 
@@ -26,8 +33,8 @@ use crate::{
     MessageAck, MessageClaim, MessageDelete, MessageExtend, MessageGet, MessageList, MessageNack,
     MessagePage, MessagePublish, MessageRecord, NackOutcome, ProjectRecord, PublishOutcome,
     QueueCreate, QueueCreated, QueueRef, RateLimit, RedriveOneOutcome, RedriveOutcome, Result,
-    ServerHeartbeat, SingleOutcome, Store, StoreError, SubscriptionDelete, SubscriptionDue,
-    SubscriptionInsert, SubscriptionRecord, UsageQuery, UsageRow, UsageTotal,
+    ServerHeartbeat, SingleOutcome, Store, StoreError, StoreOptions, SubscriptionDelete,
+    SubscriptionDue, SubscriptionInsert, SubscriptionRecord, UsageQuery, UsageRow, UsageTotal,
 };
 
 /// A statement from `sql/<name>.sql`, for `prepare_cached`.
@@ -70,6 +77,11 @@ impl SqliteStore {
     /// Opens (creating if needed) `data_dir/onceq.db`, migrates it and starts
     /// the writer thread.
     pub async fn open(data_dir: &Path) -> Result<SqliteStore> {
+        SqliteStore::open_with(data_dir, StoreOptions::default()).await
+    }
+
+    /// [`open`](Self::open), every call bounded by `options.op_timeout`.
+    pub async fn open_with(data_dir: &Path, options: StoreOptions) -> Result<SqliteStore> {
         let dir = data_dir.to_owned();
         let (conn, path) = tokio::task::spawn_blocking(move || -> Result<_> {
             std::fs::create_dir_all(&dir).map_err(|e| StoreError::Unavailable(Box::new(e)))?;
@@ -81,8 +93,8 @@ impl SqliteStore {
         .await
         .map_err(StoreError::internal)??;
         Ok(SqliteStore {
-            writer: writer::Writer::spawn(conn)?,
-            readers: reader::Readers::new(path),
+            writer: writer::Writer::spawn(conn, options.op_timeout)?,
+            readers: reader::Readers::new(path, options.op_timeout),
         })
     }
 }
@@ -91,6 +103,21 @@ impl SqliteStore {
 impl Store for SqliteStore {
     fn backend(&self) -> &'static str {
         "sqlite"
+    }
+
+    /// A real write through the writer (one row, `sql/probe.sql`), committed
+    /// with whatever group it joins: a store whose writes all fail (a full
+    /// disk, a read-only file or directory) or whose writer is stuck is not
+    /// ready, though its readers may still answer. One small commit per
+    /// probe.
+    async fn ping(&self) -> Result<()> {
+        let now = time::micros(Timestamp::now());
+        self.writer
+            .run(move |tx| {
+                tx.prepare_cached(sql!("probe"))?.execute([now])?;
+                Ok(())
+            })
+            .await
     }
 
     async fn key_insert(&self, p: KeyInsert) -> Result<KeyRecord> {

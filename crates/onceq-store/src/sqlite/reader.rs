@@ -10,6 +10,10 @@
 //! a read that starts after a write's answer sees that write (read your
 //! writes holds). Each read runs in its own read transaction, so the several
 //! statements of `queue_stats` see one snapshot.
+//!
+//! A caller waits at most the store timeout for its read (a disk that
+//! hangs, the blocking pool saturated), then gets `Unavailable`; the read
+//! itself finishes on its thread and is thrown away.
 
 use std::{
     path::PathBuf,
@@ -17,6 +21,7 @@ use std::{
         Arc, Mutex,
         atomic::{AtomicUsize, Ordering},
     },
+    time::Duration,
 };
 
 use rusqlite::Connection;
@@ -35,15 +40,19 @@ pub(super) struct Readers {
     idle: Arc<Mutex<Vec<Connection>>>,
     /// Connections open, idle or in use (for `pool_stats`).
     open: Arc<AtomicUsize>,
+    /// The store timeout: the longest a caller waits for its read.
+    bound: Duration,
 }
 
 impl Readers {
-    /// Reads from the database at `path` (already created and migrated).
-    pub(super) fn new(path: PathBuf) -> Self {
+    /// Reads from the database at `path` (already created and migrated),
+    /// each caller waiting at most `bound`.
+    pub(super) fn new(path: PathBuf, bound: Duration) -> Self {
         Self {
             path: Arc::new(path),
             idle: Arc::default(),
             open: Arc::default(),
+            bound,
         }
     }
 
@@ -54,7 +63,7 @@ impl Readers {
         T: Send + 'static,
     {
         let this = self.clone();
-        tokio::task::spawn_blocking(move || {
+        let read = tokio::task::spawn_blocking(move || {
             let mut conn = this.checkout()?;
             let result = {
                 let tx = conn.transaction()?;
@@ -72,9 +81,13 @@ impl Readers {
                 this.checkin(conn);
             }
             result
-        })
-        .await
-        .map_err(|e| StoreError::internal(format!("a SQLite read task failed: {e}")))?
+        });
+        match tokio::time::timeout(self.bound, read).await {
+            Ok(done) => {
+                done.map_err(|e| StoreError::internal(format!("a SQLite read task failed: {e}")))?
+            }
+            Err(_) => Err(super::errors::stalled("reader", self.bound)),
+        }
     }
 
     /// Open and idle connections; nobody ever waits (another connection is

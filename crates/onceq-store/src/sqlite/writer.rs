@@ -13,8 +13,13 @@
 //! - If the group cannot commit (or SQLite rolled it back on its own), every
 //!   request that had succeeded gets an error instead of its result.
 //! - A request that panics is answered with `Internal`; the thread lives on.
+//! - A caller waits at most the store timeout (then `Unavailable`); a
+//!   request whose caller has gone by the time its group runs is skipped.
+//!   One already running when its caller gave up is committed with its
+//!   group: `Unavailable` after a timeout means "unknown".
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Duration;
 
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 use tokio::sync::{mpsc, oneshot};
@@ -41,17 +46,20 @@ const ROLLBACK: &str = "ROLLBACK TO onceq_request; RELEASE onceq_request";
 #[derive(Debug, Clone)]
 pub(super) struct Writer {
     jobs: mpsc::Sender<Box<dyn Job>>,
+    /// The store timeout: the longest a caller waits for its answer.
+    bound: Duration,
 }
 
 impl Writer {
-    /// Starts the thread; it owns `conn` from now on.
-    pub(super) fn spawn(conn: Connection) -> Result<Writer> {
+    /// Starts the thread; it owns `conn` from now on. Callers wait at most
+    /// `bound` for their answers.
+    pub(super) fn spawn(conn: Connection, bound: Duration) -> Result<Writer> {
         let (jobs, rx) = mpsc::channel(CHANNEL_CAPACITY);
         std::thread::Builder::new()
             .name("onceq-sqlite-writer".into())
             .spawn(move || run(conn, rx))
             .map_err(|e| StoreError::Unavailable(Box::new(e)))?;
-        Ok(Writer { jobs })
+        Ok(Writer { jobs, bound })
     }
 
     /// The writer as a pool of one connection: `waiting` is the requests
@@ -69,19 +77,26 @@ impl Writer {
 
     /// Runs `f` in the next group's transaction and answers once that
     /// transaction is committed. If `f` fails, its changes are rolled back
-    /// and its error returned.
+    /// and its error returned. `Unavailable` when no answer came within
+    /// the store timeout (queueing included).
     pub(super) async fn run<T, F>(&self, f: F) -> Result<T>
     where
         F: FnOnce(&Transaction<'_>) -> Result<T> + Send + 'static,
         T: Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
-        self.jobs
-            .send(Box::new(Request { f, reply }))
-            .await
-            .map_err(|_| writer_gone())?;
-        // The sender is dropped unanswered only if the thread died.
-        answer.await.map_err(|_| writer_gone())?
+        // One timer per request, around its whole wait; dropped at the
+        // bound, the receiver tells the thread to skip the request.
+        let waited = tokio::time::timeout(self.bound, async {
+            self.jobs
+                .send(Box::new(Request { f, reply }))
+                .await
+                .map_err(|_| writer_gone())?;
+            // The sender is dropped unanswered only if the thread died.
+            answer.await.map_err(|_| writer_gone())?
+        })
+        .await;
+        waited.unwrap_or_else(|_| Err(super::errors::stalled("writer", self.bound)))
     }
 }
 
@@ -91,6 +106,9 @@ trait Job: Send {
     fn run(self: Box<Self>, tx: &Transaction<'_>) -> Box<dyn Done>;
     /// Answers without running: the group failed before its turn.
     fn fail(self: Box<Self>, e: StoreError);
+    /// Whether the caller has stopped waiting (the store timeout, or its
+    /// request was cancelled): nobody would hear the answer.
+    fn abandoned(&self) -> bool;
 }
 
 /// A request that ran and awaits the group's COMMIT to be answered.
@@ -136,6 +154,10 @@ where
     fn fail(self: Box<Self>, e: StoreError) {
         // The caller may have gone away (request cancelled): nothing to do.
         let _ = self.reply.send(Err(e));
+    }
+
+    fn abandoned(&self) -> bool {
+        self.reply.is_closed()
     }
 }
 
@@ -196,6 +218,11 @@ fn commit_group(conn: &mut Connection, jobs: impl Iterator<Item = Box<dyn Job>>)
             job.fail(failure.to_error());
             continue;
         }
+        if job.abandoned() {
+            // Answered `Unavailable` already: doing it now would make that
+            // answer wrong for no one's benefit.
+            continue;
+        }
         if let Err(e) = tx.execute_batch(SAVEPOINT) {
             let f = GroupFailure::new("opening a savepoint", &e);
             job.fail(f.to_error());
@@ -242,13 +269,18 @@ mod tests {
     /// whose foreign key is checked only at COMMIT: inserting an orphan there
     /// succeeds as a statement and makes the group's COMMIT fail.
     fn setup(dir: &std::path::Path) -> Writer {
+        setup_bounded(dir, crate::DEFAULT_OP_TIMEOUT)
+    }
+
+    /// [`setup`], callers waiting at most `bound`.
+    fn setup_bounded(dir: &std::path::Path, bound: Duration) -> Writer {
         let conn = super::super::conn::open_writer(&dir.join("t.db")).unwrap();
         conn.execute_batch(
             "CREATE TABLE t (v INTEGER NOT NULL UNIQUE);
              CREATE TABLE child (v INTEGER REFERENCES t (v) DEFERRABLE INITIALLY DEFERRED);",
         )
         .unwrap();
-        Writer::spawn(conn).unwrap()
+        Writer::spawn(conn, bound).unwrap()
     }
 
     fn count(dir: &std::path::Path) -> i64 {
@@ -387,12 +419,41 @@ mod tests {
         assert_eq!(count(dir.path()), 50);
     }
 
+    /// A caller that waited out the store timeout behind a stuck group is
+    /// answered `Unavailable`, and its write is not done afterwards.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_caller_that_gave_up_is_answered_and_its_write_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let bound = Duration::from_millis(200);
+        let writer = setup_bounded(dir.path(), bound);
+        let (release, blocker) = block(&writer).await;
+        let started = std::time::Instant::now();
+        let r = writer
+            .run(|tx| Ok(tx.execute("INSERT INTO t (v) VALUES (1)", [])?))
+            .await;
+        assert!(matches!(r, Err(StoreError::Unavailable(_))), "{r:?}");
+        assert!(started.elapsed() < bound * 5, "{:?}", started.elapsed());
+        release.send(()).unwrap();
+        // The blocker's own caller may have given up too (it waited as
+        // long); its request writes nothing either way.
+        let _ = blocker.await.unwrap();
+        // The thread goes on, and the abandoned insert never ran.
+        let r = writer
+            .run(|tx| Ok(tx.execute("INSERT INTO t (v) VALUES (2)", [])?))
+            .await;
+        assert_eq!(r.unwrap(), 1);
+        assert_eq!(count(dir.path()), 1);
+    }
+
     #[tokio::test]
     async fn a_stopped_writer_is_unavailable() {
         // A writer whose thread is gone: its receiving end is dropped.
         let (jobs, rx) = mpsc::channel::<Box<dyn Job>>(1);
         drop(rx);
-        let dead = Writer { jobs };
+        let dead = Writer {
+            jobs,
+            bound: crate::DEFAULT_OP_TIMEOUT,
+        };
         let r = dead.run(|_| Ok(())).await;
         assert!(matches!(r, Err(StoreError::Unavailable(_))), "{r:?}");
     }

@@ -30,6 +30,8 @@
 //!   tenancy, and the dispatcher's scan.
 //! - [`fifo`]: FIFO queues: order and one in flight per group, alone and
 //!   under concurrent claimers (and two Postgres "servers").
+//! - [`readiness`]: `ping` says not-ready when the store cannot write (a
+//!   full SQLite disk, a read-only PostgreSQL).
 
 use std::sync::Arc;
 
@@ -83,6 +85,7 @@ mod lease;
 mod maintenance;
 mod publish;
 mod queues;
+mod readiness;
 mod stats;
 mod subscriptions;
 mod tenancy;

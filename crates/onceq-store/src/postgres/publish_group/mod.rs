@@ -39,6 +39,20 @@
 //! transaction of its own ([`publish::publish_alone`]), so one bad request
 //! never fails its neighbours.
 //!
+//! # The store timeout
+//!
+//! A caller waits at most the store timeout (`StoreOptions::op_timeout`)
+//! for its answer, queueing included, then gets `Unavailable`: one timer per
+//! publish, around its wait. The committer leaves out of a group every
+//! publish whose caller has already given up (its answer's receiver is
+//! dropped), so a stall does not store publishes after they were answered
+//! 503. A publish whose group was already being committed when its caller
+//! gave up may still be stored: a 503 after a stall means "unknown", and a
+//! retry with the same idempotency key replays what was stored
+//! (docs/guarantees.md). The committer bounds each group by the store
+//! timeout as well, and closes its connection when a group runs out of
+//! it, so a stalled database never wedges it: the next group opens another.
+//!
 //! - this module: the queues of publishes, the committers, and what they
 //!   do when a group fails;
 //! - [`cache`]: the queue ids remembered between groups;
@@ -50,6 +64,7 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::postgres::db::Db;
 use tokio::sync::{Mutex, mpsc, oneshot};
@@ -101,24 +116,34 @@ pub(super) struct GroupCommit {
     small: mpsc::Sender<Pending>,
     /// Batches, to the [`BIG_COMMITTERS`].
     big: mpsc::Sender<Pending>,
+    /// The store timeout, for each publish's wait.
+    bound: Duration,
 }
 
 impl GroupCommit {
-    /// Starts the committer tasks on the current runtime.
-    pub(super) fn start(pool: Db) -> GroupCommit {
+    /// Starts the committer tasks on the current runtime; `bound` is the
+    /// store timeout (see the module docs).
+    pub(super) fn start(pool: Db, bound: Duration) -> GroupCommit {
         let cache = Arc::new(QueueCache::default());
         let (small, receiver) = mpsc::channel(QUEUE_DEPTH);
         let receiver = Arc::new(Mutex::new(receiver));
-        tokio::spawn(committer(pool.clone(), cache.clone(), receiver));
+        tokio::spawn(committer(pool.clone(), cache.clone(), receiver, bound));
         let (big, receiver) = mpsc::channel(QUEUE_DEPTH);
         let receiver = Arc::new(Mutex::new(receiver));
         for _ in 0..BIG_COMMITTERS {
-            tokio::spawn(committer(pool.clone(), cache.clone(), receiver.clone()));
+            tokio::spawn(committer(
+                pool.clone(),
+                cache.clone(),
+                receiver.clone(),
+                bound,
+            ));
         }
-        GroupCommit { small, big }
+        GroupCommit { small, big, bound }
     }
 
     /// Stores `p` with whatever else is being published right now.
+    /// `Unavailable` after the store timeout (queueing included); it may
+    /// still have been stored then (see the module docs).
     pub(super) async fn publish(&self, p: MessagePublish) -> Answer {
         let batch = Batch::new(&p)?;
         let (reply, answer) = oneshot::channel();
@@ -126,11 +151,16 @@ impl GroupCommit {
             true => &self.big,
             false => &self.small,
         };
-        queue
-            .send(Pending { p, batch, reply })
-            .await
-            .map_err(|_| stopped())?;
-        answer.await.map_err(|_| stopped())?
+        // One timer per publish, around the whole wait; dropped at the
+        // bound, the receiver tells the committer this caller has gone.
+        errors::within(self.bound, async {
+            queue
+                .send(Pending { p, batch, reply })
+                .await
+                .map_err(|_| stopped())?;
+            answer.await.map_err(|_| stopped())?
+        })
+        .await
     }
 }
 
@@ -144,6 +174,7 @@ async fn committer(
     pool: Db,
     cache: Arc<QueueCache>,
     receiver: Arc<Mutex<mpsc::Receiver<Pending>>>,
+    bound: Duration,
 ) {
     let mut conn = HotConnection::new(pool);
     loop {
@@ -157,15 +188,34 @@ async fn committer(
             .await
         };
         let Some(group) = group else { return };
-        commit(&mut conn, &cache, group).await;
+        commit(&mut conn, &cache, group, bound).await;
     }
 }
 
-/// Stores `group` (and the publishes it had to put off) and answers each.
-async fn commit(conn: &mut HotConnection, cache: &QueueCache, mut group: Vec<Pending>) {
-    while !group.is_empty() {
+/// Stores `group` (and the publishes it had to put off) and answers each;
+/// `bound` is the store timeout, for each attempt at the group.
+async fn commit(
+    conn: &mut HotConnection,
+    cache: &QueueCache,
+    mut group: Vec<Pending>,
+    bound: Duration,
+) {
+    loop {
+        // A caller that gave up (the store timeout, or its request was
+        // cancelled) was answered already: storing its publish now would
+        // make a 503 a lie more often than it has to be.
+        group.retain(|pending| !pending.reply.is_closed());
+        if group.is_empty() {
+            return;
+        }
         let later = put_off_shared_keys(&mut group);
-        let answers = match group_retrying(conn, cache, &group).await {
+        let tried = errors::within(bound, group_retrying(conn, cache, &group)).await;
+        if matches!(&tried, Err(StoreError::Unavailable(_))) {
+            // Timed out halfway through a transaction begun by hand, or
+            // the connection failed: either way not one to reuse.
+            conn.discard();
+        }
+        let answers = match tried {
             Ok(answers) => {
                 let mut done = Vec::with_capacity(group.len());
                 for (pending, answer) in group.iter().zip(answers) {
@@ -175,7 +225,7 @@ async fn commit(conn: &mut HotConnection, cache: &QueueCache, mut group: Vec<Pen
                         // (and the cached queue id may be stale).
                         None => {
                             cache.clear();
-                            alone_retrying(conn.pool(), pending).await
+                            alone_retrying(conn.pool(), pending, bound).await
                         }
                     });
                 }
@@ -185,7 +235,7 @@ async fn commit(conn: &mut HotConnection, cache: &QueueCache, mut group: Vec<Pen
                 tracing::debug!(error = %e, size = group.len(), "postgres: group failed, publishing alone");
                 let mut answers = Vec::with_capacity(group.len());
                 for pending in &group {
-                    answers.push(alone_retrying(conn.pool(), pending).await);
+                    answers.push(alone_retrying(conn.pool(), pending, bound).await);
                 }
                 answers
             }
@@ -219,15 +269,22 @@ async fn group_retrying(
     }
 }
 
-/// [`publish::publish_alone`] until it does not lose a race.
-async fn alone_retrying(pool: &Db, pending: &Pending) -> Answer {
-    let mut retry = errors::Retry::default();
-    loop {
-        match publish::publish_alone(pool, &pending.p, &pending.batch).await {
-            Ok(outcomes) => return Ok(outcomes),
-            Err(e) => retry.after(e).await?,
-        }
+/// [`publish::publish_alone`] until it does not lose a race, within
+/// `bound`; not at all for a caller that has gone.
+async fn alone_retrying(pool: &Db, pending: &Pending, bound: Duration) -> Answer {
+    if pending.reply.is_closed() {
+        return Err(errors::stalled(bound));
     }
+    errors::within(bound, async {
+        let mut retry = errors::Retry::default();
+        loop {
+            match publish::publish_alone(pool, &pending.p, &pending.batch).await {
+                Ok(outcomes) => return Ok(outcomes),
+                Err(e) => retry.after(e).await?,
+            }
+        }
+    })
+    .await
 }
 
 /// Moves out of `group` every publish that names an idempotency key an

@@ -98,6 +98,7 @@ async fn one_group_answers_each_publish_as_if_alone() {
         &mut HotConnection::new(store.db.clone()),
         &QueueCache::default(),
         group,
+        crate::DEFAULT_OP_TIMEOUT,
     )
     .await;
     let mut answers: Vec<Vec<_>> = {
@@ -194,6 +195,7 @@ async fn one_trip_group_answers_each_publish_as_if_alone() {
         &mut HotConnection::new(store.db.clone()),
         &cache,
         vec![warm],
+        crate::DEFAULT_OP_TIMEOUT,
     )
     .await;
     answer.await.unwrap().unwrap();
@@ -212,7 +214,13 @@ async fn one_trip_group_answers_each_publish_as_if_alone() {
         publish("jobs", vec![message("5", Some("new"))]),
     ];
     let (group, answers): (Vec<_>, Vec<_>) = cases.into_iter().map(pending).unzip();
-    commit(&mut HotConnection::new(store.db.clone()), &cache, group).await;
+    commit(
+        &mut HotConnection::new(store.db.clone()),
+        &cache,
+        group,
+        crate::DEFAULT_OP_TIMEOUT,
+    )
+    .await;
     let mut got = Vec::new();
     for (i, a) in answers.into_iter().enumerate() {
         match a.await.unwrap() {
