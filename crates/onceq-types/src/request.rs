@@ -9,353 +9,290 @@ use serde_json::value::RawValue;
 
 use crate::QueueType;
 
-/// `POST /v1/queue/create`.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct CreateQueue {
-    /// The queue's name.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            required = true,
-            nullable = false,
-            pattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$"
-        )
-    )]
-    pub name: Option<String>,
-    /// `standard` (default) or `fifo`.
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub queue_type: Option<QueueType>,
-    /// An existing queue to dead-letter into; default `<name>-dlq`, created.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(
-        feature = "openapi",
-        schema(pattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}(-dlq)?$")
-    )]
-    pub dead_letter_queue: Option<String>,
-    /// Default 3.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 1000))]
-    #[serde(default, deserialize_with = "whole::opt")]
-    pub max_retries: Option<i64>,
-    /// 1..=30, default 7.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 30))]
-    #[serde(default, deserialize_with = "whole::opt")]
-    pub message_retention_days: Option<i64>,
-    /// 0..=43200 seconds, default 30.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 43200))]
-    #[serde(default, deserialize_with = "whole::opt")]
-    pub visibility_timeout_default: Option<i64>,
-    /// Default true.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub enable_priority: Option<bool>,
+/// Declares a request body: the derives every body has, and one spelling
+/// for each kind of field that recurs across bodies, so that a kind's rule
+/// (its OpenAPI schema, its serde handling) is written once:
+/// - `#[queue]`: the queue a call names (required, a queue or DLQ name);
+/// - `#[required_token]`, `#[token]`: a required or optional 1..=255
+///   character token without control characters (ids, keys, receipts);
+/// - `#[whole(<schema bounds>)]`: an optional integer, written as any whole
+///   JSON number, within those bounds.
+///
+/// Other fields pass through as written. The markers stand after a field's
+/// doc comment and before nothing else.
+macro_rules! request {
+    (
+        $(#[doc = $doc:literal])*
+        pub struct $name:ident { $($fields:tt)* }
+    ) => {
+        request!(@fields [$($doc),*] $name [] $($fields)*);
+    };
+    (@fields [$($doc:literal),*] $name:ident [$($done:tt)*]) => {
+        $(#[doc = $doc])*
+        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+        #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+        pub struct $name { $($done)* }
+    };
+    (@fields $docs:tt $name:ident [$($done:tt)*]
+        $(#[doc = $d:literal])* #[queue] pub $f:ident: Option<String>, $($rest:tt)*
+    ) => {
+        request!(@fields $docs $name [$($done)*
+            $(#[doc = $d])*
+            #[cfg_attr(
+                feature = "openapi",
+                schema(
+                    required = true,
+                    nullable = false,
+                    pattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}(-dlq)?$"
+                )
+            )]
+            pub $f: Option<String>,
+        ] $($rest)*);
+    };
+    (@fields $docs:tt $name:ident [$($done:tt)*]
+        $(#[doc = $d:literal])* #[required_token] pub $f:ident: Option<String>, $($rest:tt)*
+    ) => {
+        request!(@fields $docs $name [$($done)*
+            $(#[doc = $d])*
+            #[cfg_attr(
+                feature = "openapi",
+                schema(
+                    required = true,
+                    nullable = false,
+                    min_length = 1,
+                    max_length = 255,
+                    pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
+                )
+            )]
+            pub $f: Option<String>,
+        ] $($rest)*);
+    };
+    (@fields $docs:tt $name:ident [$($done:tt)*]
+        $(#[doc = $d:literal])* #[token] pub $f:ident: Option<String>, $($rest:tt)*
+    ) => {
+        request!(@fields $docs $name [$($done)*
+            $(#[doc = $d])*
+            #[serde(skip_serializing_if = "Option::is_none")]
+            #[cfg_attr(
+                feature = "openapi",
+                schema(
+                    min_length = 1,
+                    max_length = 255,
+                    pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
+                )
+            )]
+            pub $f: Option<String>,
+        ] $($rest)*);
+    };
+    (@fields $docs:tt $name:ident [$($done:tt)*]
+        $(#[doc = $d:literal])* #[whole($($bounds:tt)*)] pub $f:ident: Option<i64>, $($rest:tt)*
+    ) => {
+        request!(@fields $docs $name [$($done)*
+            $(#[doc = $d])*
+            #[serde(skip_serializing_if = "Option::is_none")]
+            #[cfg_attr(feature = "openapi", schema($($bounds)*))]
+            #[serde(default, deserialize_with = "whole::opt")]
+            pub $f: Option<i64>,
+        ] $($rest)*);
+    };
+    (@fields $docs:tt $name:ident [$($done:tt)*]
+        $(#[$attr:meta])* pub $f:ident: $t:ty, $($rest:tt)*
+    ) => {
+        request!(@fields $docs $name [$($done)* $(#[$attr])* pub $f: $t,] $($rest)*);
+    };
 }
 
-/// `POST /v1/queue/publish`.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Publish {
-    /// The queue; created with defaults if it does not exist.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            required = true,
-            nullable = false,
-            pattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}(-dlq)?$"
-        )
-    )]
-    pub queue: Option<String>,
-    /// Any JSON value but `null`.
-    #[cfg_attr(feature = "openapi", schema(required = true, schema_with = crate::openapi::payload))]
-    pub payload: Option<Box<RawValue>>,
-    /// 0..=604800.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 604800))]
-    #[serde(default, deserialize_with = "whole::opt")]
-    pub delay_seconds: Option<i64>,
-    /// Higher goes out first; default 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = -2147483648, maximum = 2147483647))]
-    #[serde(default, deserialize_with = "whole::opt")]
-    pub priority: Option<i64>,
-    /// Deduplicates publishes within the dedupe window. The
-    /// `Idempotency-Key` header is used when this is absent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            min_length = 1,
-            max_length = 255,
-            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
-        )
-    )]
-    pub idempotency_key: Option<String>,
-    /// FIFO queues only: the ordering group; default `default`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            min_length = 1,
-            max_length = 255,
-            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
-        )
-    )]
-    pub message_group_id: Option<String>,
+request! {
+    /// `POST /v1/queue/create`.
+    pub struct CreateQueue {
+        /// The queue's name.
+        #[cfg_attr(
+            feature = "openapi",
+            schema(
+                required = true,
+                nullable = false,
+                pattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$"
+            )
+        )]
+        pub name: Option<String>,
+        /// `standard` (default) or `fifo`.
+        #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+        pub queue_type: Option<QueueType>,
+        /// An existing queue to dead-letter into; default `<name>-dlq`, created.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(
+            feature = "openapi",
+            schema(pattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}(-dlq)?$")
+        )]
+        pub dead_letter_queue: Option<String>,
+        /// Default 3.
+        #[whole(minimum = 0, maximum = 1000)]
+        pub max_retries: Option<i64>,
+        /// 1..=30, default 7.
+        #[whole(minimum = 1, maximum = 30)]
+        pub message_retention_days: Option<i64>,
+        /// 0..=43200 seconds, default 30.
+        #[whole(minimum = 0, maximum = 43200)]
+        pub visibility_timeout_default: Option<i64>,
+        /// Default true.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub enable_priority: Option<bool>,
+    }
 }
 
-/// One message of a `publish_batch`.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct BatchItem {
-    /// Any JSON value but `null`.
-    #[cfg_attr(feature = "openapi", schema(required = true, schema_with = crate::openapi::payload))]
-    pub payload: Option<Box<RawValue>>,
-    /// 0..=604800.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 604800))]
-    #[serde(default, deserialize_with = "whole::opt")]
-    pub delay_seconds: Option<i64>,
-    /// Higher goes out first; default 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = -2147483648, maximum = 2147483647))]
-    #[serde(default, deserialize_with = "whole::opt")]
-    pub priority: Option<i64>,
-    /// Deduplicates this item.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            min_length = 1,
-            max_length = 255,
-            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
-        )
-    )]
-    pub idempotency_key: Option<String>,
-    /// FIFO queues only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            min_length = 1,
-            max_length = 255,
-            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
-        )
-    )]
-    pub message_group_id: Option<String>,
+request! {
+    /// `POST /v1/queue/publish`.
+    pub struct Publish {
+        /// The queue; created with defaults if it does not exist.
+        #[queue]
+        pub queue: Option<String>,
+        /// Any JSON value but `null`.
+        #[cfg_attr(feature = "openapi", schema(required = true, schema_with = crate::openapi::payload))]
+        pub payload: Option<Box<RawValue>>,
+        /// 0..=604800.
+        #[whole(minimum = 0, maximum = 604800)]
+        pub delay_seconds: Option<i64>,
+        /// Higher goes out first; default 0.
+        #[whole(minimum = -2147483648, maximum = 2147483647)]
+        pub priority: Option<i64>,
+        /// Deduplicates publishes within the dedupe window. The
+        /// `Idempotency-Key` header is used when this is absent.
+        #[token]
+        pub idempotency_key: Option<String>,
+        /// FIFO queues only: the ordering group; default `default`.
+        #[token]
+        pub message_group_id: Option<String>,
+    }
 }
 
-/// `POST /v1/queue/publish_batch`.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct PublishBatch {
-    /// The queue; created with defaults if it does not exist.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            required = true,
-            nullable = false,
-            pattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}(-dlq)?$"
-        )
-    )]
-    pub queue: Option<String>,
-    /// 1..=10 messages, stored all or none.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(required = true, nullable = false, min_items = 1, max_items = 10)
-    )]
-    pub messages: Option<Vec<BatchItem>>,
+request! {
+    /// One message of a `publish_batch`.
+    pub struct BatchItem {
+        /// Any JSON value but `null`.
+        #[cfg_attr(feature = "openapi", schema(required = true, schema_with = crate::openapi::payload))]
+        pub payload: Option<Box<RawValue>>,
+        /// 0..=604800.
+        #[whole(minimum = 0, maximum = 604800)]
+        pub delay_seconds: Option<i64>,
+        /// Higher goes out first; default 0.
+        #[whole(minimum = -2147483648, maximum = 2147483647)]
+        pub priority: Option<i64>,
+        /// Deduplicates this item.
+        #[token]
+        pub idempotency_key: Option<String>,
+        /// FIFO queues only.
+        #[token]
+        pub message_group_id: Option<String>,
+    }
 }
 
-/// `POST /v1/queue/consume`.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Consume {
-    /// The queue.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            required = true,
-            nullable = false,
-            pattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}(-dlq)?$"
-        )
-    )]
-    pub queue: Option<String>,
-    /// 1..=10, default 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10))]
-    #[serde(default, deserialize_with = "whole::opt")]
-    pub max_messages: Option<i64>,
-    /// Lease length, 0..=43200 s; default the queue's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 43200))]
-    #[serde(default, deserialize_with = "whole::opt")]
-    pub visibility_timeout: Option<i64>,
-    /// Long poll: wait up to this many seconds (0..=20) for a message.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 20))]
-    #[serde(default, deserialize_with = "whole::opt")]
-    pub wait_seconds: Option<i64>,
+request! {
+    /// `POST /v1/queue/publish_batch`.
+    pub struct PublishBatch {
+        /// The queue; created with defaults if it does not exist.
+        #[queue]
+        pub queue: Option<String>,
+        /// 1..=10 messages, stored all or none.
+        #[cfg_attr(
+            feature = "openapi",
+            schema(required = true, nullable = false, min_items = 1, max_items = 10)
+        )]
+        pub messages: Option<Vec<BatchItem>>,
+    }
 }
 
-/// `POST /v1/queue/ack`.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Ack {
-    /// The queue.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            required = true,
-            nullable = false,
-            pattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}(-dlq)?$"
-        )
-    )]
-    pub queue: Option<String>,
-    /// The message.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            required = true,
-            nullable = false,
-            min_length = 1,
-            max_length = 255,
-            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
-        )
-    )]
-    pub message_id: Option<String>,
-    /// The lease's receipt; when given, only that lease's holder can ack.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            min_length = 1,
-            max_length = 255,
-            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
-        )
-    )]
-    pub receipt: Option<String>,
+request! {
+    /// `POST /v1/queue/consume`.
+    pub struct Consume {
+        /// The queue.
+        #[queue]
+        pub queue: Option<String>,
+        /// 1..=10, default 1.
+        #[whole(minimum = 1, maximum = 10)]
+        pub max_messages: Option<i64>,
+        /// Lease length, 0..=43200 s; default the queue's.
+        #[whole(minimum = 0, maximum = 43200)]
+        pub visibility_timeout: Option<i64>,
+        /// Long poll: wait up to this many seconds (0..=20) for a message.
+        #[whole(minimum = 0, maximum = 20)]
+        pub wait_seconds: Option<i64>,
+    }
 }
 
-/// `POST /v1/queue/nack`.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Nack {
-    /// The queue.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            required = true,
-            nullable = false,
-            pattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}(-dlq)?$"
-        )
-    )]
-    pub queue: Option<String>,
-    /// The message.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            required = true,
-            nullable = false,
-            min_length = 1,
-            max_length = 255,
-            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
-        )
-    )]
-    pub message_id: Option<String>,
-    /// Default true; false dead-letters at once.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub requeue: Option<bool>,
-    /// Hold the message back this long before it is available again.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 604800))]
-    #[serde(default, deserialize_with = "whole::opt")]
-    pub delay_seconds: Option<i64>,
-    /// The lease's receipt.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            min_length = 1,
-            max_length = 255,
-            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
-        )
-    )]
-    pub receipt: Option<String>,
+request! {
+    /// `POST /v1/queue/ack`.
+    pub struct Ack {
+        /// The queue.
+        #[queue]
+        pub queue: Option<String>,
+        /// The message.
+        #[required_token]
+        pub message_id: Option<String>,
+        /// The lease's receipt; when given, only that lease's holder can ack.
+        #[token]
+        pub receipt: Option<String>,
+    }
 }
 
-/// `POST /v1/queue/extend`.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Extend {
-    /// The queue.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            required = true,
-            nullable = false,
-            pattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}(-dlq)?$"
-        )
-    )]
-    pub queue: Option<String>,
-    /// The message.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            required = true,
-            nullable = false,
-            min_length = 1,
-            max_length = 255,
-            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
-        )
-    )]
-    pub message_id: Option<String>,
-    /// The lease's receipt.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            min_length = 1,
-            max_length = 255,
-            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
-        )
-    )]
-    pub receipt: Option<String>,
-    /// The new lease, counted from now: 0..=43200 s.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(required = true, nullable = false, minimum = 0, maximum = 43200)
-    )]
-    #[serde(default, deserialize_with = "whole::opt")]
-    pub visibility_timeout: Option<i64>,
+request! {
+    /// `POST /v1/queue/nack`.
+    pub struct Nack {
+        /// The queue.
+        #[queue]
+        pub queue: Option<String>,
+        /// The message.
+        #[required_token]
+        pub message_id: Option<String>,
+        /// Default true; false dead-letters at once.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub requeue: Option<bool>,
+        /// Hold the message back this long before it is available again.
+        #[whole(minimum = 0, maximum = 604800)]
+        pub delay_seconds: Option<i64>,
+        /// The lease's receipt.
+        #[token]
+        pub receipt: Option<String>,
+    }
 }
 
-/// `POST /v1/queue/dlq/redrive/{queue}`.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Redrive {
-    /// Move at most this many; default all.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
-    #[serde(default, deserialize_with = "whole::opt")]
-    pub max_messages: Option<i64>,
+request! {
+    /// `POST /v1/queue/extend`.
+    pub struct Extend {
+        /// The queue.
+        #[queue]
+        pub queue: Option<String>,
+        /// The message.
+        #[required_token]
+        pub message_id: Option<String>,
+        /// The lease's receipt.
+        #[token]
+        pub receipt: Option<String>,
+        /// The new lease, counted from now: 0..=43200 s.
+        #[cfg_attr(
+            feature = "openapi",
+            schema(required = true, nullable = false, minimum = 0, maximum = 43200)
+        )]
+        #[serde(default, deserialize_with = "whole::opt")]
+        pub visibility_timeout: Option<i64>,
+    }
 }
 
-/// `POST /v1/queue/delete` (the body form of `DELETE /v1/queue/delete/{queue}`).
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct DeleteQueue {
-    /// The queue.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            required = true,
-            nullable = false,
-            pattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}(-dlq)?$"
-        )
-    )]
-    pub queue: Option<String>,
+request! {
+    /// `POST /v1/queue/dlq/redrive/{queue}`.
+    pub struct Redrive {
+        /// Move at most this many; default all.
+        #[whole(minimum = 1)]
+        pub max_messages: Option<i64>,
+    }
+}
+
+request! {
+    /// `POST /v1/queue/delete` (the body form of `DELETE /v1/queue/delete/{queue}`).
+    pub struct DeleteQueue {
+        /// The queue.
+        #[queue]
+        pub queue: Option<String>,
+    }
 }
 
 /// `Option<i64>` fields that accept `30.0` as well as `30` (here and in

@@ -150,12 +150,7 @@ async fn eight_consumers_with_random_nacks_keep_order(b: Backend) {
         let messages: Vec<Value> = (0..GROUPS)
             .map(|g| json!({"payload": {"g": g, "n": n}, "message_group_id": format!("g{g}")}))
             .collect();
-        s.post(
-            "/v1/queue/publish_batch",
-            json!({"queue": "orders", "messages": messages}),
-        )
-        .await
-        .ok();
+        s.publish_batch("orders", &messages).await;
     }
 
     #[derive(Default)]

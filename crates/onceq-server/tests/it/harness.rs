@@ -111,6 +111,22 @@ impl TestServer {
         server
     }
 
+    /// Two servers on one fresh PostgreSQL database, each on a store of its
+    /// own (its own pool and notification listener), as two hosts would be;
+    /// the handle keeps the database for the test's length.
+    pub async fn two_on_one_database(
+        config: impl Fn() -> ServerConfig,
+    ) -> (StoreHandle, Self, Self) {
+        let handle = fresh_store(Backend::Postgres).await;
+        let url = handle.database_url.clone().unwrap();
+        let a = Self::on_store(handle.store.clone(), config()).await;
+        let second = onceq_store::open(Some(&url), std::path::Path::new("unused"))
+            .await
+            .unwrap();
+        let b = Self::on_store(second, config()).await;
+        (handle, a, b)
+    }
+
     /// A server over an existing store (e.g. a second server on one database).
     pub async fn on_store(store: Arc<dyn Store>, config: ServerConfig) -> Self {
         Self::on_store_at(store, config, Self::T0.parse().unwrap()).await
@@ -318,6 +334,17 @@ impl TestServer {
             .await;
         r.ok();
         r.data()["message_id"].as_str().unwrap().to_owned()
+    }
+
+    /// Publishes `messages` (a batch body's items) to `queue` in one batch,
+    /// which must be stored.
+    pub async fn publish_batch(&self, queue: &str, messages: &[Value]) {
+        self.post(
+            "/v1/queue/publish_batch",
+            serde_json::json!({"queue": queue, "messages": messages}),
+        )
+        .await
+        .ok();
     }
 
     /// Stats of a queue (alpha).

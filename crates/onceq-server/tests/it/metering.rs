@@ -272,15 +272,8 @@ both!(per_call_prices_are_charged_and_reported);
 /// charged since — the documented tolerance — and not once both synced.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_servers_enforce_one_credit_limit_within_one_sync() {
-    use crate::harness::fresh_store;
-    let handle = fresh_store(Backend::Postgres).await;
-    let url = handle.database_url.clone().unwrap();
     let config = || TestServer::manual_sync(TestServer::priced());
-    let a = TestServer::on_store(handle.store.clone(), config()).await;
-    let second = onceq_store::open(Some(&url), std::path::Path::new("unused"))
-        .await
-        .unwrap();
-    let b = TestServer::on_store(second, config()).await;
+    let (_handle, a, b) = TestServer::two_on_one_database(config).await;
     // 100 micro-USD: five publishes at 20
     a.state
         .store

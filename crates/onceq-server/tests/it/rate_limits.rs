@@ -8,7 +8,7 @@ use onceq_store::RateLimit;
 
 use crate::{
     both,
-    harness::{Backend, TestServer, fresh_store},
+    harness::{Backend, TestServer},
 };
 
 fn limited(key: Option<(f64, u32)>, project: Option<(f64, u32)>) -> ServerConfig {
@@ -106,13 +106,7 @@ both!(per_project_limit_spans_its_keys);
 /// admit what one would.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_servers_share_a_key_limit() {
-    let handle = fresh_store(Backend::Postgres).await;
-    let url = handle.database_url.clone().unwrap();
-    let a = TestServer::on_store(handle.store.clone(), limited(Some((10.0, 10)), None)).await;
-    let second = onceq_store::open(Some(&url), std::path::Path::new("unused"))
-        .await
-        .unwrap();
-    let b = TestServer::on_store(second, limited(Some((10.0, 10)), None)).await;
+    let (_handle, a, b) = TestServer::two_on_one_database(|| limited(Some((10.0, 10)), None)).await;
     // both heartbeats seen by both
     a.sync().await;
     b.sync().await;

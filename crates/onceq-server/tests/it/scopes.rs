@@ -5,7 +5,7 @@ use serde_json::json;
 
 use crate::{
     both,
-    harness::{Backend, TestServer, fresh_store},
+    harness::{Backend, TestServer},
 };
 
 async fn publish_only_key_for_a_pattern(b: Backend) {
@@ -231,13 +231,7 @@ both!(rotation_keeps_both_keys_until_the_old_one_expires);
 /// arrives (well within the test's second; milliseconds in practice).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn revocation_is_seen_by_a_second_server_at_once() {
-    let handle = fresh_store(Backend::Postgres).await;
-    let url = handle.database_url.clone().unwrap();
-    let a = TestServer::on_store(handle.store.clone(), Default::default()).await;
-    let second = onceq_store::open(Some(&url), std::path::Path::new("unused"))
-        .await
-        .unwrap();
-    let b = TestServer::on_store(second, Default::default()).await;
+    let (_handle, a, b) = TestServer::two_on_one_database(Default::default).await;
     let key = a.scoped_key("alpha", "full", "*").await;
     a.get_as(&key, "/v1/queue/list").await.ok();
     b.get_as(&key, "/v1/queue/list").await.ok();

@@ -5,17 +5,11 @@ use std::collections::HashSet;
 
 use serde_json::json;
 
-use crate::harness::{Backend, TestServer, fresh_store};
+use crate::harness::TestServer;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_servers_share_one_database_without_double_delivery() {
-    let handle = fresh_store(Backend::Postgres).await;
-    let url = handle.database_url.clone().unwrap();
-    let a = TestServer::on_store(handle.store.clone(), Default::default()).await;
-    let second = onceq_store::open(Some(&url), std::path::Path::new("unused"))
-        .await
-        .unwrap();
-    let b = TestServer::on_store(second, Default::default()).await;
+    let (_handle, a, b) = TestServer::two_on_one_database(Default::default).await;
 
     const N: usize = 400;
     let batches: Vec<_> = (0..N / 10)
@@ -38,32 +32,14 @@ async fn two_servers_share_one_database_without_double_delivery() {
         tasks.push(tokio::spawn(async move {
             let mut seen = Vec::new();
             loop {
-                let r: serde_json::Value = http
-                    .post(&consume)
-                    .bearer_auth(&key)
-                    .json(&json!({"queue": "jobs", "max_messages": 10, "visibility_timeout": 300}))
-                    .send()
-                    .await
-                    .unwrap()
-                    .json()
-                    .await
-                    .unwrap();
+                let r = post(&http, &consume, &key, json!({"queue": "jobs", "max_messages": 10, "visibility_timeout": 300})).await;
                 let items = r["data"]["items"].as_array().unwrap().clone();
                 if items.is_empty() {
                     return seen;
                 }
                 for m in items {
                     seen.push(m["message_id"].as_str().unwrap().to_owned());
-                    let r: serde_json::Value = http
-                        .post(&ack)
-                        .bearer_auth(&key)
-                        .json(&json!({"queue": "jobs", "message_id": m["message_id"], "receipt": m["receipt"]}))
-                        .send()
-                        .await
-                        .unwrap()
-                        .json()
-                        .await
-                        .unwrap();
+                    let r = post(&http, &ack, &key, json!({"queue": "jobs", "message_id": m["message_id"], "receipt": m["receipt"]})).await;
                     assert_eq!(r["data"]["acked"], true);
                 }
             }
@@ -77,4 +53,23 @@ async fn two_servers_share_one_database_without_double_delivery() {
     assert_eq!(unique.len(), all.len(), "a message was handed out twice");
     assert_eq!(all.len(), N, "a message was lost");
     assert_eq!(a.stats("jobs").await["message_count"], 0);
+}
+
+/// One call to a server over its own HTTP (the consumers run in tasks, off
+/// the harness): the answer's JSON.
+async fn post(
+    http: &reqwest::Client,
+    url: &str,
+    key: &str,
+    body: serde_json::Value,
+) -> serde_json::Value {
+    http.post(url)
+        .bearer_auth(key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
 }

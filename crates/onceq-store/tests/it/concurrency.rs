@@ -167,14 +167,21 @@ async fn concurrent_claimers_never_share_a_message(h: Harness) {
 /// handing out the same message.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn postgres_two_servers_never_share_a_message() {
+    let (h, stores) = two_servers().await;
+    let published = publish_200(&h, "jobs").await;
+    let claimed = claim_everything(&h, &stores, "jobs").await;
+    assert_exactly_once(&published, &claimed);
+}
+
+/// Two PgStores on one database (two servers), the harness's first: the
+/// claim's skip-locked, the FIFO group locks and the head test must hold
+/// across them, so every two-server test (here and in `fifo`) starts here.
+pub(crate) async fn two_servers() -> (Harness, [Arc<dyn Store>; 2]) {
     let h = Harness::postgres().await;
     let url = h.postgres_url().expect("a postgres harness");
     let second = onceq_store::postgres::PgStore::connect(url)
         .await
         .expect("second server");
     let stores: [Arc<dyn Store>; 2] = [h.store.clone(), Arc::new(second)];
-
-    let published = publish_200(&h, "jobs").await;
-    let claimed = claim_everything(&h, &stores, "jobs").await;
-    assert_exactly_once(&published, &claimed);
+    (h, stores)
 }

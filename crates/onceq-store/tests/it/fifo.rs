@@ -12,7 +12,7 @@ use onceq_store::{
 use onceq_types::{QueueType, queue::QueueSettings};
 use tokio::task::JoinSet;
 
-use crate::{Harness, MsgExt, fifo, msg, payloads};
+use crate::{Harness, MsgExt, concurrency::two_servers, fifo, msg, payloads};
 
 conformance!(
     fifo_create_keeps_type_and_a_standard_dlq,
@@ -583,18 +583,6 @@ async fn concurrent_publish_and_drain(h: &Harness, stores: &[Arc<dyn Store>]) {
 
 async fn fifo_order_with_concurrent_publishers_and_claimers(h: Harness) {
     concurrent_publish_and_drain(&h, std::slice::from_ref(&h.store)).await;
-}
-
-/// Two PgStores on one database (two servers): the group locks and the
-/// claim's head test must hold across them.
-async fn two_servers() -> (Harness, [Arc<dyn Store>; 2]) {
-    let h = Harness::postgres().await;
-    let url = h.postgres_url().expect("a postgres harness");
-    let second = onceq_store::postgres::PgStore::connect(url)
-        .await
-        .expect("second server");
-    let stores: [Arc<dyn Store>; 2] = [h.store.clone(), Arc::new(second)];
-    (h, stores)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

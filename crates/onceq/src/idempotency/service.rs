@@ -24,6 +24,24 @@ use super::{
 
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
+/// A body the layer reads or hands on (the request's, the inner service's
+/// answer's): bytes, sendable, with errors that box. Named once for the
+/// private steps below; the public `Service` impl spells the bounds out, as
+/// a public bound must.
+pub(crate) trait LayerBody:
+    HttpBody<Data = Bytes, Error = Self::Failure> + Send + 'static
+{
+    type Failure: Into<BoxError>;
+}
+
+impl<B> LayerBody for B
+where
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    type Failure = B::Error;
+}
+
 /// Seconds a client waits before retrying after the ledger failed.
 const LEDGER_RETRY_AFTER_SECS: u64 = 1;
 
@@ -85,29 +103,23 @@ fn is_safe(m: &Method) -> bool {
     )
 }
 
-async fn pass_through<S, ResBody>(
+async fn pass_through<S, ResBody: LayerBody>(
     mut inner: S,
     req: Request<Body>,
 ) -> Result<Response<Body>, S::Error>
 where
     S: Service<Request<Body>, Response = Response<ResBody>>,
-    ResBody: HttpBody<Data = Bytes> + Send + 'static,
-    ResBody::Error: Into<BoxError>,
 {
     Ok(inner.call(req).await?.map(Body::new))
 }
 
-async fn handle<S, B, ResBody>(
+async fn handle<S, B: LayerBody, ResBody: LayerBody>(
     config: Arc<Config>,
     inner: S,
     req: Request<B>,
 ) -> Result<Response<Body>, S::Error>
 where
     S: Service<Request<Body>, Response = Response<ResBody>>,
-    B: HttpBody<Data = Bytes> + Send + 'static,
-    B::Error: Into<BoxError>,
-    ResBody: HttpBody<Data = Bytes> + Send + 'static,
-    ResBody::Error: Into<BoxError>,
 {
     if is_safe(req.method()) {
         return pass_through(inner, req.map(Body::new)).await;
@@ -151,7 +163,7 @@ where
 }
 
 /// Everything after the key is known: the part that touches the ledger.
-async fn guarded<S, B, ResBody>(
+async fn guarded<S, B: LayerBody, ResBody: LayerBody>(
     config: &Config,
     mut inner: S,
     mut parts: Parts,
@@ -160,10 +172,6 @@ async fn guarded<S, B, ResBody>(
 ) -> Result<Response<Body>, S::Error>
 where
     S: Service<Request<Body>, Response = Response<ResBody>>,
-    B: HttpBody<Data = Bytes> + Send + 'static,
-    B::Error: Into<BoxError>,
-    ResBody: HttpBody<Data = Bytes> + Send + 'static,
-    ResBody::Error: Into<BoxError>,
 {
     let body = match read_body(&parts, body, config.max_body).await {
         Ok(b) => b,
@@ -236,11 +244,11 @@ where
 
 /// Buffers the request body (it is fingerprinted, then handed on), or the
 /// refusal to send instead.
-async fn read_body<B>(parts: &Parts, body: B, max: usize) -> Result<Bytes, Response<Body>>
-where
-    B: HttpBody<Data = Bytes> + Send + 'static,
-    B::Error: Into<BoxError>,
-{
+async fn read_body<B: LayerBody>(
+    parts: &Parts,
+    body: B,
+    max: usize,
+) -> Result<Bytes, Response<Body>> {
     let too_large = || {
         refusal(
             StatusCode::PAYLOAD_TOO_LARGE,

@@ -6,33 +6,21 @@ use serde_json::json;
 
 use crate::harness::Env;
 
+/// Options that publish under idempotency key `k`.
+fn keyed(k: &str) -> PublishOptions {
+    PublishOptions {
+        idempotency_key: Some(k.into()),
+        ..Default::default()
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn publish_reports_replays_and_keeps_generated_keys() {
     let env = Env::start().await;
     let c = env.client();
-    let first = c
-        .publish(
-            "q",
-            &json!({"a": 1}),
-            PublishOptions {
-                idempotency_key: Some("k".into()),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    let first = c.publish("q", &json!({"a": 1}), keyed("k")).await.unwrap();
     assert!(!first.replay);
-    let again = c
-        .publish(
-            "q",
-            &json!({"a": 1}),
-            PublishOptions {
-                idempotency_key: Some("k".into()),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    let again = c.publish("q", &json!({"a": 1}), keyed("k")).await.unwrap();
     assert!(again.replay);
     assert_eq!(again.message.message_id, first.message.message_id);
     let generated = c
@@ -47,18 +35,14 @@ async fn publish_reports_replays_and_keeps_generated_keys() {
 async fn errors_are_variants() {
     let env = Env::start().await;
     let c = env.client();
-    let key = |k: &str| PublishOptions {
-        idempotency_key: Some(k.into()),
-        ..Default::default()
-    };
-    c.publish("q", &json!(1), key("k")).await.unwrap();
+    c.publish("q", &json!(1), keyed("k")).await.unwrap();
     assert!(matches!(
-        c.publish("q", &json!(2), key("k")).await,
+        c.publish("q", &json!(2), keyed("k")).await,
         Err(Error::KeyReused(_))
     ));
     let big = "x".repeat(300_000);
     assert!(matches!(
-        c.publish("q", &big, key("big")).await,
+        c.publish("q", &big, keyed("big")).await,
         Err(Error::MessageTooLarge(_))
     ));
     assert!(matches!(

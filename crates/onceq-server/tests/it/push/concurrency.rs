@@ -8,10 +8,10 @@ use std::collections::HashSet;
 use serde_json::{Value, json};
 
 use super::receiver::{Answer, Receiver};
-use super::{SECRET, config, stats_until, subscribe};
+use super::{assert_signed, config, jobs_subscribed, stats_until, subscribe};
 use crate::{
     both,
-    harness::{Backend, TestServer, fresh_store},
+    harness::{Backend, TestServer},
 };
 
 async fn publish_many(s: &TestServer, queue: &str, payloads: impl IntoIterator<Item = Value>) {
@@ -20,22 +20,14 @@ async fn publish_many(s: &TestServer, queue: &str, payloads: impl IntoIterator<I
         .map(|p| json!({"payload": p}))
         .collect();
     for chunk in messages.chunks(10) {
-        s.post(
-            "/v1/queue/publish_batch",
-            json!({"queue": queue, "messages": chunk}),
-        )
-        .await
-        .ok();
+        s.publish_batch(queue, chunk).await;
     }
 }
 
 async fn max_in_flight_bounds_concurrent_deliveries(b: Backend) {
     let s = TestServer::start_with(b, config()).await;
     let hook = Receiver::start([], Answer::Held).await;
-    s.post("/v1/queue/create", json!({"name": "jobs"}))
-        .await
-        .ok();
-    subscribe(&s, "jobs", &hook.url("/hook"), json!({"max_in_flight": 2})).await;
+    jobs_subscribed(&s, &hook.url("/hook"), json!({"max_in_flight": 2})).await;
     publish_many(&s, "jobs", (0..6).map(|n| json!({"n": n}))).await;
 
     // Two held; the other four are not even claimed.
@@ -140,12 +132,7 @@ async fn fifo_groups_are_delivered_in_order_one_at_a_time(b: Backend) {
             ["a", "b"].map(|g| json!({"payload": {"g": g, "n": n}, "message_group_id": g}))
         })
         .collect();
-    s.post(
-        "/v1/queue/publish_batch",
-        json!({"queue": "orders", "messages": messages}),
-    )
-    .await
-    .ok();
+    s.publish_batch("orders", &messages).await;
     hook.wait_for(3).await;
     stats_until(&s, "orders", |st| st["delayed"] == 1).await;
     // The first retry comes within `retry_base` (5 s).
@@ -171,19 +158,10 @@ both!(fifo_groups_are_delivered_in_order_one_at_a_time);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_servers_on_one_database_deliver_each_message_once() {
-    let handle = fresh_store(Backend::Postgres).await;
-    let url = handle.database_url.clone().unwrap();
-    let a = TestServer::on_store(handle.store.clone(), config()).await;
-    let other = onceq_store::open(Some(&url), std::path::Path::new("unused"))
-        .await
-        .unwrap();
-    let b = TestServer::on_store(other, config()).await;
+    let (_handle, a, b) = TestServer::two_on_one_database(config).await;
     let hook = Receiver::answering(200).await;
 
-    a.post("/v1/queue/create", json!({"name": "jobs"}))
-        .await
-        .ok();
-    subscribe(&a, "jobs", &hook.url("/hook"), json!({"max_in_flight": 4})).await;
+    jobs_subscribed(&a, &hook.url("/hook"), json!({"max_in_flight": 4})).await;
     // Published through both servers.
     for i in 0..6 {
         let s = if i % 2 == 0 { &a } else { &b };
@@ -198,13 +176,6 @@ async fn two_servers_on_one_database_deliver_each_message_once() {
         assert_eq!(d.delivery_count(), 1);
         let now =
             jiff::Timestamp::from_second(d.header("onceq-timestamp").parse().unwrap()).unwrap();
-        onceq::push::verify_request(
-            SECRET,
-            &d.headers,
-            &d.body,
-            now,
-            onceq::push::DEFAULT_TOLERANCE,
-        )
-        .unwrap();
+        assert_signed(d, now);
     }
 }

@@ -8,7 +8,7 @@ use jiff::SignedDuration;
 use serde_json::json;
 
 use super::receiver::{Answer, Receiver};
-use super::{SECRET, assert_delivery, config, stats_until, subscribe};
+use super::{SECRET, assert_delivery, config, jobs_subscribed, stats_until, subscribe};
 use crate::{
     both,
     harness::{Backend, TestServer},
@@ -24,16 +24,7 @@ async fn fails_times_out_then_acks(b: Backend) {
         Answer::Status(500),
     )
     .await;
-    s.post("/v1/queue/create", json!({"name": "jobs"}))
-        .await
-        .ok();
-    subscribe(
-        &s,
-        "jobs",
-        &hook.url("/hook"),
-        json!({"timeout_seconds": 1}),
-    )
-    .await;
+    jobs_subscribed(&s, &hook.url("/hook"), json!({"timeout_seconds": 1})).await;
     let id = s.publish("jobs", json!({"n": 1})).await;
 
     // 1: a 500. The message waits out its backoff, delayed.

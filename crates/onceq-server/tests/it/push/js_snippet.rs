@@ -7,7 +7,7 @@ use std::process::Command;
 use serde_json::json;
 
 use super::receiver::Receiver;
-use super::{SECRET, config, subscribe};
+use super::{SECRET, config, jobs_subscribed};
 use crate::harness::{Backend, TestServer};
 
 /// The first ```js block after "### Verifying a delivery".
@@ -24,10 +24,7 @@ fn snippet() -> String {
 async fn the_docs_js_snippet_verifies_a_real_delivery() {
     let s = TestServer::start_with(Backend::Sqlite, config()).await;
     let hook = Receiver::answering(200).await;
-    s.post("/v1/queue/create", json!({"name": "jobs"}))
-        .await
-        .ok();
-    subscribe(&s, "jobs", &hook.url("/hook"), json!({})).await;
+    jobs_subscribed(&s, &hook.url("/hook"), json!({})).await;
     s.publish("jobs", json!({"to": "a@example.com", "n": [1, 2]}))
         .await;
     let d = &hook.wait_for(1).await[0];

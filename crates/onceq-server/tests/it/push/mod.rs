@@ -53,6 +53,15 @@ pub async fn subscribe(s: &TestServer, queue: &str, url: &str, extra: Value) -> 
     r.data().clone()
 }
 
+/// Creates queue `jobs` (every delivery test's queue) and subscribes `url`
+/// to it with `extra`.
+pub async fn jobs_subscribed(s: &TestServer, url: &str, extra: Value) {
+    s.post("/v1/queue/create", json!({"name": "jobs"}))
+        .await
+        .ok();
+    subscribe(s, "jobs", url, extra).await;
+}
+
 /// Polls the queue's stats (every 10 ms, 30 s at most) until `done` holds.
 pub async fn stats_until(s: &TestServer, queue: &str, done: impl Fn(&Value) -> bool) -> Value {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
@@ -93,6 +102,11 @@ pub fn assert_delivery(
     assert!(seen.header("onceq-subscription-id").starts_with("psub_"));
     assert_eq!(seen.header("onceq-timestamp"), now.as_second().to_string());
     assert!(seen.header("onceq-signature").starts_with("v1="));
+    assert_signed(seen, now);
+}
+
+/// Checks a delivery's signature as a receiver would, at `now`.
+pub fn assert_signed(seen: &Seen, now: jiff::Timestamp) {
     onceq::push::verify_request(
         SECRET,
         &seen.headers,

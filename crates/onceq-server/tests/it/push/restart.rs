@@ -9,7 +9,7 @@ use onceq_store::QueueRef;
 use serde_json::json;
 
 use super::receiver::{Answer, Receiver};
-use super::{assert_delivery, config, stats_until, subscribe};
+use super::{assert_delivery, config, jobs_subscribed, stats_until};
 use crate::{
     both,
     harness::{Backend, TestServer, fresh_store},
@@ -21,17 +21,7 @@ async fn restart_mid_delivery_redelivers_once_the_lease_ends(b: Backend) {
     let hook = Receiver::start([Answer::Held], Answer::Status(200)).await;
 
     let first = TestServer::on_store(store.clone(), config()).await;
-    first
-        .post("/v1/queue/create", json!({"name": "jobs"}))
-        .await
-        .ok();
-    subscribe(
-        &first,
-        "jobs",
-        &hook.url("/hook"),
-        json!({"timeout_seconds": 5}),
-    )
-    .await;
+    jobs_subscribed(&first, &hook.url("/hook"), json!({"timeout_seconds": 5})).await;
     let id = first.publish("jobs", json!({"n": 1})).await;
     let seen = hook.wait_for(1).await;
     assert_delivery(&seen[0], "jobs", &id, json!({"n": 1}), 1, first.clock.now());
@@ -66,12 +56,8 @@ both!(restart_mid_delivery_redelivers_once_the_lease_ends);
 async fn a_delivery_that_outlives_its_lease_cannot_ack(b: Backend) {
     let s = TestServer::start_with(b, config()).await;
     let hook = Receiver::start([Answer::Held, Answer::Held], Answer::Status(200)).await;
-    s.post("/v1/queue/create", json!({"name": "jobs"}))
-        .await
-        .ok();
-    subscribe(
+    jobs_subscribed(
         &s,
-        "jobs",
         &hook.url("/hook"),
         json!({"timeout_seconds": 30, "max_in_flight": 2}),
     )

@@ -11,6 +11,21 @@
 //! Both backends run the same statements (in their own dialect, under
 //! `sql/`) and decide with the same `Entry::judge`, so they cannot drift.
 
+/// The ledger's statements of one dialect, from `sql/<dialect>/`: both
+/// backends run the same set under the same names, so the list is written
+/// once (here, before the backends' modules, which use it).
+#[cfg(any(feature = "postgres", feature = "sqlite"))]
+macro_rules! ledger_sql {
+    ($dialect:literal) => {
+        const SCHEMA: &str = include_str!(concat!("../sql/", $dialect, "/schema.sql"));
+        const CLAIM: &str = include_str!(concat!("../sql/", $dialect, "/claim.sql"));
+        const SELECT: &str = include_str!(concat!("../sql/", $dialect, "/select.sql"));
+        const COMPLETE: &str = include_str!(concat!("../sql/", $dialect, "/complete.sql"));
+        const RELEASE: &str = include_str!(concat!("../sql/", $dialect, "/release.sql"));
+        const PURGE: &str = include_str!(concat!("../sql/", $dialect, "/purge.sql"));
+    };
+}
+
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "sqlite")]
@@ -148,6 +163,10 @@ impl Entry {
 /// plenty; running out is reported as an error (503, retryable).
 #[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(dead_code))]
 pub(crate) const CLAIM_ATTEMPTS: usize = 4;
+
+/// Rows one purge statement deletes at most (either backend).
+#[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(dead_code))]
+pub(crate) const PURGE_BATCH: i64 = 1000;
 
 /// A shared ledger is a ledger, so one `Arc<dyn Ledger>` can serve the
 /// layer and [`spawn_purger`](crate::idempotency::spawn_purger) alike.

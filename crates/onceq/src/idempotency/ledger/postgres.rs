@@ -4,17 +4,11 @@
 use deadpool_postgres::Pool;
 use jiff::Timestamp;
 
-use super::{CLAIM_ATTEMPTS, Claim, ClaimOutcome, Entry, Ledger, LedgerError, StoredResponse};
+use super::{
+    CLAIM_ATTEMPTS, Claim, ClaimOutcome, Entry, Ledger, LedgerError, PURGE_BATCH, StoredResponse,
+};
 
-const SCHEMA: &str = include_str!("../sql/postgres/schema.sql");
-const CLAIM: &str = include_str!("../sql/postgres/claim.sql");
-const SELECT: &str = include_str!("../sql/postgres/select.sql");
-const COMPLETE: &str = include_str!("../sql/postgres/complete.sql");
-const RELEASE: &str = include_str!("../sql/postgres/release.sql");
-const PURGE: &str = include_str!("../sql/postgres/purge.sql");
-
-/// Rows one purge statement deletes at most.
-const PURGE_BATCH: i64 = 1000;
+ledger_sql!("postgres");
 
 /// The request ledger in PostgreSQL (table `onceq_request_ledger`).
 #[derive(Clone)]

@@ -10,17 +10,11 @@ use std::{
 use jiff::Timestamp;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use super::{CLAIM_ATTEMPTS, Claim, ClaimOutcome, Entry, Ledger, LedgerError, StoredResponse};
+use super::{
+    CLAIM_ATTEMPTS, Claim, ClaimOutcome, Entry, Ledger, LedgerError, PURGE_BATCH, StoredResponse,
+};
 
-const SCHEMA: &str = include_str!("../sql/sqlite/schema.sql");
-const CLAIM: &str = include_str!("../sql/sqlite/claim.sql");
-const SELECT: &str = include_str!("../sql/sqlite/select.sql");
-const COMPLETE: &str = include_str!("../sql/sqlite/complete.sql");
-const RELEASE: &str = include_str!("../sql/sqlite/release.sql");
-const PURGE: &str = include_str!("../sql/sqlite/purge.sql");
-
-/// Rows one purge statement deletes at most.
-const PURGE_BATCH: i64 = 1000;
+ledger_sql!("sqlite");
 
 /// How long a statement waits for another process's write lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
