@@ -25,6 +25,13 @@ use std::time::{Duration, Instant};
 
 use crate::host::{self, RunAs};
 
+mod setup;
+mod signals;
+mod standby;
+
+pub use setup::ClusterOptions;
+use setup::{free_port, init_data_dir, make_cluster_dir, write_setup};
+
 /// How long `postgres` gets to accept connections before we give up.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -75,23 +82,6 @@ pub struct TestDatabase {
     pub url: String,
     /// The database's name.
     pub name: String,
-}
-
-/// How a cluster is set up beyond the defaults (TLS, replication, durability).
-#[derive(Debug, Clone, Default)]
-pub struct ClusterOptions {
-    /// PostgreSQL's default durability (`fsync` on), for benchmarks; off by
-    /// default for speed.
-    pub durable: bool,
-    /// Extra `postgresql.conf` settings, `name=value`, passed as `-c`.
-    pub settings: Vec<String>,
-    /// `pg_hba.conf` lines for TCP connections, replacing the default
-    /// (trust from anywhere); local socket connections stay trusted, as the
-    /// helper's own admin connection needs.
-    pub hba: Option<String>,
-    /// Files written into the data directory before the first start,
-    /// owned by the server's user with mode 0600 (certificates, keys).
-    pub files: Vec<(String, Vec<u8>)>,
 }
 
 /// A PostgreSQL cluster in a temporary directory, serving on `127.0.0.1` and
@@ -156,165 +146,6 @@ impl TestCluster {
         panic!(
             "onceq-testdb: could not find a free port for postgres after 5 tries\n{}",
             cluster.log()
-        );
-    }
-
-    /// Starts a streaming standby of `primary` (which must allow
-    /// replication connections from 127.0.0.1, as initdb's default
-    /// `pg_hba.conf` does): `pg_basebackup -R` of it, served with
-    /// `options`' settings and `cluster_name = name`, the name a primary's
-    /// `synchronous_standby_names` lists.
-    pub async fn start_standby(
-        primary: &TestCluster,
-        name: &str,
-        options: ClusterOptions,
-    ) -> TestCluster {
-        Self::start_standby_on_port(primary, name, free_port(), options).await
-    }
-
-    /// [`start_standby`](Self::start_standby) on a given port, e.g. the one
-    /// a dead primary served on: a harness that replaces the failed node
-    /// keeps its clients' multi-host URLs unchanged across failovers. The
-    /// port may still be held for a moment by the dead server's last
-    /// processes, so binding is retried for a few seconds before giving up.
-    pub async fn start_standby_on_port(
-        primary: &TestCluster,
-        name: &str,
-        port: u16,
-        mut options: ClusterOptions,
-    ) -> TestCluster {
-        let bindir = host::bindir();
-        let run_as = RunAs::detect();
-        let dir = make_cluster_dir(run_as);
-        let mut cmd = run_as.command(&bindir.join("pg_basebackup"));
-        cmd.args([
-            "-h",
-            "127.0.0.1",
-            "-U",
-            "postgres",
-            "-X",
-            "stream",
-            "-R",
-            "--checkpoint=fast",
-            "--no-sync",
-        ])
-        .arg("-p")
-        .arg(primary.port.to_string())
-        .arg("-D")
-        .arg(dir.path().join("data"))
-        .current_dir(dir.path());
-        let out = tokio::task::spawn_blocking(move || cmd.output())
-            .await
-            .expect("join pg_basebackup")
-            .unwrap_or_else(|e| panic!("onceq-testdb: run pg_basebackup: {e}"));
-        assert!(
-            out.status.success(),
-            "onceq-testdb: pg_basebackup failed ({}):\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        options.settings.push(format!("cluster_name={name}"));
-        write_setup(run_as, &dir.path().join("data"), &options);
-        let cluster = TestCluster {
-            dir,
-            bindir,
-            run_as,
-            options,
-            port,
-            server: Mutex::new(None),
-            databases: AtomicU64::new(0),
-        };
-        for _ in 0..20 {
-            match cluster.spawn_and_wait().await {
-                Ok(()) => return cluster,
-                Err(PortTaken) => {
-                    cluster.stop(StopMode::Immediate).await;
-                    tokio::time::sleep(Duration::from_millis(250)).await;
-                }
-            }
-        }
-        panic!(
-            "onceq-testdb: the standby's port {port} stayed taken\n{}",
-            cluster.log()
-        );
-    }
-
-    /// SIGKILLs the postmaster, as a crash of the machine's database would
-    /// look from outside (its backends exit as they notice). [`stop`](Self::stop)
-    /// and drop still clean up after it.
-    pub fn kill_postmaster(&self) {
-        let pid = self.postmaster_pid();
-        let status = std::process::Command::new("kill")
-            .args(["-KILL", &pid])
-            .status()
-            .expect("run kill");
-        assert!(status.success(), "onceq-testdb: kill -KILL {pid} failed");
-    }
-
-    /// Freezes every process of the cluster (SIGSTOP to the postmaster and
-    /// its children): connections stay open, the kernel still acknowledges
-    /// TCP, nothing answers — a stalled database. [`thaw`](Self::thaw)
-    /// resumes it.
-    pub fn freeze(&self) {
-        self.signal_all("-STOP");
-    }
-
-    /// Resumes a [`freeze`](Self::freeze)d cluster.
-    pub fn thaw(&self) {
-        self.signal_all("-CONT");
-    }
-
-    /// The running postmaster's pid (the first line of `postmaster.pid`).
-    fn postmaster_pid(&self) -> String {
-        let pid_file = self.data_dir().join("postmaster.pid");
-        let pid = std::fs::read_to_string(&pid_file)
-            .unwrap_or_else(|e| panic!("onceq-testdb: read {}: {e}", pid_file.display()));
-        pid.lines().next().unwrap_or_default().trim().to_owned()
-    }
-
-    fn signal_all(&self, signal: &str) {
-        let pid = self.postmaster_pid();
-        let children = std::process::Command::new("pgrep")
-            .args(["-P", &pid])
-            .output()
-            .expect("run pgrep");
-        let mut pids: Vec<String> = String::from_utf8_lossy(&children.stdout)
-            .split_whitespace()
-            .map(str::to_owned)
-            .collect();
-        // The postmaster first on the way down (so it starts no new
-        // backend), last on the way up.
-        if signal == "-STOP" {
-            pids.insert(0, pid);
-        } else {
-            pids.push(pid);
-        }
-        let status = std::process::Command::new("kill")
-            .arg(signal)
-            .args(&pids)
-            .status()
-            .expect("run kill");
-        assert!(
-            status.success(),
-            "onceq-testdb: kill {signal} {pids:?} failed"
-        );
-    }
-
-    /// Promotes a standby (`pg_promote()`, waiting for it) so it accepts
-    /// writes.
-    pub async fn promote(&self) {
-        let client = self
-            .admin_client()
-            .await
-            .unwrap_or_else(|e| panic!("onceq-testdb: connect to the standby: {e}"));
-        let promoted: bool = client
-            .query_one("SELECT pg_promote(true, 60)", &[])
-            .await
-            .unwrap_or_else(|e| panic!("onceq-testdb: pg_promote: {e}"))
-            .get(0);
-        assert!(
-            promoted,
-            "onceq-testdb: the standby was not promoted within 60 s"
         );
     }
 
@@ -538,79 +369,3 @@ impl Drop for TestCluster {
 
 /// `postgres` could not bind its port.
 struct PortTaken;
-
-fn make_cluster_dir(run_as: RunAs) -> tempfile::TempDir {
-    let parent = Path::new(PARENT_DIR);
-    std::fs::create_dir_all(parent)
-        .unwrap_or_else(|e| panic!("onceq-testdb: create {PARENT_DIR}: {e}"));
-    // Sticky and world-writable like /tmp: every user's test processes share
-    // the parent, and a watchdog running as `postgres` may remove its own
-    // cluster directory. Failing is fine when someone else owns the parent.
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o1777));
-    }
-    let dir = tempfile::Builder::new()
-        .prefix("cluster-")
-        .tempdir_in(parent)
-        .unwrap_or_else(|e| panic!("onceq-testdb: create a directory in {PARENT_DIR}: {e}"));
-    run_as.give(dir.path());
-    dir
-}
-
-async fn init_data_dir(bindir: &Path, run_as: RunAs, dir: &Path) {
-    let mut cmd = run_as.command(&bindir.join("initdb"));
-    cmd.arg("-D")
-        .arg(dir.join("data"))
-        .args([
-            "-U",
-            "postgres",
-            "-A",
-            "trust",
-            "-E",
-            "UTF8",
-            "--locale=C",
-            // Nothing here needs to survive a power cut of the machine.
-            "--no-sync",
-        ])
-        .current_dir(dir);
-    let out = tokio::task::spawn_blocking(move || cmd.output())
-        .await
-        .expect("join initdb")
-        .unwrap_or_else(|e| panic!("onceq-testdb: run initdb: {e}"));
-    assert!(
-        out.status.success(),
-        "onceq-testdb: initdb failed ({}):\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// Writes `options`' files and `pg_hba.conf` into the data directory.
-fn write_setup(run_as: RunAs, data: &Path, options: &ClusterOptions) {
-    use std::os::unix::fs::PermissionsExt;
-    let mut files: Vec<(String, Vec<u8>)> = options.files.clone();
-    if let Some(hba) = &options.hba {
-        files.push((
-            "pg_hba.conf".into(),
-            format!("local all all trust\n{hba}\n").into_bytes(),
-        ));
-    }
-    for (name, bytes) in files {
-        let path = data.join(&name);
-        std::fs::write(&path, bytes)
-            .unwrap_or_else(|e| panic!("onceq-testdb: write {}: {e}", path.display()));
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
-            .unwrap_or_else(|e| panic!("onceq-testdb: chmod {}: {e}", path.display()));
-        run_as.give(&path);
-    }
-}
-
-/// A port nobody listens on right now (the OS picks it).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("onceq-testdb: find a free port: {e}"))
-}

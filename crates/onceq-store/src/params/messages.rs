@@ -1,0 +1,178 @@
+//! Messages: publish, claim, ack, nack, extend, redrive.
+
+use super::QueueRef;
+use jiff::SignedDuration;
+use jiff::Timestamp;
+use onceq_types::MessageStatus;
+
+/// The group of a message published to a FIFO queue without one.
+pub const DEFAULT_GROUP: &str = "default";
+
+/// One message to publish.
+#[derive(Debug, Clone)]
+pub struct NewMessage {
+    /// Canonical compact JSON (see `onceq_types::MAX_PAYLOAD_BYTES`).
+    pub payload: String,
+    /// Held back this long before it can be consumed (0 = available now).
+    pub delay: SignedDuration,
+    /// Higher goes out first. Stored as 0 when the queue has
+    /// `enable_priority: false`.
+    pub priority: i32,
+    /// Dedupes publishes within the window.
+    pub idempotency_key: Option<String>,
+    /// The message group. On a FIFO queue it decides the order (see the
+    /// `store` module docs); `None` there means [`DEFAULT_GROUP`]. On a
+    /// standard queue it is stored as given and has no effect.
+    pub group_id: Option<String>,
+}
+
+/// `message_publish`: stores all messages or none, creating the queue (and
+/// its `<name>-dlq`) with default settings if it does not exist.
+#[derive(Debug, Clone)]
+pub struct MessagePublish {
+    /// Where to.
+    pub queue: QueueRef,
+    /// 1..=10 messages.
+    pub messages: Vec<NewMessage>,
+    /// How long an idempotency key is remembered from its first publish.
+    pub dedupe_window: SignedDuration,
+    /// The time of the call.
+    pub now: Timestamp,
+}
+
+/// The outcome of one published message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PublishOutcome {
+    /// The new id, or the first one on a replay.
+    pub message_id: String,
+    /// The payload (the caller's; identical to the first on a replay).
+    pub payload: String,
+    /// `available`/`delayed` when new; on a replay the first message's
+    /// current state, or `gone` if it is no longer held.
+    pub status: MessageStatus,
+    /// 0 when new; on a replay the first message's current count (0 if gone).
+    pub delivery_count: i32,
+    /// When the (first) message was stored.
+    pub created_at: Timestamp,
+    /// True when answered from the idempotency key.
+    pub replay: bool,
+}
+
+/// `message_claim`: hand out up to `max` available messages under a lease
+/// (on a FIFO queue, only groups' heads: see the `store` module docs).
+#[derive(Debug, Clone)]
+pub struct MessageClaim {
+    /// From where.
+    pub queue: QueueRef,
+    /// 1..=10.
+    pub max: u32,
+    /// Lease length; `None` means the queue's `visibility_timeout_default`.
+    pub visibility_timeout: Option<SignedDuration>,
+    /// The time of the call.
+    pub now: Timestamp,
+}
+
+/// A message handed out by `message_claim`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimedMessage {
+    /// Its id.
+    pub message_id: String,
+    /// Canonical payload.
+    pub payload: String,
+    /// Hand-outs including this one.
+    pub delivery_count: i32,
+    /// Names this lease.
+    pub receipt: String,
+    /// When it was published.
+    pub created_at: Timestamp,
+    /// When this lease runs out.
+    pub lease_expires_at: Timestamp,
+    /// The key it was published with, if any.
+    pub idempotency_key: Option<String>,
+}
+
+/// Names one lease: `receipt: None` matches whoever holds the message.
+#[derive(Debug, Clone)]
+pub struct LeaseRef {
+    /// Which queue.
+    pub queue: QueueRef,
+    /// Which message.
+    pub message_id: String,
+    /// The lease's receipt, if the caller gave it.
+    pub receipt: Option<String>,
+}
+
+/// `message_ack`.
+#[derive(Debug, Clone)]
+pub struct MessageAck {
+    /// The lease.
+    pub lease: LeaseRef,
+    /// The time of the call.
+    pub now: Timestamp,
+}
+
+/// `message_nack`.
+#[derive(Debug, Clone)]
+pub struct MessageNack {
+    /// The lease.
+    pub lease: LeaseRef,
+    /// False dead-letters at once.
+    pub requeue: bool,
+    /// When requeued, held back this long.
+    pub delay: SignedDuration,
+    /// The time of the call.
+    pub now: Timestamp,
+}
+
+/// What `message_nack` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NackOutcome {
+    /// The lease was held (and matched the receipt, if given).
+    pub nacked: bool,
+    /// The message went back to its queue.
+    pub requeued: bool,
+    /// The message went to the dead-letter queue.
+    pub dead_lettered: bool,
+    /// Its hand-outs so far (0 if the message is unknown).
+    pub delivery_count: i32,
+}
+
+/// `message_extend`.
+#[derive(Debug, Clone)]
+pub struct MessageExtend {
+    /// The lease.
+    pub lease: LeaseRef,
+    /// New lease length counted from `now`.
+    pub visibility_timeout: SignedDuration,
+    /// The time of the call.
+    pub now: Timestamp,
+}
+
+/// What `message_extend` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExtendOutcome {
+    /// The lease was held and now ends at `lease_expires_at`.
+    pub extended: bool,
+    /// The lease's end, if the message is in flight.
+    pub lease_expires_at: Option<Timestamp>,
+}
+
+/// `dlq_redrive`.
+#[derive(Debug, Clone)]
+pub struct DlqRedrive {
+    /// The source queue whose DLQ is drained back into it.
+    pub queue: QueueRef,
+    /// At most this many; `None` = all.
+    pub max: Option<i64>,
+    /// The time of the call.
+    pub now: Timestamp,
+}
+
+/// What `dlq_redrive` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedriveOutcome {
+    /// The DLQ's name.
+    pub dead_letter_queue: String,
+    /// Messages moved back.
+    pub redriven: i64,
+}

@@ -1,0 +1,46 @@
+//! One params struct per store operation, and what each returns.
+//!
+//! Every struct carries `now`: the store never reads a clock of its own.
+//! One module per concept, all re-exported here:
+//! - `keys`
+//! - `queues`
+//! - `messages`
+//! - `maintenance`
+//! - `observation`
+//! - `browse`
+//! - `subscriptions`
+
+/// Names a queue inside a project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueRef {
+    /// The owning project.
+    pub project: String,
+    /// The queue's name.
+    pub queue: String,
+}
+
+impl QueueRef {
+    /// Shorthand constructor.
+    pub fn new(project: impl Into<String>, queue: impl Into<String>) -> Self {
+        Self {
+            project: project.into(),
+            queue: queue.into(),
+        }
+    }
+}
+
+mod browse;
+mod keys;
+mod maintenance;
+mod messages;
+mod observation;
+mod queues;
+mod subscriptions;
+
+pub use browse::*;
+pub use keys::*;
+pub use maintenance::*;
+pub use messages::*;
+pub use observation::*;
+pub use queues::*;
+pub use subscriptions::*;
