@@ -56,16 +56,7 @@ async fn failover() {
         standby.port(),
         db.name
     );
-    let dir = tempfile::tempdir().unwrap();
-    let server = ServerProcess::start(
-        &[
-            "--database-url",
-            &url,
-            "--data-dir",
-            dir.path().to_str().unwrap(),
-        ],
-        &[("ONCEQ_API_KEY", "failover-key")],
-    );
+    let server = ServerProcess::on_postgres(&url, "failover-key", &[]);
     let client = onceq::Client::new(&server.url, "failover-key")
         .unwrap()
         .with_retry(onceq::RetryPolicy {

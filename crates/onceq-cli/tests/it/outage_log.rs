@@ -13,16 +13,7 @@ fn an_outage_is_logged_once() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let pg = rt.block_on(TestCluster::start());
     let db = rt.block_on(pg.create_database());
-    let dir = tempfile::tempdir().unwrap();
-    let server = ServerProcess::start(
-        &[
-            "--database-url",
-            &db.url,
-            "--data-dir",
-            dir.path().to_str().unwrap(),
-        ],
-        &[("ONCEQ_API_KEY", "outage-key")],
-    );
+    let server = ServerProcess::on_postgres(&db.url, "outage-key", &[]);
     let client = reqwest::Client::new();
     let publish = || {
         rt.block_on(async {

@@ -28,20 +28,8 @@ fn publish_consume_ack_long_poll_and_revoke_through_pgbouncer() {
     let db = rt.block_on(pg.create_database());
     let bouncer = rt.block_on(PgBouncer::start(&pg, 4));
     let url = format!("{}?pgbouncer=transaction", bouncer.url_of(&db.name));
-    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
-    let servers: Vec<ServerProcess> = dirs
-        .iter()
-        .map(|d| {
-            ServerProcess::start(
-                &[
-                    "--database-url",
-                    &url,
-                    "--data-dir",
-                    d.path().to_str().unwrap(),
-                ],
-                &[("ONCEQ_API_KEY", "bouncer-key")],
-            )
-        })
+    let servers: Vec<ServerProcess> = (0..2)
+        .map(|_| ServerProcess::on_postgres(&url, "bouncer-key", &[]))
         .collect();
     let clients: Vec<onceq::Client> = servers
         .iter()
@@ -67,31 +55,11 @@ fn publish_consume_ack_long_poll_and_revoke_through_pgbouncer() {
             )
             .await
             .unwrap();
-        let first = clients[0]
-            .consume(
-                "wake",
-                ConsumeOptions {
-                    max_messages: 1,
-                    wait_seconds: 0,
-                    ..Default::default()
-                },
-            )
-            .await
-            .unwrap();
+        let first = clients[0].consume("wake", take(1, 0)).await.unwrap();
         assert_eq!(first.len(), 1);
         let waiting = {
             let c = clients[0].clone();
-            tokio::spawn(async move {
-                c.consume(
-                    "wake",
-                    ConsumeOptions {
-                        max_messages: 1,
-                        wait_seconds: 10,
-                        ..Default::default()
-                    },
-                )
-                .await
-            })
+            tokio::spawn(async move { c.consume("wake", take(1, 10)).await })
         };
         tokio::time::sleep(Duration::from_millis(300)).await;
         clients[1]
@@ -118,17 +86,7 @@ fn publish_consume_ack_long_poll_and_revoke_through_pgbouncer() {
         }
         let mut left = Vec::new();
         loop {
-            let got = clients[0]
-                .consume(
-                    "jobs",
-                    ConsumeOptions {
-                        max_messages: 10,
-                        wait_seconds: 0,
-                        ..Default::default()
-                    },
-                )
-                .await
-                .unwrap();
+            let got = clients[0].consume("jobs", take(10, 0)).await.unwrap();
             if got.is_empty() {
                 break;
             }
@@ -225,14 +183,7 @@ async fn work(c: onceq::Client, i: usize, done: Arc<Mutex<HashSet<String>>>) {
     let deadline = Instant::now() + Duration::from_secs(60);
     while handled < PER_CLIENT && Instant::now() < deadline {
         let got = c
-            .consume(
-                "jobs",
-                ConsumeOptions {
-                    max_messages: 5,
-                    wait_seconds: 1,
-                    ..Default::default()
-                },
-            )
+            .consume("jobs", take(5, 1))
             .await
             .unwrap_or_else(|e| panic!("consume: {e}"));
         for m in got {
@@ -243,6 +194,15 @@ async fn work(c: onceq::Client, i: usize, done: Arc<Mutex<HashSet<String>>>) {
             assert!(done.lock().unwrap().insert(key), "a message handled twice");
             handled += 1;
         }
+    }
+}
+
+/// Consume options: at most `max` messages, a long poll of `wait` seconds.
+fn take(max: u32, wait: u32) -> ConsumeOptions {
+    ConsumeOptions {
+        max_messages: max,
+        wait_seconds: wait,
+        ..Default::default()
     }
 }
 

@@ -14,6 +14,9 @@ pub struct ServerProcess {
     /// What the server printed on stdout (the bootstrap key, if any).
     pub stdout_lines: mpsc::Receiver<String>,
     stderr_lines: mpsc::Receiver<String>,
+    /// The data directory of [`on_postgres`](Self::on_postgres), kept as
+    /// long as the process runs.
+    _dir: Option<tempfile::TempDir>,
 }
 
 /// The `onceq` binary under test.
@@ -57,7 +60,25 @@ impl ServerProcess {
             url,
             stdout_lines,
             stderr_lines,
+            _dir: None,
         }
+    }
+
+    /// `onceq serve` on the PostgreSQL database at `url`, accepting `key`,
+    /// with `args` besides; its data directory (unused by the PostgreSQL
+    /// store) is a temporary one.
+    pub fn on_postgres(url: &str, key: &str, args: &[&str]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mut all = vec![
+            "--database-url",
+            url,
+            "--data-dir",
+            dir.path().to_str().unwrap(),
+        ];
+        all.extend_from_slice(args);
+        let mut server = Self::start(&all, &[("ONCEQ_API_KEY", key)]);
+        server._dir = Some(dir);
+        server
     }
 
     /// Sends SIGTERM and waits; returns whether it exited successfully and

@@ -20,19 +20,9 @@ fn a_frozen_database_is_503_within_the_bound_then_recovers() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let pg = rt.block_on(TestCluster::start());
     let db = rt.block_on(pg.create_database());
-    let dir = tempfile::tempdir().unwrap();
     let bound_ms = BOUND.as_millis().to_string();
-    let server = ServerProcess::start(
-        &[
-            "--database-url",
-            &db.url,
-            "--data-dir",
-            dir.path().to_str().unwrap(),
-            "--store-timeout-ms",
-            &bound_ms,
-        ],
-        &[("ONCEQ_API_KEY", "stall-key")],
-    );
+    let server =
+        ServerProcess::on_postgres(&db.url, "stall-key", &["--store-timeout-ms", &bound_ms]);
     let http = reqwest::Client::new();
     let call = |path: &'static str| {
         let request = if path == "/readyz" {

@@ -122,29 +122,45 @@ impl TestCluster {
         let run_as = RunAs::detect();
         let dir = make_cluster_dir(run_as);
         init_data_dir(&bindir, run_as, dir.path()).await;
+        // A free port can be taken between our probe and postgres binding it
+        // (other test processes start clusters too): retry on a new one.
+        Self::launch(dir, options, None).await
+    }
+
+    /// Serves the data directory in `dir` (made, set up by `options` here),
+    /// on `port` — retried a few seconds while it is taken — or on a free
+    /// port, a new one each try.
+    async fn launch(
+        dir: tempfile::TempDir,
+        options: ClusterOptions,
+        port: Option<u16>,
+    ) -> TestCluster {
+        let run_as = RunAs::detect();
         write_setup(run_as, &dir.path().join("data"), &options);
         let mut cluster = TestCluster {
             dir,
-            bindir,
+            bindir: host::bindir(),
             run_as,
             options,
-            port: free_port(),
+            port: port.unwrap_or_else(free_port),
             server: Mutex::new(None),
             databases: AtomicU64::new(0),
         };
-        // A free port can be taken between our probe and postgres binding it
-        // (other test processes start clusters too): retry on a new one.
-        for _ in 0..5 {
+        for _ in 0..20 {
             match cluster.spawn_and_wait().await {
                 Ok(()) => return cluster,
                 Err(PortTaken) => {
                     cluster.stop(StopMode::Immediate).await;
-                    cluster.port = free_port();
+                    match port {
+                        None => cluster.port = free_port(),
+                        Some(_) => tokio::time::sleep(Duration::from_millis(250)).await,
+                    }
                 }
             }
         }
         panic!(
-            "onceq-testdb: could not find a free port for postgres after 5 tries\n{}",
+            "onceq-testdb: port {} stayed taken for postgres\n{}",
+            cluster.port,
             cluster.log()
         );
     }

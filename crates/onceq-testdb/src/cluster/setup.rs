@@ -58,13 +58,19 @@ pub(super) async fn init_data_dir(bindir: &Path, run_as: RunAs, dir: &Path) {
             "--no-sync",
         ])
         .current_dir(dir);
+    run_tool(cmd, "initdb").await;
+}
+
+/// Runs one of PostgreSQL's tools to its end; panics with its output when
+/// it fails.
+pub(super) async fn run_tool(mut cmd: std::process::Command, what: &'static str) {
     let out = tokio::task::spawn_blocking(move || cmd.output())
         .await
-        .expect("join initdb")
-        .unwrap_or_else(|e| panic!("onceq-testdb: run initdb: {e}"));
+        .unwrap_or_else(|e| panic!("onceq-testdb: join {what}: {e}"))
+        .unwrap_or_else(|e| panic!("onceq-testdb: run {what}: {e}"));
     assert!(
         out.status.success(),
-        "onceq-testdb: initdb failed ({}):\n{}\n{}",
+        "onceq-testdb: {what} failed ({}):\n{}\n{}",
         out.status,
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)

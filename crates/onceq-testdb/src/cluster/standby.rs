@@ -1,11 +1,7 @@
 //! A streaming standby of a cluster, and its promotion (failover tests).
 
-use std::sync::Mutex;
-use std::sync::atomic::AtomicU64;
-use std::time::Duration;
-
-use super::setup::{free_port, make_cluster_dir, write_setup};
-use super::{ClusterOptions, PortTaken, StopMode, TestCluster};
+use super::setup::{free_port, make_cluster_dir, run_tool};
+use super::{ClusterOptions, TestCluster};
 use crate::host::{self, RunAs};
 
 impl TestCluster {
@@ -53,40 +49,9 @@ impl TestCluster {
         .arg("-D")
         .arg(dir.path().join("data"))
         .current_dir(dir.path());
-        let out = tokio::task::spawn_blocking(move || cmd.output())
-            .await
-            .expect("join pg_basebackup")
-            .unwrap_or_else(|e| panic!("onceq-testdb: run pg_basebackup: {e}"));
-        assert!(
-            out.status.success(),
-            "onceq-testdb: pg_basebackup failed ({}):\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
+        run_tool(cmd, "pg_basebackup").await;
         options.settings.push(format!("cluster_name={name}"));
-        write_setup(run_as, &dir.path().join("data"), &options);
-        let cluster = TestCluster {
-            dir,
-            bindir,
-            run_as,
-            options,
-            port,
-            server: Mutex::new(None),
-            databases: AtomicU64::new(0),
-        };
-        for _ in 0..20 {
-            match cluster.spawn_and_wait().await {
-                Ok(()) => return cluster,
-                Err(PortTaken) => {
-                    cluster.stop(StopMode::Immediate).await;
-                    tokio::time::sleep(Duration::from_millis(250)).await;
-                }
-            }
-        }
-        panic!(
-            "onceq-testdb: the standby's port {port} stayed taken\n{}",
-            cluster.log()
-        );
+        Self::launch(dir, options, Some(port)).await
     }
 
     /// Promotes a standby (`pg_promote()`, waiting for it) so it accepts
