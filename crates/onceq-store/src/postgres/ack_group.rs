@@ -146,7 +146,9 @@ async fn group_retrying(conn: &mut HotConnection, group: &[Pending]) -> crate::R
 }
 
 /// One attempt at the whole group: whether each ack deleted its message.
-/// One statement, so atomic without a transaction of its own.
+/// One statement, so atomic without a transaction of its own — except
+/// behind a pooler, where one carries the hot settings (`Conn::hot_begin`),
+/// pipelined with the statement and its COMMIT.
 async fn group_once(conn: &mut HotConnection, group: &[Pending]) -> Result<Vec<bool>, Error> {
     let client = conn.get().await?;
     let stmt = client.prepare_cached(sql::MESSAGE_ACK_MANY).await?;
@@ -155,19 +157,24 @@ async fn group_once(conn: &mut HotConnection, group: &[Pending]) -> Result<Vec<b
     let queues: Vec<&str> = leases.clone().map(|l| l.queue.queue.as_str()).collect();
     let ids: Vec<&str> = leases.clone().map(|l| l.message_id.as_str()).collect();
     let receipts: Vec<Option<&str>> = leases.map(|l| l.receipt.as_deref()).collect();
+    let in_flight = MessageStatus::InFlight.as_str();
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
+        [&projects, &queues, &ids, &receipts, &in_flight];
     // A connection this closes is replaced by the next `conn.get()`.
-    let deleted = client
-        .query(
-            &stmt,
-            &[
-                &projects,
-                &queues,
-                &ids,
-                &receipts,
-                &MessageStatus::InFlight.as_str(),
-            ],
-        )
-        .await?;
+    let deleted = if client.behind_pooler() {
+        // All three queued at the first poll: the COMMIT always follows.
+        let (began, deleted, committed) = tokio::join!(
+            client.batch_execute(client.hot_begin()),
+            client.query(&stmt, &params),
+            client.batch_execute("COMMIT"),
+        );
+        began?;
+        let deleted = deleted?;
+        committed?;
+        deleted
+    } else {
+        client.query(&stmt, &params).await?
+    };
     // Each deleted message goes to the first ack of the group that could
     // have deleted it: same message, same queue, its receipt or none.
     let mut answers = vec![false; group.len()];

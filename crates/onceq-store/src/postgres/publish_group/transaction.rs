@@ -56,7 +56,7 @@ async fn in_transaction(
     let (ids, begun) = match cache.get(group) {
         Some(ids) => (ids, false),
         None => {
-            client.batch_execute("BEGIN").await?;
+            client.batch_execute(client.hot_begin()).await?;
             (queue_ids(client, group).await?, true)
         }
     };
@@ -90,7 +90,7 @@ async fn in_transaction(
     let begin = async {
         match begun {
             true => Ok(()),
-            false => client.batch_execute("BEGIN").await,
+            false => client.batch_execute(client.hot_begin()).await,
         }
     };
     let commit = async {
