@@ -1,4 +1,7 @@
 //! consume, ack, nack, extend, long polling, lease expiry and the DLQ rule.
+//!
+//! Over 400 lines: consuming and its leases are one conversation with the
+//! server; the tests follow it in order.
 
 use std::time::Duration;
 

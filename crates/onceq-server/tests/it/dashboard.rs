@@ -3,6 +3,9 @@
 //! fragment, the DLQ actions and the purge confirmation, the key's scope,
 //! and the assets.
 //! The browser itself is driven by the CLI crate's `dashboard` test.
+//!
+//! Over 400 lines: every page's test drives it through the `Browser` and `Page`
+//! helpers below; a page that grows a file of its own takes its tests along.
 
 use reqwest::{StatusCode, header};
 use serde_json::json;

@@ -1,6 +1,9 @@
 //! Browsing a queue (the dashboard): keyset pages, state filters, search by
 //! id and idempotency key, one message, and the single-message changes
 //! `message_delete` and `dlq_redrive_one`.
+//!
+//! Over 400 lines: paging, filters, search and the single-message changes
+//! share one seeded queue and its expectations.
 
 use jiff::SignedDuration;
 use onceq_store::{

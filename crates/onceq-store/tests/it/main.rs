@@ -32,6 +32,9 @@
 //!   under concurrent claimers (and two Postgres "servers").
 //! - [`readiness`]: `ping` says not-ready when the store cannot write (a
 //!   full SQLite disk, a read-only PostgreSQL).
+//!
+//! Over 400 lines: the harness and the conformance tests that need no module
+//! of their own; topics with many tests have one (`fifo`, `browse`, …).
 
 use std::sync::Arc;
 

@@ -1,6 +1,9 @@
 //! The application under test: the seed's `POST /api/exports` (publishes to
 //! the real queue with the request's key as the publish key), plus routes
 //! that answer 400, 500, slowly, or echo the key, behind the layer.
+//!
+//! Over 400 lines: the app under test is one router; its routes are small and
+//! read best together.
 
 use std::{
     path::PathBuf,

@@ -1,5 +1,8 @@
 //! One test per hole of `three-keys.md`, Layer 1. Each drives the route into
 //! the state the seed mishandled and fails if the fix is taken out.
+//!
+//! Over 400 lines: one file, one test per hole, in the spec's order, so the
+//! list reads as the spec does.
 
 use std::{
     sync::{
