@@ -57,6 +57,7 @@ pub fn publish(req: Publish, header_key: Option<&HeaderValue>) -> Result<Publish
             priority: req.priority,
             idempotency_key: key,
             message_group_id: req.message_group_id,
+            headers: req.headers,
         },
     )?;
     Ok(PublishInput { queue, message })
@@ -92,6 +93,8 @@ pub fn publish_batch(req: PublishBatch, max: usize) -> Result<BatchInput, ApiErr
 fn new_message(prefix: &str, item: BatchItem) -> Result<NewMessage, ApiError> {
     let field = |name: &str| format!("{prefix}{name}");
     let payload = validate::payload(&field("payload"), item.payload)?;
+    let headers = crate::headers::parse(&field("headers"), item.headers)?;
+    crate::headers::check_size(prefix, &payload, headers.as_deref())?;
     let delay = validate::int_in(
         &field("delay_seconds"),
         item.delay_seconds,
@@ -112,6 +115,7 @@ fn new_message(prefix: &str, item: BatchItem) -> Result<NewMessage, ApiError> {
         priority: priority as i32,
         idempotency_key: validate::opt_token(&field("idempotency_key"), item.idempotency_key)?,
         group_id: validate::opt_token(&field("message_group_id"), item.message_group_id)?,
+        headers,
     })
 }
 

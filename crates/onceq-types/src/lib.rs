@@ -38,12 +38,21 @@ pub mod scope;
 
 pub use envelope::{Envelope, ErrorBody, Metadata};
 pub use error::ErrorCode;
-pub use message::{ConsumedMessage, MessageStatus, PublishedMessage};
+pub use message::{ConsumedMessage, Headers, MessageStatus, PublishedMessage};
 pub use queue::{QueueRecord, QueueStats, QueueType};
 
 /// The largest payload a message may carry: the byte length of its compact
 /// JSON serialisation (256 KiB, as on Infrai's hosted queue).
 pub const MAX_PAYLOAD_BYTES: usize = 262_144;
+
+/// The most headers a message may carry (queue-api-2.md §3).
+pub const MAX_HEADERS: usize = 64;
+
+/// The longest a header name may be, in bytes (`[A-Za-z0-9_.-]`).
+pub const MAX_HEADER_NAME_BYTES: usize = 128;
+
+/// The longest a header value may be, in bytes.
+pub const MAX_HEADER_VALUE_BYTES: usize = 4_096;
 
 /// The most messages one `consume` or `publish_batch` call handles.
 pub const MAX_BATCH: usize = 10;

@@ -1,5 +1,7 @@
 //! Messages, as published and as handed to a consumer.
 
+use std::collections::BTreeMap;
+
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -43,6 +45,10 @@ impl MessageStatus {
     }
 }
 
+/// A message's headers: names (lower-case, `[a-z0-9_.-]`) to string values,
+/// in name order. W3C `traceparent`/`tracestate` travel here.
+pub type Headers = BTreeMap<String, String>;
+
 /// The `data` of a publish, and each item of a batch publish.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -61,6 +67,10 @@ pub struct PublishedMessage {
     pub delivery_count: i32,
     /// When the (first) message was stored.
     pub created_at: Timestamp,
+    /// The headers as given to this publish (names lower-cased). On a
+    /// replay the stored message keeps its first publish's headers.
+    #[serde(default)]
+    pub headers: Headers,
     /// Only in batch answers: whether this item was a replay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotent_replay: Option<bool>,
@@ -91,4 +101,7 @@ pub struct ConsumedMessage {
     /// The idempotency key it was published with, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<String>,
+    /// The headers it was published with (`{}` when none).
+    #[serde(default)]
+    pub headers: Headers,
 }

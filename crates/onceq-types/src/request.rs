@@ -162,6 +162,10 @@ request! {
         /// FIFO queues only: the ordering group; default `default`.
         #[token]
         pub message_group_id: Option<String>,
+        /// Headers kept with the message and returned wherever it is.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::headers))]
+        pub headers: Option<Box<RawValue>>,
     }
 }
 
@@ -183,6 +187,10 @@ request! {
         /// FIFO queues only.
         #[token]
         pub message_group_id: Option<String>,
+        /// Headers kept with the message and returned wherever it is.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::headers))]
+        pub headers: Option<Box<RawValue>>,
     }
 }
 

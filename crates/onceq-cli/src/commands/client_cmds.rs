@@ -105,6 +105,7 @@ pub async fn publish(a: PublishArgs) -> anyhow::Result<()> {
                 idempotency_key: a.key,
                 delay_seconds: a.delay,
                 priority: a.priority,
+                ..PublishOptions::default()
             },
         )
         .await?;

@@ -16,6 +16,7 @@ mod early_answers;
 mod envelope;
 mod fifo;
 mod flood;
+mod headers;
 mod hostile;
 mod metering;
 mod metrics;

@@ -56,6 +56,8 @@ pub struct MessageRecord {
     pub group_id: Option<String>,
     /// The key it was published with, if any.
     pub idempotency_key: Option<String>,
+    /// Its headers as published (canonical JSON object), if any.
+    pub headers: Option<String>,
     /// Hand-outs so far (reset to 0 by a redrive).
     pub delivery_count: i32,
     /// When it was published.

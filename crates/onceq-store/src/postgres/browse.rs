@@ -31,6 +31,7 @@ fn message_record(row: &Row) -> Result<MessageRecord, Error> {
         created_at: row.get("created_at"),
         visible_at: row.get("visible_at"),
         lease_expires_at: row.get("lease_expires_at"),
+        headers: row.get("headers"),
     })
 }
 

@@ -31,6 +31,7 @@ fn message_record(row: &Row<'_>) -> rusqlite::Result<MessageRecord> {
         created_at: time::get(row, 8)?,
         visible_at: time::get(row, 9)?,
         lease_expires_at: time::get_opt(row, 10)?,
+        headers: row.get(11)?,
     })
 }
 

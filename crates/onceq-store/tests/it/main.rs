@@ -28,6 +28,7 @@
 //! - [`concurrency`]: racing publishers and claimers, two Postgres "servers".
 //! - [`subscriptions`]: push subscriptions: add, list, delete, limits,
 //!   tenancy, and the dispatcher's scan.
+//! - [`headers`]: message headers kept on every path a message takes.
 //! - [`fifo`]: FIFO queues: order and one in flight per group, alone and
 //!   under concurrent claimers (and two Postgres "servers").
 //! - [`readiness`]: `ping` says not-ready when the store cannot write (a
@@ -83,6 +84,7 @@ mod dedupe;
 mod depths;
 mod dlq;
 mod fifo;
+mod headers;
 mod keys;
 mod lease;
 mod maintenance;
@@ -375,6 +377,7 @@ pub fn msg(payload: &str) -> NewMessage {
         priority: 0,
         idempotency_key: None,
         group_id: None,
+        headers: None,
     }
 }
 

@@ -10,7 +10,7 @@ mod retry;
 use std::time::Duration;
 
 use onceq_types::{
-    ConsumedMessage, Envelope, PublishedMessage, QueueRecord, QueueStats,
+    ConsumedMessage, Envelope, Headers, PublishedMessage, QueueRecord, QueueStats,
     capability::Discovery,
     reply::{Acked, Deleted, Extended, Items, Nacked, Purged, Redriven},
     request::{self, BatchItem},
@@ -41,6 +41,9 @@ pub struct PublishOptions {
     pub delay_seconds: Option<i64>,
     /// Higher goes out first.
     pub priority: Option<i64>,
+    /// Headers kept with the message and handed to its consumer (names
+    /// are case-insensitive; the server stores them lower-case).
+    pub headers: Headers,
 }
 
 /// What a publish returned.
@@ -142,6 +145,11 @@ impl Client {
             priority: opts.priority,
             idempotency_key: Some(key.clone()),
             message_group_id: None,
+            headers: if opts.headers.is_empty() {
+                None
+            } else {
+                Some(to_raw(&opts.headers)?)
+            },
         };
         let answer: Answer<PublishedMessage> = self
             .retry

@@ -32,6 +32,21 @@ async fn publish_reports_replays_and_keeps_generated_keys() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headers_travel_from_publish_to_consume() {
+    let env = Env::start().await;
+    let c = env.client();
+    let headers: onceq::types::Headers = [("X-Tenant".to_owned(), "acme".to_owned())].into();
+    let opts = PublishOptions {
+        headers,
+        ..Default::default()
+    };
+    let p = c.publish("q", &json!(1), opts).await.unwrap();
+    assert_eq!(p.message.headers.get("x-tenant").map(String::as_str), Some("acme"));
+    let got = c.consume("q", Default::default()).await.unwrap();
+    assert_eq!(got[0].headers.get("x-tenant").map(String::as_str), Some("acme"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_are_variants() {
     let env = Env::start().await;
     let c = env.client();
