@@ -57,11 +57,7 @@ pub async fn run(args: HealthArgs) -> anyhow::Result<()> {
         .with_context(|| format!("{url}: no answer (is the server running?)"))?;
     let status = response.status();
     let body = response.text().await.unwrap_or_default();
-    anyhow::ensure!(
-        status.is_success(),
-        "{url}: {status} {}",
-        body.trim()
-    );
+    anyhow::ensure!(status.is_success(), "{url}: {status} {}", body.trim());
     println!("{}", body.trim());
     Ok(())
 }
@@ -86,9 +82,15 @@ mod tests {
 
     #[test]
     fn asks_the_listen_address_on_loopback() {
-        assert_eq!(url(&["--listen", "0.0.0.0:9000"]), "http://127.0.0.1:9000/readyz");
+        assert_eq!(
+            url(&["--listen", "0.0.0.0:9000"]),
+            "http://127.0.0.1:9000/readyz"
+        );
         assert_eq!(url(&["--listen", "[::]:9000"]), "http://[::1]:9000/readyz");
-        assert_eq!(url(&["--listen", "10.1.2.3:80"]), "http://10.1.2.3:80/readyz");
+        assert_eq!(
+            url(&["--listen", "10.1.2.3:80"]),
+            "http://10.1.2.3:80/readyz"
+        );
         assert_eq!(url(&["--url", "http://h:1/"]), "http://h:1/readyz");
     }
 }

@@ -79,7 +79,14 @@ fn image_serves_as_non_root_reports_health_drains_on_sigterm_and_keeps_its_volum
     // Publish two, consume one; the other must outlive the container.
     for (n, key) in [(1, "c1"), (2, "c2")] {
         let out: Value = serde_json::from_str(&run_ok(
-            &["publish", "jobs", &format!(r#"{{"n": {n}}}"#), "--key", key, "--json"],
+            &[
+                "publish",
+                "jobs",
+                &format!(r#"{{"n": {n}}}"#),
+                "--key",
+                key,
+                "--json",
+            ],
             &env,
         ))
         .unwrap();
@@ -100,7 +107,10 @@ fn image_serves_as_non_root_reports_health_drains_on_sigterm_and_keeps_its_volum
     );
     let logs = podman.command(&["logs", "onceq-1"]).output().unwrap();
     let logs = String::from_utf8_lossy(&logs.stderr);
-    assert!(logs.contains("shutting down") && logs.contains("stopped"), "{logs}");
+    assert!(
+        logs.contains("shutting down") && logs.contains("stopped"),
+        "{logs}"
+    );
     podman.ok(&["rm", "onceq-1"]);
 
     // A new container on the same volume: the waiting message and the

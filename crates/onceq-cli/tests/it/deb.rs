@@ -1,5 +1,5 @@
 //! The Debian package: scripts/build-deb packages the binary under test
-//! (cargo-deb, no rebuild), `dpkg -i` installs it, and the server serves
+//! (cargo-deb, no rebuild, quick compression), `dpkg -i` installs it, and the server serves
 //! afterwards as the unit would run it: the unit's ExecStart as its User
 //! with its Environment and EnvironmentFile, in its WorkingDirectory, with
 //! no new privileges. There is no systemd as PID 1 on these machines, so
@@ -78,6 +78,7 @@ fn build_deb(out: &Path) -> PathBuf {
     let built = Command::new(script)
         .env("PROFILE", &profile)
         .env("OUT", out)
+        .env("FAST", "1")
         .env("CARGO_TARGET_DIR", profile_dir.parent().unwrap())
         .output()
         .unwrap();
@@ -106,7 +107,10 @@ fn service_section(unit: &str) -> BTreeMap<String, Vec<String>> {
             in_service = line == "[Service]";
         } else if in_service && !line.is_empty() && !line.starts_with(['#', ';']) {
             let (k, v) = line.split_once('=').unwrap();
-            settings.entry(k.trim().into()).or_default().push(v.trim().into());
+            settings
+                .entry(k.trim().into())
+                .or_default()
+                .push(v.trim().into());
         }
     }
     settings
@@ -131,7 +135,10 @@ fn environment_file(text: &str) -> Vec<(String, String)> {
 }
 
 fn one<'a>(service: &'a BTreeMap<String, Vec<String>>, key: &str) -> &'a str {
-    service.get(key).and_then(|v| v.last()).unwrap_or_else(|| panic!("no {key}= in the unit"))
+    service
+        .get(key)
+        .and_then(|v| v.last())
+        .unwrap_or_else(|| panic!("no {key}= in the unit"))
 }
 
 #[test]
@@ -144,7 +151,10 @@ fn deb_installs_a_unit_that_serves_as_onceq_and_purges_clean() {
 
     // What the package put where.
     assert!(Path::new("/usr/bin/onceq").is_file());
-    let conffiles = sh("dpkg-query", &["--showformat", "${Conffiles}", "--show", "onceq"]);
+    let conffiles = sh(
+        "dpkg-query",
+        &["--showformat", "${Conffiles}", "--show", "onceq"],
+    );
     assert!(conffiles.contains("/etc/onceq/onceq.env"), "{conffiles}");
     let env_path = Path::new("/etc/onceq/onceq.env");
     assert_eq!(std::fs::metadata(env_path).unwrap().mode() & 0o777, 0o600);
@@ -154,10 +164,13 @@ fn deb_installs_a_unit_that_serves_as_onceq_and_purges_clean() {
     let data = std::fs::metadata("/var/lib/onceq").unwrap();
     assert_eq!((data.uid(), data.mode() & 0o777), (uid, 0o750));
 
-    let unit_path = ["/lib/systemd/system/onceq.service", "/usr/lib/systemd/system/onceq.service"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-        .expect("the unit is installed");
+    let unit_path = [
+        "/lib/systemd/system/onceq.service",
+        "/usr/lib/systemd/system/onceq.service",
+    ]
+    .into_iter()
+    .find(|p| Path::new(p).exists())
+    .expect("the unit is installed");
     if Path::new("/usr/bin/systemd-analyze").exists() {
         sh("systemd-analyze", &["verify", unit_path]);
     }
@@ -168,13 +181,20 @@ fn deb_installs_a_unit_that_serves_as_onceq_and_purges_clean() {
 
     // The administrator's edits to the conffile, which an upgrade (the
     // same package again) keeps.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let edited = std::fs::read_to_string(env_path)
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
-        .replace("ONCEQ_LISTEN=127.0.0.1:8787", &format!("ONCEQ_LISTEN=127.0.0.1:{port}"))
-        + &format!("ONCEQ_API_KEY={KEY}\n");
+        .local_addr()
+        .unwrap()
+        .port();
+    let edited = std::fs::read_to_string(env_path).unwrap().replace(
+        "ONCEQ_LISTEN=127.0.0.1:8787",
+        &format!("ONCEQ_LISTEN=127.0.0.1:{port}"),
+    ) + &format!("ONCEQ_API_KEY={KEY}\n");
     std::fs::write(env_path, &edited).unwrap();
-    sh("dpkg", &["--install", "--force-confold", deb.to_str().unwrap()]);
+    sh(
+        "dpkg",
+        &["--install", "--force-confold", deb.to_str().unwrap()],
+    );
     assert_eq!(std::fs::read_to_string(env_path).unwrap(), edited);
 
     // What systemd does with the unit: Environment=, then the
@@ -186,20 +206,32 @@ fn deb_installs_a_unit_that_serves_as_onceq_and_purges_clean() {
         env.push((k.into(), v.into()));
     }
     let file = one(&service, "EnvironmentFile");
-    env.extend(environment_file(&std::fs::read_to_string(file.trim_start_matches('-')).unwrap()));
+    env.extend(environment_file(
+        &std::fs::read_to_string(file.trim_start_matches('-')).unwrap(),
+    ));
     let exec: Vec<&str> = one(&service, "ExecStart").split_whitespace().collect();
     let user = one(&service, "User");
     let mut cmd = Command::new("setpriv");
-    cmd.args(["--reuid", user, "--regid", one(&service, "Group"), "--init-groups", "--no-new-privs", "--"])
-        .args(&exec)
-        .current_dir(one(&service, "WorkingDirectory"))
-        .env_clear()
-        .envs(env);
+    cmd.args([
+        "--reuid",
+        user,
+        "--regid",
+        one(&service, "Group"),
+        "--init-groups",
+        "--no-new-privs",
+        "--",
+    ])
+    .args(&exec)
+    .current_dir(one(&service, "WorkingDirectory"))
+    .env_clear()
+    .envs(env);
     let server = crate::process::ServerProcess::spawn_waiting(cmd);
     let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).unwrap();
     let uids = status.lines().find(|l| l.starts_with("Uid:")).unwrap();
     assert!(
-        uids.split_whitespace().skip(1).all(|u| u == uid.to_string()),
+        uids.split_whitespace()
+            .skip(1)
+            .all(|u| u == uid.to_string()),
         "{uids}"
     );
 
@@ -221,10 +253,16 @@ fn deb_installs_a_unit_that_serves_as_onceq_and_purges_clean() {
     assert!(clean, "SIGTERM drains and exits 0: {logs:?}");
 
     drop(installed);
-    assert!(!Path::new("/var/lib/onceq").exists(), "purge removes the data");
+    assert!(
+        !Path::new("/var/lib/onceq").exists(),
+        "purge removes the data"
+    );
     assert!(!Path::new("/etc/onceq").exists(), "and the settings");
     assert!(!Path::new("/usr/bin/onceq").exists());
-    let user_left = Command::new("getent").args(["passwd", "onceq"]).output().unwrap();
+    let user_left = Command::new("getent")
+        .args(["passwd", "onceq"])
+        .output()
+        .unwrap();
     assert!(!user_left.status.success(), "and the user");
     eprintln!(
         "deb test: package built in {built:?}, {:?} in all",

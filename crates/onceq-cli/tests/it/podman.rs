@@ -108,7 +108,7 @@ impl Podman {
     /// `needle`, and returns the lines up to it.
     #[track_caller]
     pub fn wait_for_log(&self, container: &str, needle: &str) -> Vec<String> {
-        let mut follow = LogFollower::start(self.command(&["logs", "--follow", container]));
+        let follow = LogFollower::start(self.command(&["logs", "--follow", container]));
         let mut seen = Vec::new();
         loop {
             match follow.lines.recv_timeout(Duration::from_secs(60)) {
