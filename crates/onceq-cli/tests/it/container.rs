@@ -112,6 +112,10 @@ fn image_serves_as_non_root_reports_health_drains_on_sigterm_and_keeps_its_volum
         "{logs}"
     );
     podman.ok(&["rm", "onceq-1"]);
+    let down = crate::process::run(&["health", "--url", &url], &[]);
+    assert!(!down.status.success(), "onceq health fails with no server");
+    let said = String::from_utf8_lossy(&down.stderr);
+    assert!(said.contains("is the server running?"), "{said}");
 
     // A new container on the same volume: the waiting message and the
     // idempotency key are still there.
