@@ -3,7 +3,8 @@
 //! private podman, and the test runs it as a user would: publishes and
 //! consumes through it, reads the health status podman reports, checks
 //! the server runs as non-root, stops it with SIGTERM (`podman stop`) and
-//! finds its data again in a new container on the same volume.
+//! finds its data again in a new container on the same volume; then runs
+//! it on a TLS-only PostgreSQL reached by host name.
 
 use std::time::Instant;
 
@@ -45,7 +46,8 @@ fn free_port() -> u16 {
 }
 
 #[test]
-fn image_serves_as_non_root_reports_health_drains_on_sigterm_and_keeps_its_volume() {
+fn image_serves_as_non_root_reports_health_drains_on_sigterm_keeps_its_volume_and_reaches_postgres_over_tls()
+ {
     let began = Instant::now();
     let podman = Podman::new();
     podman.build_image(TAG);
@@ -129,8 +131,61 @@ fn image_serves_as_non_root_reports_health_drains_on_sigterm_and_keeps_its_volum
     let got: Value =
         serde_json::from_str(&run_ok(&["consume", "jobs", "--ack", "--json"], &env)).unwrap();
     assert_eq!(got[0]["payload"]["n"], 2, "{got}");
+    podman.ok(&["stop", "onceq-2"]);
+
+    on_postgres_over_tls(&podman, port);
     eprintln!(
         "container test: image built in {built:?}, stopped in {stop_took:?}, {:?} in all",
         began.elapsed()
     );
+}
+
+/// The image on a TLS-only PostgreSQL, reached by host name with
+/// verify-full: the container's resolver files (/etc/nsswitch.conf, the
+/// hosts file podman writes) and the copied libraries do their part, and
+/// the CA is given as a mounted file, as a deployment would.
+fn on_postgres_over_tls(podman: &Podman, port: u16) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (cluster, db) = rt.block_on(async {
+        let c = onceq_testdb::shared_tls_cluster().await;
+        (c, c.cluster.create_database().await.name)
+    });
+    // A copy the container's user can read, whoever owns the original.
+    let ca = tempfile::NamedTempFile::new().unwrap();
+    std::fs::copy(&cluster.files.ca, ca.path()).unwrap();
+    std::fs::set_permissions(
+        ca.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    )
+    .unwrap();
+    let url = cluster.url(
+        "localhost",
+        &db,
+        "sslmode=verify-full&sslrootcert=/etc/onceq/ca.crt",
+    );
+    podman.ok(&[
+        "run",
+        "--detach",
+        "--name",
+        "onceq-pg",
+        "--network",
+        "host",
+        "--env",
+        &format!("ONCEQ_LISTEN=127.0.0.1:{port}"),
+        "--env",
+        &format!("ONCEQ_API_KEY={KEY}"),
+        "--env",
+        &format!("DATABASE_URL={url}"),
+        "--volume",
+        &format!("{}:/etc/onceq/ca.crt:ro", ca.path().display()),
+        TAG,
+    ]);
+    let logs = podman.wait_for_log("onceq-pg", "listening on");
+    assert!(logs.iter().any(|l| l.contains("PostgreSQL at")), "{logs:?}");
+    let url = format!("http://127.0.0.1:{port}");
+    let env = [("ONCEQ_URL", url.as_str()), ("ONCEQ_API_KEY", KEY)];
+    run_ok(&["publish", "jobs", r#"{"n": 3}"#], &env);
+    let got: Value =
+        serde_json::from_str(&run_ok(&["consume", "jobs", "--ack", "--json"], &env)).unwrap();
+    assert_eq!(got[0]["payload"]["n"], 3, "{got}");
 }
