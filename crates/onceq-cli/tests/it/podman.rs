@@ -28,6 +28,12 @@ runtime = "runc"
 
 impl Podman {
     pub fn new() -> Self {
+        // Rootless podman maps users differently (the test reads the
+        // server's uid from the host); scripts/test runs as root.
+        assert!(
+            std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").unwrap()) == 0,
+            "the container test runs podman as root: run it as root (scripts/test, CI)"
+        );
         let dir = tempfile::Builder::new()
             .prefix("onceq-podman")
             .tempdir()
