@@ -64,33 +64,23 @@ pub async fn run(args: HealthArgs) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
-
     use super::*;
 
-    #[derive(Parser)]
-    struct Cmd {
-        #[command(flatten)]
-        health: HealthArgs,
-    }
-
-    fn url(args: &[&str]) -> String {
-        let mut all = vec!["health"];
-        all.extend_from_slice(args);
-        readyz_url(&Cmd::try_parse_from(all).unwrap().health)
+    /// Built directly, not parsed: the environment (ONCEQ_URL) must not
+    /// change what is tested.
+    fn url(url: Option<&str>, listen: &str) -> String {
+        readyz_url(&HealthArgs {
+            url: url.map(str::to_owned),
+            listen: listen.parse().unwrap(),
+            timeout: 5,
+        })
     }
 
     #[test]
     fn asks_the_listen_address_on_loopback() {
-        assert_eq!(
-            url(&["--listen", "0.0.0.0:9000"]),
-            "http://127.0.0.1:9000/readyz"
-        );
-        assert_eq!(url(&["--listen", "[::]:9000"]), "http://[::1]:9000/readyz");
-        assert_eq!(
-            url(&["--listen", "10.1.2.3:80"]),
-            "http://10.1.2.3:80/readyz"
-        );
-        assert_eq!(url(&["--url", "http://h:1/"]), "http://h:1/readyz");
+        assert_eq!(url(None, "0.0.0.0:9000"), "http://127.0.0.1:9000/readyz");
+        assert_eq!(url(None, "[::]:9000"), "http://[::1]:9000/readyz");
+        assert_eq!(url(None, "10.1.2.3:80"), "http://10.1.2.3:80/readyz");
+        assert_eq!(url(Some("http://h:1/"), "0.0.0.0:1"), "http://h:1/readyz");
     }
 }
