@@ -6,6 +6,7 @@ mod bench;
 mod bulk;
 mod client_cmds;
 mod dlq;
+mod health;
 mod keys;
 mod projects;
 mod purge;
@@ -49,6 +50,8 @@ enum Command {
     Dlq(dlq::DlqCmd),
     /// Run the peers' benchmark workload against a running server.
     Bench(bench::BenchArgs),
+    /// Check that a server is ready (its /readyz); exit 1 if not.
+    Health(health::HealthArgs),
 }
 
 /// Where the store is: shared by `serve` and `keys`.
@@ -141,6 +144,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Purge(args) => purge::run(args).await,
         Command::Dlq(cmd) => dlq::run(cmd).await,
         Command::Bench(args) => bench::run(args).await,
+        Command::Health(args) => health::run(args).await,
     }
 }
 

@@ -5,17 +5,22 @@
 //! `compat` runs the seed's Node.js route and worker unchanged against it;
 //! `long_ops` checks bulk publish, purge, redrive and `stats --watch` when no
 //! terminal is attached; `dashboard` drives the web dashboard in headless
-//! Chromium; `stall` freezes PostgreSQL under a running server.
+//! Chromium; `stall` freezes PostgreSQL under a running server; `container`
+//! builds and runs the image in a private podman (`podman`); `deb` builds,
+//! installs and runs the Debian package.
 
 mod accounts;
 mod bench;
 mod cli;
 mod compat;
+mod container;
 mod dashboard;
+mod deb;
 mod failover;
 mod long_ops;
 mod outage_log;
 mod pgbouncer;
+mod podman;
 mod process;
 mod stall;
 mod tls;

@@ -40,6 +40,13 @@ impl ServerProcess {
         for (k, v) in envs {
             cmd.env(k, v);
         }
+        Self::spawn_waiting(cmd)
+    }
+
+    /// Spawns `cmd` (an `onceq serve` however launched) and waits for its
+    /// "listening" log line.
+    pub fn spawn_waiting(mut cmd: Command) -> Self {
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("spawn onceq serve");
         let stdout_lines = lines(child.stdout.take().unwrap());
         let stderr_lines = lines(child.stderr.take().unwrap());
@@ -79,6 +86,11 @@ impl ServerProcess {
         let mut server = Self::start(&all, &[("ONCEQ_API_KEY", key)]);
         server._dir = Some(dir);
         server
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Sends SIGTERM and waits; returns whether it exited successfully and
