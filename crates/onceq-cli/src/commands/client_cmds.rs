@@ -1,5 +1,5 @@
 //! Commands that talk to a running server: publish (one message, or a
-//! file of them: `bulk`), consume, stats (once, or `--watch`), queues.
+//! file of them: `bulk`), consume, stats (once, or `--watch`).
 
 use std::{path::PathBuf, time::Duration};
 
@@ -78,12 +78,6 @@ fn interval(s: &str) -> Result<f64, String> {
             "must be a number of seconds from 0.1 to 86400 (got {s:?})"
         )),
     }
-}
-
-#[derive(Debug, Args)]
-pub struct QueuesArgs {
-    #[command(flatten)]
-    server: ServerArgs,
 }
 
 pub async fn publish(a: PublishArgs) -> anyhow::Result<()> {
@@ -200,36 +194,4 @@ pub(super) fn stats_fields(s: &QueueStats) -> Vec<(&'static str, String)> {
             s.oldest_message_age_seconds.to_string(),
         ),
     ]
-}
-
-pub async fn queues(a: QueuesArgs) -> anyhow::Result<()> {
-    let list = client(&a.server)?.list_queues().await?;
-    if a.server.json {
-        return output::json(&list);
-    }
-    let rows = list
-        .into_iter()
-        .map(|q| {
-            vec![
-                q.name,
-                q.queue_type.as_str().into(),
-                q.dead_letter_queue.unwrap_or_else(|| "-".into()),
-                q.max_retries.to_string(),
-                q.visibility_timeout_default.to_string(),
-                q.message_retention_days.to_string(),
-            ]
-        })
-        .collect();
-    output::table(
-        &[
-            "NAME",
-            "TYPE",
-            "DLQ",
-            "MAX RETRIES",
-            "VISIBILITY S",
-            "RETENTION D",
-        ],
-        rows,
-    );
-    Ok(())
 }

@@ -93,6 +93,18 @@ fn error(status: u16, description: &str) -> (String, RefOr<Response>) {
         )
         .required("message")
         .property(
+            "hint",
+            ObjectBuilder::new()
+                .schema_type(utoipa::openapi::schema::SchemaType::Array(vec![
+                    Type::String,
+                    Type::Null,
+                ]))
+                .description(Some(
+                    "One short sentence on what to do about it; null where nothing useful can be said.",
+                )),
+        )
+        .required("hint")
+        .property(
             "retryable",
             ObjectBuilder::new()
                 .schema_type(Type::Boolean)

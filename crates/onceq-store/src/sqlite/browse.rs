@@ -7,7 +7,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use super::{queues, time};
 use crate::rules::page;
 use crate::{
-    DlqRedriveOne, MessageDelete, MessageGet, MessageList, MessagePage, MessageRecord,
+    DlqRedriveOne, FoundMessage, MessageDelete, MessageGet, MessageList, MessagePage, MessageRecord,
     RedriveOneOutcome, Result, SingleOutcome, StoreError,
 };
 
@@ -64,6 +64,23 @@ pub(super) fn get(conn: &Connection, p: &MessageGet) -> Result<Option<MessageRec
         .query_row(
             params![queue.id, p.message_id, time::micros(p.now)],
             message_record,
+        )
+        .optional()?)
+}
+
+/// `Store::message_find`.
+pub(super) fn find_anywhere(conn: &Connection, p: &MessageGet) -> Result<Option<FoundMessage>> {
+    let queue = queues::get(conn, &p.queue)?;
+    Ok(conn
+        .prepare_cached(sql!("message_find"))?
+        .query_row(
+            params![queue.id, p.message_id, time::micros(p.now)],
+            |row| {
+                Ok(FoundMessage {
+                    record: message_record(row)?,
+                    dead_lettered: row.get(11)?,
+                })
+            },
         )
         .optional()?)
 }
