@@ -129,7 +129,7 @@ fn client_hint(e: &onceq::Error) -> Option<String> {
             let at = t.url().map(origin).unwrap_or_else(|| "that URL".into());
             if t.is_connect() && refused(std::iter::successors(
                 Some(t as &(dyn StdError + 'static)),
-                |e| e.source(),
+                |e| (*e).source(),
             )) {
                 Some(format!(
                     "is the server running at {at}? start it with `onceq serve`"
