@@ -55,6 +55,29 @@ pub fn check_url(url: &str) -> Result<(), Hinted> {
     }
 }
 
+/// Decodes JSON the user wrote; a failure names the field (as the server
+/// does, without the `?` of a place the decoder cannot name) and where it
+/// is: `priority: invalid type: string "x", expected an integer at line 1
+/// column 37`.
+pub fn decode<T: serde::de::DeserializeOwned>(text: &str) -> anyhow::Result<T> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
+        let path: Vec<String> = e
+            .path()
+            .iter()
+            .take_while(|s| !matches!(s, serde_path_to_error::Segment::Unknown))
+            .map(|s| s.to_string())
+            .collect();
+        let inner = e.into_inner();
+        match path.is_empty() {
+            true => anyhow::anyhow!("{inner}"),
+            false => anyhow::anyhow!("{}: {inner}", path.join(".")),
+        }
+    })?;
+    de.end().map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(value)
+}
+
 /// The lines to print for `err`: `error: ...` and, where one is known,
 /// `hint: ...`.
 pub fn render(err: &anyhow::Error) -> String {
@@ -113,9 +136,6 @@ fn hint(err: &anyhow::Error) -> Option<String> {
         if let Some(e) = cause.downcast_ref::<onceq::Error>() {
             return client_hint(e);
         }
-    }
-    if err.chain().any(|c| c.is::<serde_json::Error>()) {
-        return Some("quote the JSON for your shell, e.g. '{\"job\": \"export\"}'".into());
     }
     // Not the server: the store of `keys`/`projects`/`serve`.
     refused(err.chain()).then(|| {

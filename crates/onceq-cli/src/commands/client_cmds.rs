@@ -3,7 +3,6 @@
 
 use std::{path::PathBuf, time::Duration};
 
-use anyhow::Context;
 use clap::Args;
 use onceq::{ConsumeOptions, PublishOptions};
 use onceq_types::QueueStats;
@@ -89,8 +88,12 @@ pub async fn publish(a: PublishArgs) -> anyhow::Result<()> {
         return bulk::publish_file(&a.queue, file, defaults, &a.server).await;
     }
     let payload = a.payload.as_deref().unwrap_or_default();
-    let payload: serde_json::Value =
-        serde_json::from_str(payload).context("PAYLOAD must be valid JSON")?;
+    let payload: serde_json::Value = crate::errors::decode(payload).map_err(|e| {
+        crate::errors::Hinted::new(
+            format!("PAYLOAD must be valid JSON: {e}"),
+            "quote it for your shell: onceq publish QUEUE '{\"job\": \"export\"}'",
+        )
+    })?;
     let out = client(&a.server)?
         .publish(
             &a.queue,

@@ -14,7 +14,7 @@ use crate::{
     envelope::Reply,
     openapi::{
         params::MessageParams,
-        responses::{InvalidParams, NotFound, Ok, Refused, StoreFailed, Unauthorized},
+        responses::{InvalidParams, MessageMissing, Ok, Refused, StoreFailed, Unauthorized},
     },
     validate,
 };
@@ -28,7 +28,7 @@ use crate::{
     summary = "One message, wherever it is",
     description = "The message in the queue (available, delayed, in_flight) or in its dead-letter queue (dead_lettered). 404 MESSAGE_NOT_FOUND when neither holds it (never published, or acked, purged or expired since); 404 QUEUE_NOT_FOUND for an unknown queue. headers, completed_at, result, last_error and attempts are not stored yet: {}, null and [].",
     params(MessageParams),
-    responses(Ok<MessageDetail>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
+    responses(Ok<MessageDetail>, InvalidParams, Unauthorized, Refused, MessageMissing, StoreFailed)
 )]
 pub async fn get(
     State(state): State<AppState>,
