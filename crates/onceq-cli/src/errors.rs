@@ -39,6 +39,12 @@ impl StdError for Hinted {}
 /// Refuses a server URL reqwest could not use, saying why in its terms.
 pub fn check_url(url: &str) -> Result<(), Hinted> {
     let hint = "use http://host:port, e.g. --url http://127.0.0.1:8787 (or ONCEQ_URL)";
+    if !url.contains("://") {
+        return Err(Hinted::new(
+            format!("--url {url:?} has no scheme (http:// or https://)"),
+            hint,
+        ));
+    }
     match reqwest::Url::parse(url) {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.has_host() => Ok(()),
         Ok(u) => Err(Hinted::new(
@@ -60,21 +66,58 @@ pub fn check_url(url: &str) -> Result<(), Hinted> {
 /// is: `priority: invalid type: string "x", expected an integer at line 1
 /// column 37`.
 pub fn decode<T: serde::de::DeserializeOwned>(text: &str) -> anyhow::Result<T> {
+    decode_at(text, Place::LineAndColumn)
+}
+
+/// [`decode`] for one line of a file, whose line number the caller says:
+/// the place is its column only.
+pub fn decode_line<T: serde::de::DeserializeOwned>(text: &str) -> anyhow::Result<T> {
+    decode_at(text, Place::Column)
+}
+
+#[derive(Clone, Copy)]
+enum Place {
+    LineAndColumn,
+    Column,
+}
+
+fn decode_at<T: serde::de::DeserializeOwned>(text: &str, place: Place) -> anyhow::Result<T> {
+    let said = |path: &str, e: &serde_json::Error| {
+        // serde_json ends its text with " at line L column C"; say it once,
+        // as `place` asks.
+        let full = e.to_string();
+        let what = match e.line() {
+            0 => full.as_str(),
+            _ => full.rsplit_once(" at line ").map_or(full.as_str(), |(w, _)| w),
+        };
+        let at = match (e.line(), place) {
+            (0, _) => String::new(),
+            (l, Place::LineAndColumn) => format!(" at line {l} column {}", e.column()),
+            (_, Place::Column) => format!(" at column {}", e.column()),
+        };
+        match path.is_empty() {
+            true => anyhow::anyhow!("{what}{at}"),
+            false => anyhow::anyhow!("{path}: {what}{at}"),
+        }
+    };
     let de = &mut serde_json::Deserializer::from_str(text);
     let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
-        let path: Vec<String> = e
-            .path()
-            .iter()
-            .take_while(|s| !matches!(s, serde_path_to_error::Segment::Unknown))
-            .map(|s| s.to_string())
-            .collect();
-        let inner = e.into_inner();
-        match path.is_empty() {
-            true => anyhow::anyhow!("{inner}"),
-            false => anyhow::anyhow!("{}: {inner}", path.join(".")),
+        let mut path = String::new();
+        for segment in e.path() {
+            match segment {
+                serde_path_to_error::Segment::Unknown => break,
+                serde_path_to_error::Segment::Seq { index } => path.push_str(&format!("[{index}]")),
+                other => {
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(&other.to_string());
+                }
+            }
         }
+        said(&path, e.inner())
     })?;
-    de.end().map_err(|e| anyhow::anyhow!("{e}"))?;
+    de.end().map_err(|e| said("", &e))?;
     Ok(value)
 }
 

@@ -100,11 +100,11 @@ pub fn parse(text: &str, defaults: Defaults) -> anyhow::Result<Vec<BatchItem>> {
 }
 
 fn item(line: &str, defaults: Defaults) -> anyhow::Result<BatchItem> {
-    let value: Value = crate::errors::decode(line).context("not valid JSON")?;
+    let value: Value = crate::errors::decode_line(line).context("not valid JSON")?;
     let is_body = matches!(&value, Value::Object(m)
         if m.contains_key("payload") && m.keys().all(|k| BODY_KEYS.contains(&k.as_str())));
     let mut item = if is_body {
-        crate::errors::decode::<BatchItem>(line).context("not a valid publish body")?
+        crate::errors::decode_line::<BatchItem>(line).context("not a valid publish body")?
     } else {
         BatchItem {
             payload: Some(serde_json::value::to_raw_value(&value)?),

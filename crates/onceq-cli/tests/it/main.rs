@@ -1,5 +1,7 @@
 //! End-to-end tests of the `onceq` binary: the real process, real stores,
 //! real HTTP. `process` starts servers; `cli` drives the subcommands;
+//! `daily` the commands of daily work (queue, ack/nack/extend, message,
+//! queues with depths, dlq) on both stores; `errors` what failures say;
 //! `accounts` the key scopes, rotation and project limits; `bench` runs
 //! `onceq bench` in small;
 //! `compat` runs the seed's Node.js route and worker unchanged against it;
@@ -11,7 +13,9 @@ mod accounts;
 mod bench;
 mod cli;
 mod compat;
+mod daily;
 mod dashboard;
+mod errors;
 mod failover;
 mod long_ops;
 mod outage_log;
