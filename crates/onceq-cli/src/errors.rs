@@ -88,7 +88,9 @@ fn decode_at<T: serde::de::DeserializeOwned>(text: &str, place: Place) -> anyhow
         let full = e.to_string();
         let what = match e.line() {
             0 => full.as_str(),
-            _ => full.rsplit_once(" at line ").map_or(full.as_str(), |(w, _)| w),
+            _ => full
+                .rsplit_once(" at line ")
+                .map_or(full.as_str(), |(w, _)| w),
         };
         let at = match (e.line(), place) {
             (0, _) => String::new(),
@@ -157,10 +159,14 @@ fn describe(cause: &(dyn StdError + 'static)) -> String {
 fn server_message(e: &onceq::Error) -> Option<String> {
     use onceq::Error::*;
     Some(match e {
-        InvalidParams(r) | Unauthorized(r) | InsufficientCredit(r) | QueueNotFound(r)
-        | QueueAlreadyExists(r) | MessageTooLarge(r) | KeyReused(r) | MessageNotFound(r) => {
-            r.message.clone()
-        }
+        InvalidParams(r)
+        | Unauthorized(r)
+        | InsufficientCredit(r)
+        | QueueNotFound(r)
+        | QueueAlreadyExists(r)
+        | MessageTooLarge(r)
+        | KeyReused(r)
+        | MessageNotFound(r) => r.message.clone(),
         Unavailable { message, .. } | Server { message, .. } => message.clone(),
         RateLimited { retry_after } => match retry_after {
             Some(d) => format!("too many calls; retry after {} s", d.as_secs()),
@@ -190,10 +196,12 @@ fn client_hint(e: &onceq::Error) -> Option<String> {
     match e {
         onceq::Error::Transport(t) => {
             let at = t.url().map(origin).unwrap_or_else(|| "that URL".into());
-            if t.is_connect() && refused(std::iter::successors(
-                Some(t as &(dyn StdError + 'static)),
-                |e| (*e).source(),
-            )) {
+            if t.is_connect()
+                && refused(std::iter::successors(
+                    Some(t as &(dyn StdError + 'static)),
+                    |e| (*e).source(),
+                ))
+            {
                 Some(format!(
                     "is the server running at {at}? start it with `onceq serve`"
                 ))

@@ -93,7 +93,8 @@ fn known_path(path: &serde_path_to_error::Path) -> String {
         match segment {
             serde_path_to_error::Segment::Unknown => break,
             serde_path_to_error::Segment::Seq { index } => out.push_str(&format!("[{index}]")),
-            serde_path_to_error::Segment::Map { key } | serde_path_to_error::Segment::Enum { variant: key } => {
+            serde_path_to_error::Segment::Map { key }
+            | serde_path_to_error::Segment::Enum { variant: key } => {
                 if !out.is_empty() {
                     out.push('.');
                 }

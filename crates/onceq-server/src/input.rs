@@ -275,10 +275,8 @@ pub fn create(req: CreateQueue) -> Result<CreateInput, ApiError> {
         queue_type,
         dead_letter_queue,
         max_retries: queue_settings::max_retries(req.max_retries)?.unwrap_or(defaults.max_retries),
-        message_retention_days: queue_settings::message_retention_days(
-            req.message_retention_days,
-        )?
-        .unwrap_or(defaults.message_retention_days),
+        message_retention_days: queue_settings::message_retention_days(req.message_retention_days)?
+            .unwrap_or(defaults.message_retention_days),
         visibility_timeout_default: queue_settings::visibility_timeout_default(
             req.visibility_timeout_default,
         )?

@@ -96,16 +96,28 @@ impl ErrorCode {
     pub fn hint(self) -> Option<&'static str> {
         Some(match self {
             Self::InvalidParams => "fix the field the message names; docs/api.md lists every field",
-            Self::Unauthorized => "send Authorization: Bearer <key> with a key of the project (onceq keys create)",
-            Self::InsufficientCredit => "raise the project's credit limit (onceq projects set-credit)",
+            Self::Unauthorized => {
+                "send Authorization: Bearer <key> with a key of the project (onceq keys create)"
+            }
+            Self::InsufficientCredit => {
+                "raise the project's credit limit (onceq projects set-credit)"
+            }
             Self::Forbidden => "use a key whose scope allows this action and queue",
-            Self::QueueNotFound => "create the queue first (POST /v1/queue/create), or check its name and the key's project",
+            Self::QueueNotFound => {
+                "create the queue first (POST /v1/queue/create), or check its name and the key's project"
+            }
             Self::NotFound => "check the path; GET /v1/discovery lists every endpoint",
-            Self::MessageNotFound => "check the id and the queue; acked and purged messages are gone",
+            Self::MessageNotFound => {
+                "check the id and the queue; acked and purged messages are gone"
+            }
             Self::MethodNotAllowed => "GET /v1/discovery lists each endpoint's method",
             Self::RequestTimeout => "send the whole body promptly",
-            Self::QueueAlreadyExists => "create it with its current settings, or change them with POST /v1/queue/update",
-            Self::QueueMessageTooLarge => "keep the data in storage and put a row id in the message",
+            Self::QueueAlreadyExists => {
+                "create it with its current settings, or change them with POST /v1/queue/update"
+            }
+            Self::QueueMessageTooLarge => {
+                "keep the data in storage and put a row id in the message"
+            }
             Self::IdempotencyKeyReused => "use a new key for a new payload",
             Self::RateLimited | Self::Unavailable => "retry after Retry-After seconds",
             Self::Internal => return None,

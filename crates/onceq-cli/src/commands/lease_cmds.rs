@@ -83,7 +83,10 @@ pub async fn nack(a: NackArgs) -> anyhow::Result<()> {
         return output::json(&n);
     }
     let done = match (n.requeued, n.dead_lettered) {
-        (_, true) => format!("dead-lettered {} after {} hand-out(s)", l.message_id, n.delivery_count),
+        (_, true) => format!(
+            "dead-lettered {} after {} hand-out(s)",
+            l.message_id, n.delivery_count
+        ),
         (true, _) => format!("gave {} back to {}", l.message_id, l.queue),
         _ => format!("nacked {}", l.message_id),
     };
@@ -93,13 +96,22 @@ pub async fn nack(a: NackArgs) -> anyhow::Result<()> {
 pub async fn extend(a: ExtendArgs) -> anyhow::Result<()> {
     let l = &a.lease;
     let e = client(&a.server)?
-        .extend(&l.queue, &l.message_id, l.receipt.as_deref(), a.visibility_timeout)
+        .extend(
+            &l.queue,
+            &l.message_id,
+            l.receipt.as_deref(),
+            a.visibility_timeout,
+        )
         .await?;
     if a.server.json {
         return output::json(&e);
     }
     let until = e.lease_expires_at.map_or("-".into(), |t| t.to_string());
-    report(e.extended, &format!("lease of {} now ends at {until}", l.message_id), l)
+    report(
+        e.extended,
+        &format!("lease of {} now ends at {until}", l.message_id),
+        l,
+    )
 }
 
 /// Prints what was done, or fails saying why nothing was: the server's

@@ -41,7 +41,10 @@ pub async fn run(cmd: MessageCmd) -> anyhow::Result<()> {
         ("idempotency_key", opt(m.idempotency_key.clone())),
         ("created_at", m.created_at.to_string()),
         ("visible_at", m.visible_at.to_string()),
-        ("lease_expires_at", opt(m.lease_expires_at.map(|t| t.to_string()))),
+        (
+            "lease_expires_at",
+            opt(m.lease_expires_at.map(|t| t.to_string())),
+        ),
         ("last_error", opt(m.last_error.clone())),
         ("payload", m.payload.get().to_owned()),
     ]);

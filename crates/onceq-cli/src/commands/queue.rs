@@ -150,7 +150,10 @@ fn show(q: &QueueRecord, json: bool) -> anyhow::Result<()> {
             "visibility_timeout_default",
             q.visibility_timeout_default.to_string(),
         ),
-        ("message_retention_days", q.message_retention_days.to_string()),
+        (
+            "message_retention_days",
+            q.message_retention_days.to_string(),
+        ),
         ("enable_priority", q.enable_priority.to_string()),
         ("created_at", q.created_at.to_string()),
     ]);

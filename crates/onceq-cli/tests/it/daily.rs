@@ -32,11 +32,25 @@ fn daily_work(server: &ServerProcess) {
 
     // queue create / get / update
     let q = json(&["queue", "create", "jobs", "--max-retries", "1"], &env);
-    assert_eq!((q["name"].as_str(), q["max_retries"].as_i64()), (Some("jobs"), Some(1)));
+    assert_eq!(
+        (q["name"].as_str(), q["max_retries"].as_i64()),
+        (Some("jobs"), Some(1))
+    );
     let text = run_ok(&["queue", "get", "jobs"], &env);
-    assert!(text.contains("dead_letter_queue") && text.contains("jobs-dlq"), "{text}");
+    assert!(
+        text.contains("dead_letter_queue") && text.contains("jobs-dlq"),
+        "{text}"
+    );
     let q = json(
-        &["queue", "update", "jobs", "--visibility-timeout", "120", "--enable-priority", "false"],
+        &[
+            "queue",
+            "update",
+            "jobs",
+            "--visibility-timeout",
+            "120",
+            "--enable-priority",
+            "false",
+        ],
         &env,
     );
     assert_eq!(q["visibility_timeout_default"], 120);
@@ -53,13 +67,24 @@ fn daily_work(server: &ServerProcess) {
     let again = run(&["ack", "jobs", &id, "--receipt", &receipt], &env);
     assert!(!again.status.success(), "a second ack acks nothing");
     let err = String::from_utf8_lossy(&again.stderr);
-    assert!(err.contains("not in flight") && err.contains("hint:"), "{err}");
+    assert!(
+        err.contains("not in flight") && err.contains("hint:"),
+        "{err}"
+    );
 
     // extend, then message get shows the longer lease
     run_ok(&["publish", "jobs", r#"{"n": 2}"#, "--key", "k-2"], &env);
     let (id, receipt) = take("jobs", &env);
     let e = json(
-        &["extend", "jobs", &id, "--receipt", &receipt, "--visibility-timeout", "600"],
+        &[
+            "extend",
+            "jobs",
+            &id,
+            "--receipt",
+            &receipt,
+            "--visibility-timeout",
+            "600",
+        ],
         &env,
     );
     assert_eq!(e["extended"], true);
@@ -71,20 +96,48 @@ fn daily_work(server: &ServerProcess) {
 
     // nack with an error: max_retries 0, so it is dead-lettered
     let n = json(
-        &["nack", "jobs", &id, "--receipt", &receipt, "--error", "export failed: disk full"],
+        &[
+            "nack",
+            "jobs",
+            &id,
+            "--receipt",
+            &receipt,
+            "--error",
+            "export failed: disk full",
+        ],
         &env,
     );
-    assert_eq!((n["nacked"].as_bool(), n["dead_lettered"].as_bool()), (Some(true), Some(true)));
+    assert_eq!(
+        (n["nacked"].as_bool(), n["dead_lettered"].as_bool()),
+        (Some(true), Some(true))
+    );
     let text = run_ok(&["message", "get", "jobs", &id], &env);
-    assert!(text.contains("dead_lettered") && text.contains(&id), "{text}");
+    assert!(
+        text.contains("dead_lettered") && text.contains(&id),
+        "{text}"
+    );
 
     // nack --delay gives it back delayed
     run_ok(&["publish", "jobs", r#"{"n": 3}"#], &env);
     let (id3, receipt3) = take("jobs", &env);
     run_ok(&["queue", "update", "jobs", "--max-retries", "5"], &env);
-    let text = run_ok(&["nack", "jobs", &id3, "--receipt", &receipt3, "--delay", "3600"], &env);
+    let text = run_ok(
+        &[
+            "nack",
+            "jobs",
+            &id3,
+            "--receipt",
+            &receipt3,
+            "--delay",
+            "3600",
+        ],
+        &env,
+    );
     assert!(text.contains("gave") && text.contains(&id3), "{text}");
-    assert_eq!(json(&["message", "get", "jobs", &id3], &env)["state"], "delayed");
+    assert_eq!(
+        json(&["message", "get", "jobs", &id3], &env)["state"],
+        "delayed"
+    );
 
     // queues with depths
     let depths = json(&["queues"], &env);
@@ -99,7 +152,14 @@ fn daily_work(server: &ServerProcess) {
     assert_eq!(jobs["stats"]["dead_lettered"], 1);
     let table = run_ok(&["queues"], &env);
     let header = table.lines().next().unwrap();
-    for col in ["NAME", "MESSAGES", "AVAILABLE", "IN FLIGHT", "DELAYED", "DEAD LETTERED"] {
+    for col in [
+        "NAME",
+        "MESSAGES",
+        "AVAILABLE",
+        "IN FLIGHT",
+        "DELAYED",
+        "DEAD LETTERED",
+    ] {
         assert!(header.contains(col), "{table}");
     }
     let row = table.lines().find(|l| l.starts_with("jobs ")).unwrap();
@@ -112,14 +172,24 @@ fn daily_work(server: &ServerProcess) {
     // dlq list and peek: the dead letter is shown and stays
     let list = run_ok(&["dlq", "list"], &env);
     let row = list.lines().find(|l| l.starts_with("jobs ")).unwrap();
-    assert_eq!(row.split_whitespace().collect::<Vec<_>>(), ["jobs", "jobs-dlq", "1"]);
+    assert_eq!(
+        row.split_whitespace().collect::<Vec<_>>(),
+        ["jobs", "jobs-dlq", "1"]
+    );
     let peeked = json(&["dlq", "peek", "jobs"], &env);
     assert_eq!(peeked.as_array().unwrap().len(), 1);
     assert_eq!(peeked[0]["message_id"], id.as_str());
     let text = run_ok(&["dlq", "peek", "jobs", "-n", "3"], &env);
     assert!(text.contains(&id) && text.contains(r#"{"n":2}"#), "{text}");
-    assert_eq!(json(&["stats", "jobs"], &env)["dead_lettered"], 1, "still a dead letter");
-    assert_eq!(json(&["message", "get", "jobs", &id], &env)["state"], "dead_lettered");
+    assert_eq!(
+        json(&["stats", "jobs"], &env)["dead_lettered"],
+        1,
+        "still a dead letter"
+    );
+    assert_eq!(
+        json(&["message", "get", "jobs", &id], &env)["state"],
+        "dead_lettered"
+    );
 
     // queue delete: refuses without a terminal unless --yes
     let out = run(&["queue", "delete", "jobs"], &env);
@@ -127,7 +197,10 @@ fn daily_work(server: &ServerProcess) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("hint: pass --yes"), "{err}");
     let text = run_ok(&["queue", "delete", "jobs", "--yes"], &env);
-    assert!(text.contains("deleted queue jobs") && text.contains("1 message"), "{text}");
+    assert!(
+        text.contains("deleted queue jobs") && text.contains("1 message"),
+        "{text}"
+    );
     let out = run(&["queue", "get", "jobs"], &env);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("QUEUE_NOT_FOUND"));
@@ -167,7 +240,10 @@ fn top_level_help_lists_every_command_with_a_line() {
             .find(|l| l.trim_start().starts_with(&format!("{command} ")))
             .unwrap_or_else(|| panic!("{command} is not in the help:\n{help}"));
         let description = line.trim_start()[command.len()..].trim();
-        assert!(description.len() > 10, "{command} has no description: {line:?}");
+        assert!(
+            description.len() > 10,
+            "{command} has no description: {line:?}"
+        );
     }
     for (group, subcommands) in [
         ("queue", &["create", "update", "delete", "get"][..]),
@@ -177,7 +253,8 @@ fn top_level_help_lists_every_command_with_a_line() {
         let help = run_ok(&[group, "--help"], &[]);
         for sub in subcommands {
             assert!(
-                help.lines().any(|l| l.trim_start().starts_with(&format!("{sub} "))),
+                help.lines()
+                    .any(|l| l.trim_start().starts_with(&format!("{sub} "))),
                 "{group} {sub}:\n{help}"
             );
         }

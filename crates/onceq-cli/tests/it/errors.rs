@@ -35,7 +35,10 @@ fn no_server_is_said_once_with_how_to_start_one() {
 
 #[test]
 fn a_url_without_a_scheme_says_how_to_write_one() {
-    let err = failure(&["stats", "jobs", "--url", "127.0.0.1:8787", "--api-key", "k"], &[]);
+    let err = failure(
+        &["stats", "jobs", "--url", "127.0.0.1:8787", "--api-key", "k"],
+        &[],
+    );
     assert!(!err.contains("relative URL without a base"), "{err}");
     assert!(err.contains("--url \"127.0.0.1:8787\""), "{err}");
     assert!(err.contains("hint: use http://host:port"), "{err}");
@@ -48,12 +51,17 @@ fn a_database_error_is_said_once() {
         closed_port()
     );
     let err = failure(&["keys", "list", "--database-url", &url], &[]);
-    let error_line = err.lines().find(|l| l.starts_with("error: ")).unwrap_or_else(|| panic!("{err}"));
+    let error_line = err
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .unwrap_or_else(|| panic!("{err}"));
     // Every cause once: no piece of the line is said again.
     let parts: Vec<&str> = error_line["error: ".len()..].split(": ").collect();
     for (i, part) in parts.iter().enumerate() {
         assert!(
-            !parts[i + 1..].iter().any(|later| later.contains(part) || part.contains(later)),
+            !parts[i + 1..]
+                .iter()
+                .any(|later| later.contains(part) || part.contains(later)),
             "{part:?} said twice: {err}"
         );
     }
@@ -67,12 +75,21 @@ fn server_errors_show_code_message_and_hint() {
         &["--data-dir", dir.path().to_str().unwrap()],
         &[("ONCEQ_API_KEY", "errors-key")],
     );
-    let env = [("ONCEQ_URL", server.url.as_str()), ("ONCEQ_API_KEY", "errors-key")];
+    let env = [
+        ("ONCEQ_URL", server.url.as_str()),
+        ("ONCEQ_API_KEY", "errors-key"),
+    ];
 
     // 401: how to pass a key
-    let err = failure(&["queues", "--api-key", "oq_wrong"], &[("ONCEQ_URL", server.url.as_str())]);
+    let err = failure(
+        &["queues", "--api-key", "oq_wrong"],
+        &[("ONCEQ_URL", server.url.as_str())],
+    );
     assert!(err.starts_with("error: UNAUTHORIZED: "), "{err}");
-    assert!(err.contains("hint: pass --api-key or set ONCEQ_API_KEY"), "{err}");
+    assert!(
+        err.contains("hint: pass --api-key or set ONCEQ_API_KEY"),
+        "{err}"
+    );
 
     // An API error: its code, message and the server's hint, once each.
     let err = failure(&["queue", "create", "jobs", "--max-retries", "5000"], &env);
@@ -80,10 +97,16 @@ fn server_errors_show_code_message_and_hint() {
         err.starts_with("error: INVALID_PARAMS: max_retries must be between 0 and 1000 (got 5000)"),
         "{err}"
     );
-    assert!(err.contains("\nhint: fix the field the message names"), "{err}");
+    assert!(
+        err.contains("\nhint: fix the field the message names"),
+        "{err}"
+    );
     assert_eq!(err.matches("max_retries").count(), 1, "{err}");
     let err = failure(&["message", "get", "jobs", "qmsg_nope"], &env);
-    assert!(err.starts_with("error: QUEUE_NOT_FOUND: queue \"jobs\" not found"), "{err}");
+    assert!(
+        err.starts_with("error: QUEUE_NOT_FOUND: queue \"jobs\" not found"),
+        "{err}"
+    );
     assert!(err.contains("hint: create the queue first"), "{err}");
     run(&["queue", "create", "jobs"], &env);
     let err = failure(&["message", "get", "jobs", "qmsg_nope"], &env);
@@ -97,7 +120,11 @@ fn server_errors_show_code_message_and_hint() {
     );
     assert!(err.contains("hint: quote it for your shell"), "{err}");
     let file = dir.path().join("jobs.jsonl");
-    std::fs::write(&file, "{\"n\": 1}\n{\"payload\": {\"n\": 2}, \"priority\": \"high\"}\n").unwrap();
+    std::fs::write(
+        &file,
+        "{\"n\": 1}\n{\"payload\": {\"n\": 2}, \"priority\": \"high\"}\n",
+    )
+    .unwrap();
     let err = failure(&["publish", "jobs", "--file", file.to_str().unwrap()], &env);
     assert!(
         err.starts_with(

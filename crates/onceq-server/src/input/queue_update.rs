@@ -22,7 +22,10 @@ pub struct UpdateInput {
 pub fn update(req: UpdateQueue) -> Result<UpdateInput, ApiError> {
     let name = validate::required_queue("name", req.name)?;
     for (field, value) in [
-        ("completed_retention_seconds", &req.completed_retention_seconds),
+        (
+            "completed_retention_seconds",
+            &req.completed_retention_seconds,
+        ),
         ("retry_backoff", &req.retry_backoff),
         ("max_in_flight", &req.max_in_flight),
         ("rate_per_sec", &req.rate_per_sec),

@@ -10,9 +10,12 @@ use crate::{
 
 async fn message_get_follows_a_message_through_its_life(b: Backend) {
     let s = TestServer::in_process(b).await;
-    s.post("/v1/queue/create", json!({"name": "jobs", "max_retries": 0}))
-        .await
-        .ok();
+    s.post(
+        "/v1/queue/create",
+        json!({"name": "jobs", "max_retries": 0}),
+    )
+    .await
+    .ok();
     let r = s
         .post(
             "/v1/queue/publish",
@@ -63,7 +66,10 @@ async fn message_get_follows_a_message_through_its_life(b: Backend) {
     s.post("/v1/queue/purge/jobs-dlq", json!({})).await.ok();
     let gone = s.get(&path).await;
     let message = gone.err(404, "MESSAGE_NOT_FOUND");
-    assert!(message.contains(&id) && message.contains("jobs"), "{message}");
+    assert!(
+        message.contains(&id) && message.contains("jobs"),
+        "{message}"
+    );
     assert!(gone.body["error"]["hint"].is_string(), "{}", gone.body);
 }
 both!(message_get_follows_a_message_through_its_life);

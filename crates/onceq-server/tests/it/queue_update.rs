@@ -55,21 +55,49 @@ async fn update_refusals_name_the_field_and_change_nothing(b: Backend) {
     let bad: [(Value, &str); 11] = [
         (json!({}), "name"),
         (json!({"name": "a b"}), "name"),
-        (json!({"name": "orders", "type": "fifo", "max_retries": 2}), "type cannot change"),
+        (
+            json!({"name": "orders", "type": "fifo", "max_retries": 2}),
+            "type cannot change",
+        ),
         (json!({"name": "orders", "type": "lifo"}), "type"),
-        (json!({"name": "orders", "max_retries": 1001}), "max_retries"),
-        (json!({"name": "orders", "message_retention_days": 31}), "message_retention_days"),
-        (json!({"name": "orders", "visibility_timeout_default": -1}), "visibility_timeout_default"),
-        (json!({"name": "orders", "dead_letter_queue": "orders"}), "dead_letter_queue"),
-        (json!({"name": "orders", "dead_letter_queue": "lines"}), "FIFO"),
-        (json!({"name": "orders", "max_in_flight": 5, "max_retries": 2}), "max_in_flight is not supported yet"),
-        (json!({"name": "orders", "retry_backoff": {"initial_seconds": 1}}), "retry_backoff is not supported yet"),
+        (
+            json!({"name": "orders", "max_retries": 1001}),
+            "max_retries",
+        ),
+        (
+            json!({"name": "orders", "message_retention_days": 31}),
+            "message_retention_days",
+        ),
+        (
+            json!({"name": "orders", "visibility_timeout_default": -1}),
+            "visibility_timeout_default",
+        ),
+        (
+            json!({"name": "orders", "dead_letter_queue": "orders"}),
+            "dead_letter_queue",
+        ),
+        (
+            json!({"name": "orders", "dead_letter_queue": "lines"}),
+            "FIFO",
+        ),
+        (
+            json!({"name": "orders", "max_in_flight": 5, "max_retries": 2}),
+            "max_in_flight is not supported yet",
+        ),
+        (
+            json!({"name": "orders", "retry_backoff": {"initial_seconds": 1}}),
+            "retry_backoff is not supported yet",
+        ),
     ];
     for (body, field) in bad {
         let r = s.post("/v1/queue/update", body.clone()).await;
         let message = r.err(400, "INVALID_PARAMS");
         assert!(message.contains(field), "{body}: {message}");
-        assert!(r.body["error"]["hint"].is_string(), "{body}: a hint: {}", r.body);
+        assert!(
+            r.body["error"]["hint"].is_string(),
+            "{body}: a hint: {}",
+            r.body
+        );
     }
     for rest in ["completed_retention_seconds", "rate_per_sec"] {
         let r = s
@@ -85,12 +113,19 @@ async fn update_refusals_name_the_field_and_change_nothing(b: Backend) {
         .await;
     assert!(missing.err(404, "QUEUE_NOT_FOUND").contains("nowhere"));
     let unknown = s
-        .post("/v1/queue/update", json!({"name": "ghost", "max_retries": 1}))
+        .post(
+            "/v1/queue/update",
+            json!({"name": "ghost", "max_retries": 1}),
+        )
         .await;
     assert!(unknown.err(404, "QUEUE_NOT_FOUND").contains("ghost"));
     assert_eq!(s.get("/v1/queue/get/orders").await.data(), &before);
-    s.get("/v1/queue/get/nowhere").await.err(404, "QUEUE_NOT_FOUND");
-    s.get("/v1/queue/get/ghost").await.err(404, "QUEUE_NOT_FOUND");
+    s.get("/v1/queue/get/nowhere")
+        .await
+        .err(404, "QUEUE_NOT_FOUND");
+    s.get("/v1/queue/get/ghost")
+        .await
+        .err(404, "QUEUE_NOT_FOUND");
 }
 both!(update_refusals_name_the_field_and_change_nothing);
 
@@ -103,9 +138,7 @@ async fn update_applies_to_the_next_hand_outs(b: Backend) {
     )
     .await
     .ok();
-    let got = s
-        .post("/v1/queue/consume", json!({"queue": "jobs"}))
-        .await;
+    let got = s.post("/v1/queue/consume", json!({"queue": "jobs"})).await;
     let item = got.ok().data()["items"][0].clone();
     let leased: jiff::Timestamp = item["lease_expires_at"].as_str().unwrap().parse().unwrap();
     let created: jiff::Timestamp = item["created_at"].as_str().unwrap().parse().unwrap();
@@ -123,19 +156,35 @@ both!(update_applies_to_the_next_hand_outs);
 
 async fn update_needs_an_admin_key_for_both_queues(b: Backend) {
     let s = TestServer::in_process(b).await;
-    s.post("/v1/queue/create", json!({"name": "exports-a"})).await.ok();
-    s.post("/v1/queue/create", json!({"name": "other"})).await.ok();
-    let reader = s.scoped_key("alpha", "read-only", "*").await;
-    s.post_as(&reader, "/v1/queue/update", json!({"name": "exports-a", "max_retries": 1}))
-        .await
-        .err(403, "FORBIDDEN");
-    let admin = s.scoped_key("alpha", "admin", "exports-*").await;
-    s.post_as(&admin, "/v1/queue/update", json!({"name": "exports-a", "dead_letter_queue": "other"}))
-        .await
-        .err(403, "FORBIDDEN");
-    s.post_as(&admin, "/v1/queue/update", json!({"name": "exports-a", "max_retries": 1}))
+    s.post("/v1/queue/create", json!({"name": "exports-a"}))
         .await
         .ok();
+    s.post("/v1/queue/create", json!({"name": "other"}))
+        .await
+        .ok();
+    let reader = s.scoped_key("alpha", "read-only", "*").await;
+    s.post_as(
+        &reader,
+        "/v1/queue/update",
+        json!({"name": "exports-a", "max_retries": 1}),
+    )
+    .await
+    .err(403, "FORBIDDEN");
+    let admin = s.scoped_key("alpha", "admin", "exports-*").await;
+    s.post_as(
+        &admin,
+        "/v1/queue/update",
+        json!({"name": "exports-a", "dead_letter_queue": "other"}),
+    )
+    .await
+    .err(403, "FORBIDDEN");
+    s.post_as(
+        &admin,
+        "/v1/queue/update",
+        json!({"name": "exports-a", "max_retries": 1}),
+    )
+    .await
+    .ok();
 }
 both!(update_needs_an_admin_key_for_both_queues);
 
@@ -144,10 +193,18 @@ both!(update_needs_an_admin_key_for_both_queues);
 /// "?: EOF while parsing a value at line 1 column 17").
 async fn truncated_body_says_where(b: Backend) {
     let s = TestServer::in_process(b).await;
-    s.post("/v1/queue/create", json!({"name": "orders"})).await.ok();
+    s.post("/v1/queue/create", json!({"name": "orders"}))
+        .await
+        .ok();
     for (body, expected) in [
-        (&br#"{"name":"orders","#[..], "malformed JSON body: EOF while parsing a value at line 1 column 17"),
-        (br#"{"name":"orders","max_retries":}"#, "max_retries: expected value at line 1 column 32"),
+        (
+            &br#"{"name":"orders","#[..],
+            "malformed JSON body: EOF while parsing a value at line 1 column 17",
+        ),
+        (
+            br#"{"name":"orders","max_retries":}"#,
+            "max_retries: expected value at line 1 column 32",
+        ),
     ] {
         let r = s.post_raw("/v1/queue/update", body.to_vec()).await;
         assert_eq!(r.err(400, "INVALID_PARAMS"), expected);

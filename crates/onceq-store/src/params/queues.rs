@@ -2,8 +2,8 @@
 
 use super::QueueRef;
 use jiff::Timestamp;
-use onceq_types::{QueueRecord, QueueType};
 use onceq_types::queue::QueueSettings;
+use onceq_types::{QueueRecord, QueueType};
 
 /// `queue_create`.
 #[derive(Debug, Clone)]

@@ -7,8 +7,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use super::{queues, time};
 use crate::rules::page;
 use crate::{
-    DlqRedriveOne, FoundMessage, MessageDelete, MessageGet, MessageList, MessagePage, MessageRecord,
-    RedriveOneOutcome, Result, SingleOutcome, StoreError,
+    DlqRedriveOne, FoundMessage, MessageDelete, MessageGet, MessageList, MessagePage,
+    MessageRecord, RedriveOneOutcome, Result, SingleOutcome, StoreError,
 };
 
 fn message_record(row: &Row<'_>) -> rusqlite::Result<MessageRecord> {

@@ -32,7 +32,11 @@ async fn find_reports_the_state_in_the_queue(mut h: Harness) {
     let r = &found.record;
     assert_eq!(
         (r.message_id.as_str(), r.payload.as_str(), r.status),
-        (a.message_id.as_str(), payload(1).as_str(), MessageStatus::Available)
+        (
+            a.message_id.as_str(),
+            payload(1).as_str(),
+            MessageStatus::Available
+        )
     );
     assert_eq!(r.idempotency_key.as_deref(), Some("k-1"));
     assert_eq!((r.delivery_count, r.created_at), (0, h.now));
@@ -47,10 +51,18 @@ async fn find_reports_the_state_in_the_queue(mut h: Harness) {
 
     h.advance(60);
     let due = h.find("jobs", &b.message_id).await.unwrap().unwrap();
-    assert_eq!(due.record.status, MessageStatus::Available, "due: available");
+    assert_eq!(
+        due.record.status,
+        MessageStatus::Available,
+        "due: available"
+    );
 
     assert!(h.ack("jobs", &c.message_id, Some(&c.receipt)).await);
-    assert_eq!(h.find("jobs", &c.message_id).await.unwrap(), None, "acked: gone");
+    assert_eq!(
+        h.find("jobs", &c.message_id).await.unwrap(),
+        None,
+        "acked: gone"
+    );
 }
 
 async fn find_looks_in_the_dead_letter_queue(h: Harness) {
@@ -60,7 +72,10 @@ async fn find_looks_in_the_dead_letter_queue(h: Harness) {
     let found = h.find("jobs", &p.message_id).await.unwrap().unwrap();
     assert!(found.dead_lettered);
     assert_eq!(found.record.payload, payload(1));
-    assert_eq!(found.record.delivery_count, 1, "kept from its last hand-out");
+    assert_eq!(
+        found.record.delivery_count, 1,
+        "kept from its last hand-out"
+    );
     // Asked of the DLQ itself, it is one of its messages.
     let there = h.find("jobs-dlq", &p.message_id).await.unwrap().unwrap();
     assert!(!there.dead_lettered);

@@ -88,7 +88,10 @@ async fn update_names_an_existing_standard_dead_letter_queue(h: Harness) {
         .await
         .unwrap();
     assert_eq!(updated.dead_letter_queue.as_deref(), Some("graveyard"));
-    assert_eq!(h.stats("orders").await.dead_letter_queue.as_deref(), Some("graveyard"));
+    assert_eq!(
+        h.stats("orders").await.dead_letter_queue.as_deref(),
+        Some("graveyard")
+    );
     // Nothing is created: the old DLQ stays, the named one is used.
     assert!(h.get("orders-dlq").await.is_some());
 }
@@ -165,7 +168,10 @@ async fn update_of_an_unknown_queue_is_not_found(h: Harness) {
         .create("ghost", defaults())
         .await
         .unwrap();
-    let err = h.update("ghost", QueueChanges::default()).await.unwrap_err();
+    let err = h
+        .update("ghost", QueueChanges::default())
+        .await
+        .unwrap_err();
     assert!(matches!(err, StoreError::QueueNotFound), "{err:?}");
 }
 
@@ -184,7 +190,10 @@ async fn update_applies_to_the_next_hand_outs(mut h: Harness) {
     .unwrap();
     // The new default lease...
     let c = h.claim_one("jobs").await;
-    assert_eq!(c.lease_expires_at, h.now + jiff::SignedDuration::from_secs(300));
+    assert_eq!(
+        c.lease_expires_at,
+        h.now + jiff::SignedDuration::from_secs(300)
+    );
     // ...and max_retries 0: the first failure dead-letters.
     h.advance(1);
     let out = h.nack_claimed("jobs", &c, true).await;
