@@ -105,3 +105,39 @@ async fn message_get_delayed_and_errors(b: Backend) {
         .err(404, "QUEUE_NOT_FOUND");
 }
 both!(message_get_delayed_and_errors);
+
+/// Both new endpoints are in discovery and in the OpenAPI document, under
+/// operationIds of their own.
+#[tokio::test]
+async fn update_and_message_get_are_discovered_and_documented() {
+    let s = TestServer::in_process(Backend::Sqlite).await;
+    let d = s.get("/v1/discovery").await;
+    let caps = d.ok().data()["capabilities"].as_array().unwrap().clone();
+    for (id, method, path) in [
+        ("queue.update", "POST", "/v1/queue/update"),
+        (
+            "queue.message.get",
+            "GET",
+            "/v1/queue/message/{queue}/{message_id}",
+        ),
+    ] {
+        assert!(
+            caps.iter()
+                .any(|c| c["id"] == id && c["method"] == method && c["path"] == path),
+            "{id} not in discovery"
+        );
+    }
+    let doc = serde_json::to_value(onceq_server::openapi::document()).unwrap();
+    let update = &doc["paths"]["/v1/queue/update"]["post"];
+    assert_eq!(update["operationId"], "queue_update");
+    let get = &doc["paths"]["/v1/queue/message/{queue}/{message_id}"]["get"];
+    assert_eq!(get["operationId"], "message_get");
+    let codes = &get["responses"]["404"]["content"]["application/json"]["schema"]["properties"]["error"]
+        ["properties"]["code"]["enum"];
+    assert_eq!(codes, &json!(["QUEUE_NOT_FOUND", "MESSAGE_NOT_FOUND"]));
+    let body = &doc["components"]["schemas"]["UpdateQueue"]["properties"];
+    assert!(
+        body.get("max_retries").is_some() && body.get("max_in_flight").is_none(),
+        "{body}"
+    );
+}
