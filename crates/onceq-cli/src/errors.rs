@@ -187,9 +187,16 @@ fn hint(err: &anyhow::Error) -> Option<String> {
         }
     }
     // Not the server: the store of `keys`/`projects`/`serve`.
-    refused(err.chain()).then(|| {
-        "is the database running and reachable at --database-url (or DATABASE_URL)?".into()
-    })
+    if refused(err.chain()) {
+        return Some(
+            "is the database running and reachable at --database-url (or DATABASE_URL)?".into(),
+        );
+    }
+    err.chain()
+        .any(|c| c.is::<onceq_store::StoreError>())
+        .then(|| {
+            "check --database-url (or DATABASE_URL) and --data-dir: they name the store `onceq serve` uses".into()
+        })
 }
 
 fn client_hint(e: &onceq::Error) -> Option<String> {

@@ -44,18 +44,13 @@ fn a_url_without_a_scheme_says_how_to_write_one() {
     assert!(err.contains("hint: use http://host:port"), "{err}");
 }
 
-#[test]
-fn a_database_error_is_said_once() {
-    let url = format!(
-        "postgres://onceq@127.0.0.1:{}/onceq?connect_timeout=2",
-        closed_port()
-    );
-    let err = failure(&["keys", "list", "--database-url", &url], &[]);
+/// Every piece of the `error:` line once: no cause repeats another.
+#[track_caller]
+fn said_once(err: &str) {
     let error_line = err
         .lines()
         .find(|l| l.starts_with("error: "))
         .unwrap_or_else(|| panic!("{err}"));
-    // Every cause once: no piece of the line is said again.
     let parts: Vec<&str> = error_line["error: ".len()..].split(": ").collect();
     for (i, part) in parts.iter().enumerate() {
         assert!(
@@ -66,6 +61,33 @@ fn a_database_error_is_said_once() {
         );
     }
     assert!(err.contains("hint:"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_error_is_said_once() {
+    // A real PostgreSQL refusing: the database named does not exist. The
+    // server's error is wrapped by the driver and by the store; it used to
+    // be printed three times.
+    let db = onceq_testdb::fresh_database().await;
+    let mut url = reqwest::Url::parse(&db.url).unwrap();
+    url.set_path("/onceq_no_such_database");
+    let url = url.to_string();
+    let err = tokio::task::spawn_blocking(move || {
+        failure(&["keys", "list", "--database-url", &url], &[])
+    })
+    .await
+    .unwrap();
+    assert_eq!(err.matches("does not exist").count(), 1, "{err}");
+    said_once(&err);
+
+    // No server at all: the socket's refusal, once.
+    let url = format!(
+        "postgres://onceq@127.0.0.1:{}/onceq?connect_timeout=2",
+        closed_port()
+    );
+    let err = failure(&["keys", "list", "--database-url", &url], &[]);
+    assert_eq!(err.matches("Connection refused").count(), 1, "{err}");
+    said_once(&err);
 }
 
 #[test]
