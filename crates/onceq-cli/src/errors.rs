@@ -193,7 +193,13 @@ fn hint(err: &anyhow::Error) -> Option<String> {
         );
     }
     err.chain()
-        .any(|c| c.is::<onceq_store::StoreError>())
+        .any(|c| {
+            c.is::<onceq_store::StoreError>()
+                || matches!(
+                    c.downcast_ref::<onceq_server::serve::ServeError>(),
+                    Some(onceq_server::serve::ServeError::Store(_))
+                )
+        })
         .then(|| {
             "check --database-url (or DATABASE_URL) and --data-dir: they name the store `onceq serve` uses".into()
         })

@@ -72,13 +72,31 @@ async fn a_database_error_is_said_once() {
     let mut url = reqwest::Url::parse(&db.url).unwrap();
     url.set_path("/onceq_no_such_database");
     let url = url.to_string();
-    let err = tokio::task::spawn_blocking(move || {
-        failure(&["keys", "list", "--database-url", &url], &[])
+    let errs = tokio::task::spawn_blocking(move || {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().to_str().unwrap();
+        [
+            failure(&["keys", "list", "--database-url", &url], &[]),
+            failure(
+                &[
+                    "serve",
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--database-url",
+                    &url,
+                    "--data-dir",
+                    data,
+                ],
+                &[("ONCEQ_API_KEY", "k")],
+            ),
+        ]
     })
     .await
     .unwrap();
-    assert_eq!(err.matches("does not exist").count(), 1, "{err}");
-    said_once(&err);
+    for err in errs {
+        assert_eq!(err.matches("does not exist").count(), 1, "{err}");
+        said_once(&err);
+    }
 
     // No server at all: the socket's refusal, once.
     let url = format!(
