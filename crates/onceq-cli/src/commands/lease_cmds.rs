@@ -121,9 +121,16 @@ fn report(done: bool, what: &str, l: &LeaseArgs) -> anyhow::Result<()> {
         println!("{what}");
         return Ok(());
     }
+    let held = match l.receipt {
+        Some(_) => "under this receipt's lease",
+        None => "by anyone",
+    };
     Err(crate::errors::Hinted::new(
-        format!("{} is not in flight in {} under this lease: nothing done", l.message_id, l.queue),
-        "its lease expired or it was acked already; see it with `onceq message get QUEUE MESSAGE_ID`",
+        format!(
+            "{} of {} is not held {held}: nothing done",
+            l.message_id, l.queue
+        ),
+        "its lease expired or it was acked already; see where it is with `onceq message get QUEUE MESSAGE_ID`",
     )
     .into())
 }

@@ -68,7 +68,7 @@ fn daily_work(server: &ServerProcess) {
     assert!(!again.status.success(), "a second ack acks nothing");
     let err = String::from_utf8_lossy(&again.stderr);
     assert!(
-        err.contains("not in flight") && err.contains("hint:"),
+        err.contains("is not held") && err.contains("hint:"),
         "{err}"
     );
 
