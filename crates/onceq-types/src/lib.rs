@@ -6,7 +6,8 @@
 //! - [`envelope`]: the `{ok, data, error, metadata}` wrapper every answer uses.
 //! - [`error`]: the error codes, their HTTP statuses and retryability.
 //! - [`queue`]: queue records, settings and statistics.
-//! - [`message`]: messages as published and as consumed, and their states.
+//! - [`message`]: messages as published, as consumed and as looked up
+//!   (`MessageDetail`), and their states.
 //! - [`request`]: the JSON bodies clients send.
 //! - [`reply`]: the `data` bodies of the smaller answers (ack, nack, ...).
 //! - [`push`]: push subscriptions (webhooks): their calls, their record,
@@ -38,7 +39,9 @@ pub mod scope;
 
 pub use envelope::{Envelope, ErrorBody, Metadata};
 pub use error::ErrorCode;
-pub use message::{ConsumedMessage, Headers, MessageStatus, PublishedMessage};
+pub use message::{
+    ConsumedMessage, Headers, MessageDetail, MessageState, MessageStatus, PublishedMessage,
+};
 pub use queue::{QueueRecord, QueueStats, QueueType};
 
 /// The largest payload a message may carry: the byte length of its compact

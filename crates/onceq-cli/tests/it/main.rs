@@ -1,5 +1,7 @@
 //! End-to-end tests of the `onceq` binary: the real process, real stores,
 //! real HTTP. `process` starts servers; `cli` drives the subcommands;
+//! `daily` the commands of daily work (queue, ack/nack/extend, message,
+//! queues with depths, dlq) on both stores; `errors` what failures say;
 //! `accounts` the key scopes, rotation and project limits; `bench` runs
 //! `onceq bench` in small;
 //! `compat` runs the seed's Node.js route and worker unchanged against it;
@@ -14,8 +16,10 @@ mod bench;
 mod cli;
 mod compat;
 mod container;
+mod daily;
 mod dashboard;
 mod deb;
+mod errors;
 mod failover;
 mod long_ops;
 mod outage_log;

@@ -80,6 +80,15 @@ pub struct MessageGet {
     pub now: Timestamp,
 }
 
+/// What `message_find` found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoundMessage {
+    /// The message (its `status` as its holder counts it).
+    pub record: MessageRecord,
+    /// True when the queue's dead-letter queue holds it.
+    pub dead_lettered: bool,
+}
+
 /// What an operation on one named message did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SingleOutcome {

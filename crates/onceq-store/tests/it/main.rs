@@ -11,6 +11,7 @@
 //! [`Harness::advance`]. Nothing sleeps and nothing reads the wall clock.
 //!
 //! - [`queues`]: create (defaults, conflicts, DLQs), get, list, delete, purge.
+//! - [`update`]: `queue_update`: changes, the create rules, refusals.
 //! - [`publish`]: implicit queue creation, outcomes, all-or-nothing batches.
 //! - [`dedupe`]: idempotency keys: replays, conflicts, scope, window, purge.
 //! - [`claim`]: order, priority, `max`, leases, delayed messages.
@@ -20,6 +21,7 @@
 //! - [`stats`]: counts by state, oldest message age.
 //! - [`depths`]: every queue's depth at once (`/metrics`), pool use.
 //! - [`browse`]: message pages, search, one message, delete and redrive of one.
+//! - [`find`]: one message in its queue or its dead-letter queue.
 //! - [`maintenance`]: retention purge.
 //! - [`keys`]: API key storage.
 //! - [`accounts`]: key scopes and rate overrides, credit limits, usage,
@@ -84,6 +86,7 @@ mod dedupe;
 mod depths;
 mod dlq;
 mod fifo;
+mod find;
 mod headers;
 mod keys;
 mod lease;
@@ -94,6 +97,7 @@ mod readiness;
 mod stats;
 mod subscriptions;
 mod tenancy;
+mod update;
 
 /// The project a harness acts as unless told otherwise.
 pub const PROJECT: &str = "proj-a";

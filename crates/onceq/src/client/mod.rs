@@ -10,7 +10,7 @@ mod retry;
 use std::time::Duration;
 
 use onceq_types::{
-    ConsumedMessage, Envelope, Headers, PublishedMessage, QueueRecord, QueueStats,
+    ConsumedMessage, Envelope, Headers, MessageDetail, PublishedMessage, QueueRecord, QueueStats,
     capability::Discovery,
     reply::{Acked, Deleted, Extended, Items, Nacked, Purged, Redriven},
     request::{self, BatchItem},
@@ -19,7 +19,7 @@ use reqwest::{Method, StatusCode, header};
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::value::RawValue;
 
-pub use error::Error;
+pub use error::{Error, Refusal};
 pub use retry::RetryPolicy;
 
 /// A client of one queue server and one API key. Cheap to clone.
@@ -80,6 +80,9 @@ pub struct NackOptions {
     pub requeue: bool,
     /// Hold the message back before it is available again.
     pub delay_seconds: Option<i64>,
+    /// Why the work failed (at most 8 KiB); servers that keep attempts
+    /// record it as the message's `last_error`.
+    pub error: Option<String>,
 }
 
 impl Default for NackOptions {
@@ -88,6 +91,7 @@ impl Default for NackOptions {
             receipt: None,
             requeue: true,
             delay_seconds: None,
+            error: None,
         }
     }
 }
@@ -234,6 +238,7 @@ impl Client {
             requeue: Some(opts.requeue),
             delay_seconds: opts.delay_seconds,
             receipt: opts.receipt,
+            error: opts.error,
         };
         Ok(self
             .call(Method::POST, "/v1/queue/nack", Some(&body))
@@ -267,6 +272,26 @@ impl Client {
             .call(Method::POST, "/v1/queue/create", Some(req))
             .await?
             .data)
+    }
+
+    /// Changes the settings `req` names (`POST /v1/queue/update`); the
+    /// others keep their values.
+    pub async fn update_queue(&self, req: &request::UpdateQueue) -> Result<QueueRecord, Error> {
+        Ok(self
+            .call(Method::POST, "/v1/queue/update", Some(req))
+            .await?
+            .data)
+    }
+
+    /// One message wherever its queue keeps it (in the queue, or in its
+    /// dead-letter queue); `Error::MessageNotFound` when neither holds it.
+    pub async fn get_message(&self, queue: &str, message_id: &str) -> Result<MessageDetail, Error> {
+        let path = format!(
+            "/v1/queue/message/{}/{}",
+            segment(queue)?,
+            id_segment(message_id)?
+        );
+        Ok(self.call::<(), _>(Method::GET, &path, None).await?.data)
     }
 
     /// Every queue of the key's project.
@@ -366,5 +391,16 @@ fn segment(queue: &str) -> Result<&str, Error> {
         Ok(queue)
     } else {
         Err(Error::Config(format!("invalid queue name {queue:?}")))
+    }
+}
+
+/// A message id is put in a path: ids are `qmsg_` and URL-safe characters,
+/// so refuse anything else rather than encode it into another request.
+fn id_segment(id: &str) -> Result<&str, Error> {
+    let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '~');
+    if !id.is_empty() && id.len() <= 255 && id.chars().all(safe) {
+        Ok(id)
+    } else {
+        Err(Error::Config(format!("invalid message id {id:?}")))
     }
 }
