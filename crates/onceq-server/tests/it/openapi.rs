@@ -274,7 +274,10 @@ fn envelope_errors_and_auth_are_described() {
         .collect();
     assert_eq!(
         branches,
-        ["object", "array", "string", "number", "boolean"].map(Value::from).iter().collect::<Vec<_>>(),
+        ["object", "array", "string", "number", "boolean"]
+            .map(Value::from)
+            .iter()
+            .collect::<Vec<_>>(),
         "payload: any JSON but null"
     );
 
