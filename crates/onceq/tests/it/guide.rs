@@ -40,7 +40,10 @@ fn crates_used(code: &str) -> BTreeSet<String> {
     let mut rest = String::new();
     let mut code = code;
     while let Some(at) = code.find("use ") {
-        let starts_item = code[..at].chars().next_back().is_none_or(|c| c.is_whitespace());
+        let starts_item = code[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| c.is_whitespace());
         let Some(end) = code[at..].find(';').filter(|_| starts_item) else {
             rest.push_str(&code[..at + 4]);
             code = &code[at + 4..];
