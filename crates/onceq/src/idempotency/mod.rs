@@ -45,7 +45,7 @@
 //! The same, drawn (from `ledger.mmd` by `scripts/diagrams`; an SVG in the
 //! page, so the docs need no script to show it):
 //!
-//! <div class="onceq-diagram" style="overflow-x: auto">
+//! <div class="onceq-diagram">
 #![doc = include_str!("ledger.svg")]
 //! </div>
 //!
