@@ -117,7 +117,7 @@ impl Cluster {
     /// long that took, or `None` (having done nothing) without a standby.
     ///
     /// The new primary has `synchronous_standby_names` from the moment it is
-    /// promoted (every standby inherits it, see [`list_standby`]), so its
+    /// promoted (every standby inherits it, see `list_standby`), so its
     /// commits wait until the new standby is attached (a *strict*
     /// synchronous mode): no commit is ever acknowledged by one node alone.
     pub async fn failover(&self, pause: Duration) -> Option<FailoverTimes> {

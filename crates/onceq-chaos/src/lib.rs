@@ -32,7 +32,7 @@
 //! - [`check`]: reads both databases and finds lost and duplicated work.
 //! - [`logs`]: counts what the workers logged (outcomes, lost leases).
 //! - [`report`]: [`Report`] and how it prints.
-//! - [`run`]: [`run()`], the sequence of all of the above.
+//! - [`mod@run`]: [`run()`], the sequence of all of the above.
 //!
 //! Errors are `anyhow` throughout: this is a harness whose callers only
 //! report failures, never branch on them.

@@ -38,7 +38,7 @@ pub struct Spec {
     pub program: PathBuf,
     /// Its arguments.
     pub args: Vec<String>,
-    /// Its environment (on top of ours, minus [`SCRUBBED`]).
+    /// Its environment (on top of ours, minus `SCRUBBED`).
     pub env: Vec<(String, String)>,
     /// Where stdout and stderr go (appended across restarts).
     pub log: PathBuf,

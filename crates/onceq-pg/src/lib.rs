@@ -254,3 +254,8 @@ mod tests {
         assert!(e.to_string().contains("bogus"), "{e}");
     }
 }
+
+// The README's example, compiled and run by `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

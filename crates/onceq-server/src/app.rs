@@ -113,6 +113,7 @@ fn keyed() -> Vec<(&'static CapabilityDef, UtoipaMethodRouter<AppState>)> {
         (&cap::GET, routes!(queues::get)),
         (&cap::DELETE, routes!(queues::delete_by_body)),
         (&cap::DELETE, routes!(queues::delete)),
+        (&cap::DELETE, routes!(queues::delete_post)),
         (&cap::STATS, routes!(queues::stats)),
         (&cap::MESSAGE_GET, routes!(message::get)),
         (&cap::PURGE, routes!(queues::purge)),
@@ -120,6 +121,7 @@ fn keyed() -> Vec<(&'static CapabilityDef, UtoipaMethodRouter<AppState>)> {
         (&cap::PUSH_SUBSCRIBE, routes!(push::subscribe)),
         (&cap::PUSH_SUBSCRIPTIONS, routes!(push::list)),
         (&cap::PUSH_UNSUBSCRIBE, routes!(push::unsubscribe)),
+        (&cap::PUSH_UNSUBSCRIBE, routes!(push::unsubscribe_post)),
         (&cap::BALANCE, routes!(account::balance)),
         (&cap::USAGE, routes!(account::usage)),
     ]

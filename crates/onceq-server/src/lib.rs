@@ -1,7 +1,7 @@
 //! The onceq server: Infrai's queue API (`docs/api.md`) over an
 //! [`onceq_store::Store`].
 //!
-//! - [`app`]: builds the axum [`Router`](axum::Router) from an [`AppState`];
+//! - [`mod@app`]: builds the axum [`Router`](axum::Router) from an [`AppState`];
 //!   its keyed table pairs each route with its typed capability
 //!   (`onceq_types::capability`), and a test checks the two agree.
 //! - [`state`]: what every handler shares (store, clock, config, wake-ups).

@@ -71,3 +71,8 @@ pub const MAX_DELAY_SECONDS: i64 = 604_800;
 
 /// The longest a queue may keep a message: 30 days.
 pub const MAX_RETENTION_DAYS: i64 = 30;
+
+// The README's example, compiled and run by `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -3,9 +3,10 @@
 //!
 //! - [`client`]: a typed async client for the queue API. Publishing retries
 //!   transient failures with the *same* idempotency key (key 2: the publish).
-//! - [`idempotency`]: an axum/tower `Idempotency-Key` layer backed by a
-//!   request ledger in the application's database (key 1: the request).
-//! - [`worker`]: a worker runtime that claims a *job fact* per message in the
+//! - [`idempotency`] (feature `axum`, on by default): an axum/tower
+//!   `Idempotency-Key` layer backed by a request ledger in the
+//!   application's database (key 1: the request).
+//! - [`worker`] (feature `postgres`): a worker runtime that claims a *job fact* per message in the
 //!   application's database and commits the handler's effects together with
 //!   the fact (key 3: the work).
 //! - [`push`]: receiving push deliveries: verify a webhook request's
@@ -30,11 +31,19 @@
 //! }
 //! # Ok(()) }
 //! ```
+//!
+//! # Features
+//!
+//! `axum` (the layer), `postgres` (its PostgreSQL ledger and the worker)
+//! and `sqlite` (its SQLite ledger) are on by default; `rustls` (HTTPS to
+//! the queue server) is not. With `default-features = false` the crate is
+//! the client and push verification only: no axum, no database driver.
 #![warn(missing_docs)]
 
 pub mod client;
 pub mod clock;
 pub mod failpoint;
+#[cfg(feature = "axum")]
 pub mod idempotency;
 pub mod push;
 pub mod worker;
@@ -45,3 +54,14 @@ pub use client::{
 #[cfg(feature = "postgres")]
 pub use onceq_pg as pg;
 pub use onceq_types as types;
+
+// The README's and the guide's Rust blocks, compiled (and run, unless
+// marked `no_run`) by `cargo test --doc -p onceq`, so neither can drift
+// from the API. Doctests only: the guide lives outside the package.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide.md")]
+struct GuideDoctests;

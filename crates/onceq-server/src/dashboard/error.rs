@@ -1,5 +1,5 @@
 //! [`DashError`]: what can go wrong on a dashboard request, answered as an
-//! HTML page (or, for htmx requests, an HTML fragment; see [`super::shape`]).
+//! HTML page (or, for htmx requests, an HTML fragment; see `super::shape`).
 
 use axum::{
     http::{HeaderValue, StatusCode, header},
@@ -30,12 +30,12 @@ pub enum DashError {
     Api(ApiError),
 }
 
-/// Marks an error answer so [`super::shape`] can send htmx requests only
+/// Marks an error answer so `super::shape` can send htmx requests only
 /// the fragment instead of a whole page.
 #[derive(Clone)]
 pub struct ErrorFragment(pub String);
 
-/// Marks a sign-in redirect so [`super::shape`] can turn it into an
+/// Marks a sign-in redirect so `super::shape` can turn it into an
 /// `HX-Redirect` for htmx requests (which would otherwise follow the 303
 /// and swap the sign-in page into the fragment).
 #[derive(Clone)]

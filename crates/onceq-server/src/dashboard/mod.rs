@@ -11,7 +11,7 @@
 //! - [`error`]: [`DashError`](error::DashError), failures as HTML.
 //! - [`assets`]: htmx and the stylesheet, from inside the binary.
 //! - [`layout`]: the page shell: skip link, header, breadcrumbs, flash.
-//! - [`format`]: numbers, ages, times, payloads, URLs.
+//! - [`mod@format`]: numbers, ages, times, payloads, URLs.
 //! - [`sparkline`]: throughput charts as inline SVG.
 //! - [`overview`], [`queue`], [`message`], [`dlq`], [`purge`]: the pages.
 

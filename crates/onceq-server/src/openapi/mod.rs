@@ -20,6 +20,11 @@
 //!    pub async fn ack(..) -> Result<Reply<Acked>, ApiError>
 //!    ```
 //!
+//!    One method per annotation: the operation id (the handler's name
+//!    unless `operation_id = ".."`) names the function client generators
+//!    make, and must be unique in the document (test
+//!    `operation_ids_are_unique`). A path served at two methods has two
+//!    handlers, the second calling the first (`queues::delete_post`).
 //!    List every status the handler can answer: 400 when it validates
 //!    input, 401 when it takes a `Caller`, 413 when it reads a `Body`, 404
 //!    when it names a queue that must exist, 500/503 when it calls the
@@ -33,7 +38,12 @@
 //! 3. A new wire type derives `ToSchema` under the `openapi` feature in
 //!    `onceq-types` and is listed in [`ApiDoc`]'s `components(schemas(..))`
 //!    (types only named inside `responses(..)` are not collected on their
-//!    own; the test `every_ref_resolves` catches a missing one).
+//!    own; the test `every_ref_resolves` catches a missing one). A value
+//!    of several types is a `oneOf` of typed schemas, never a `type` list
+//!    (`onceq_types::openapi::payload`; test `type_lists_are_nullable_only`).
+//! 4. `scripts/openapi-check` (CI) runs openapi-spec-validator,
+//!    openapi-typescript + `tsc --strict` and openapi-python-client on the
+//!    served document.
 
 pub mod params;
 pub mod responses;

@@ -130,15 +130,14 @@ pub async fn list(
     Ok(caller.reply(Items { items }))
 }
 
-/// `DELETE /v1/queue/push_unsubscribe/{queue}/{subscription_id}` (and
-/// `POST` to the same path).
+/// `DELETE /v1/queue/push_unsubscribe/{queue}/{subscription_id}`.
 #[utoipa::path(
-    method(delete, post),
+    delete,
     path = "/v1/queue/push_unsubscribe/{queue}/{subscription_id}",
     operation_id = "push_unsubscribe",
     tag = "push",
     summary = "Delete a push subscription",
-    description = "Deliveries already in progress finish. POST is accepted as well as DELETE. 404 QUEUE_NOT_FOUND for an unknown queue, 404 NOT_FOUND when the queue has no such subscription.",
+    description = "Deliveries already in progress finish. POST to the same path does the same (operation push_unsubscribe_post). 404 QUEUE_NOT_FOUND for an unknown queue, 404 NOT_FOUND when the queue has no such subscription.",
     params(SubscriptionParams),
     responses(Ok<PushUnsubscribed>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
 )]
@@ -166,6 +165,27 @@ pub async fn unsubscribe(
         queue,
         deleted: true,
     }))
+}
+
+/// `POST /v1/queue/push_unsubscribe/{queue}/{subscription_id}`:
+/// [`unsubscribe`] for clients that cannot send `DELETE`, with an operation
+/// id of its own (one id per method: generators refuse duplicates).
+#[utoipa::path(
+    post,
+    path = "/v1/queue/push_unsubscribe/{queue}/{subscription_id}",
+    operation_id = "push_unsubscribe_post",
+    tag = "push",
+    summary = "Delete a push subscription (POST)",
+    description = "The same as DELETE on this path, for clients that cannot send DELETE.",
+    params(SubscriptionParams),
+    responses(Ok<PushUnsubscribed>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
+)]
+pub async fn unsubscribe_post(
+    state: State<AppState>,
+    caller: Caller,
+    path: SubscriptionPath,
+) -> Result<Reply<PushUnsubscribed>, ApiError> {
+    unsubscribe(state, caller, path).await
 }
 
 /// A record as listed: never the secret.

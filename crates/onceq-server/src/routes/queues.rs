@@ -137,13 +137,13 @@ pub async fn get(
         .ok_or_else(|| ApiError::queue_not_found(&queue))
 }
 
-/// `DELETE /v1/queue/delete/{queue}` (and `POST` to the same path).
+/// `DELETE /v1/queue/delete/{queue}`.
 #[utoipa::path(
-    method(delete, post),
+    delete,
     path = "/v1/queue/delete/{queue}",
     tag = "queues",
     summary = "Delete a queue and its messages",
-    description = "Queues using it as their dead-letter queue are left without one. POST is accepted as well as DELETE.",
+    description = "Queues using it as their dead-letter queue are left without one. POST to the same path does the same (operation delete_post).",
     params(QueueParam),
     responses(Ok<Deleted>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
 )]
@@ -153,6 +153,28 @@ pub async fn delete(
     QueuePath(queue): QueuePath,
 ) -> Result<Reply<Deleted>, ApiError> {
     delete_queue(&state, &caller, queue).await
+}
+
+/// `POST /v1/queue/delete/{queue}`: [`delete`] for clients that cannot send
+/// `DELETE`. A handler of its own because an operation id names one
+/// method: one annotation for both gave both the id `delete`, which
+/// generators refuse.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/delete/{queue}",
+    operation_id = "delete_post",
+    tag = "queues",
+    summary = "Delete a queue and its messages (POST)",
+    description = "The same as DELETE on this path, for clients that cannot send DELETE.",
+    params(QueueParam),
+    responses(Ok<Deleted>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
+)]
+pub async fn delete_post(
+    state: State<AppState>,
+    caller: Caller,
+    queue: QueuePath,
+) -> Result<Reply<Deleted>, ApiError> {
+    delete(state, caller, queue).await
 }
 
 /// `POST /v1/queue/delete` with `{queue}`.

@@ -82,6 +82,61 @@ fn every_route_is_documented() {
     }
 }
 
+/// Every operation has an operationId and no two share one: generators
+/// name a client's functions after them, and refuse (openapi-spec-validator)
+/// or break (openapi-typescript's `operations` type) on a duplicate. A
+/// handler routed at two methods needs an annotation per method, each
+/// with its own `operation_id` (see `queues::delete_post`).
+#[test]
+fn operation_ids_are_unique() {
+    let doc = serde_json::to_value(onceq_server::openapi::document()).unwrap();
+    let mut seen = std::collections::BTreeMap::new();
+    for (method, path) in operations(&doc) {
+        let op = &doc["paths"][&path][method.to_lowercase()];
+        let id = op["operationId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{method} {path} has no operationId"))
+            .to_owned();
+        if let Some(first) = seen.insert(id.clone(), format!("{method} {path}")) {
+            panic!("operationId {id:?} is used by {first} and by {method} {path}");
+        }
+    }
+    assert!(seen.len() >= 20, "{seen:?}");
+}
+
+/// No schema says "one of several types" as a `type` list (but `[T,
+/// "null"]`, an optional value): openapi-python-client drops the
+/// operations whose bodies have one. Use a `oneOf` of typed schemas
+/// (`onceq_types::openapi::payload`).
+#[test]
+fn type_lists_are_nullable_only() {
+    fn walk(v: &Value, at: &str, bad: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::Array(types)) = m.get("type") {
+                    let non_null = types.iter().filter(|t| *t != "null").count();
+                    if non_null > 1 {
+                        bad.push(format!("{at}: type {types:?}"));
+                    }
+                }
+                for (k, v) in m {
+                    walk(v, &format!("{at}/{k}"), bad);
+                }
+            }
+            Value::Array(a) => {
+                for (i, v) in a.iter().enumerate() {
+                    walk(v, &format!("{at}/{i}"), bad);
+                }
+            }
+            _ => {}
+        }
+    }
+    let doc = serde_json::to_value(onceq_server::openapi::document()).unwrap();
+    let mut bad = Vec::new();
+    walk(&doc, "#", &mut bad);
+    assert!(bad.is_empty(), "type lists generators drop: {bad:#?}");
+}
+
 /// The reverse: every operation of the document is served (not the 404 or
 /// 405 fallback), on the real router.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -210,11 +265,19 @@ fn envelope_errors_and_auth_are_described() {
         publish["properties"]["queue"]["pattern"],
         "^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}(-dlq)?$"
     );
-    assert!(
-        !publish["properties"]["payload"]["type"]
-            .as_array()
-            .unwrap()
-            .contains(&"null".into()),
+    // payload: any JSON but null, one branch per type (see `type_lists_are_nullable_only`)
+    let branches: Vec<&Value> = publish["properties"]["payload"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| &b["type"])
+        .collect();
+    assert_eq!(
+        branches,
+        ["object", "array", "string", "number", "boolean"]
+            .map(Value::from)
+            .iter()
+            .collect::<Vec<_>>(),
         "payload: any JSON but null"
     );
 

@@ -1,22 +1,22 @@
 //! PostgreSQL backend: production, and safe for several servers sharing one
 //! database.
 //!
-//! - [`pool`]: the connection pool (deadpool) and how a URL configures it.
-//! - [`migrate`]: schema migrations under an advisory lock.
-//! - [`db`]: how statements are sent: prepared and cached per connection,
+//! - `pool`: the connection pool (deadpool) and how a URL configures it.
+//! - `migrate`: schema migrations under an advisory lock.
+//! - `db`: how statements are sent: prepared and cached per connection,
 //!   or unnamed behind a pooler in transaction mode (`pgbouncer=transaction`).
-//! - [`errors`]: driver errors to [`StoreError`], and retrying transactions
+//! - `errors`: driver errors to [`StoreError`], and retrying transactions
 //!   that lost a deadlock or a race.
-//! - [`sql`]: every statement, one `.sql` file each under `sql/`.
-//! - [`accounts`]: credit limits, usage buckets, server heartbeats.
-//! - [`publish_group`]: group commit of concurrent publishes.
-//! - [`ack_group`]: group commit of concurrent acks.
-//! - [`hot`]: the connection each of those committers keeps, and how each
+//! - `sql`: every statement, one `.sql` file each under `sql/`.
+//! - `accounts`: credit limits, usage buckets, server heartbeats.
+//! - `publish_group`: group commit of concurrent publishes.
+//! - `ack_group`: group commit of concurrent acks.
+//! - `hot`: the connection each of those committers keeps, and how each
 //!   takes its next group.
-//! - [`key_cache`]: key lookups from memory, cleared by LISTEN/NOTIFY.
-//! - [`keys`], [`queues`], [`publish`], [`claim`], [`lease`], [`dlq`],
-//!   [`browse`], [`subscriptions`], [`maintenance`]: the operations, by concept.
-//! - [`observe`]: queue depths and pool use for `/metrics`.
+//! - `key_cache`: key lookups from memory, cleared by LISTEN/NOTIFY.
+//! - `keys`, `queues`, `publish`, `claim`, `lease`, `dlq`,
+//!   `browse`, `subscriptions`, `maintenance`: the operations, by concept.
+//! - `observe`: queue depths and pool use for `/metrics`.
 //!
 //! # Concurrency
 //!

@@ -1,17 +1,17 @@
 //! The embedded backend: one SQLite file, `onceq.db` in the data directory.
 //!
-//! - [`writer`]: the one thread that writes, committing many concurrent
+//! - `writer`: the one thread that writes, committing many concurrent
 //!   requests in one transaction (group commit), each in its own savepoint.
-//! - [`reader`]: read connections for the read-only operations.
-//! - [`conn`]: opening connections, with the PRAGMAs each needs.
-//! - [`migrate`]: schema migrations.
-//! - [`accounts`]: credit limits, usage buckets, server heartbeats.
-//! - [`keys`], [`queues`], [`publish`], [`claim`], [`lease`], [`dlq`],
-//!   [`browse`], [`subscriptions`], [`maintenance`], [`observe`]: the
+//! - `reader`: read connections for the read-only operations.
+//! - `conn`: opening connections, with the PRAGMAs each needs.
+//! - `migrate`: schema migrations.
+//! - `accounts`: credit limits, usage buckets, server heartbeats.
+//! - `keys`, `queues`, `publish`, `claim`, `lease`, `dlq`,
+//!   `browse`, `subscriptions`, `maintenance`, `observe`: the
 //!   operations, one concept each (the same modules as the PostgreSQL
 //!   backend's), written against a plain `&Connection` so they run on either.
-//! - [`time`]: timestamps as INTEGER microseconds.
-//! - [`errors`]: SQLite errors as `StoreError`s.
+//! - `time`: timestamps as INTEGER microseconds.
+//! - `errors`: SQLite errors as `StoreError`s.
 //!
 //! SQL lives in `sql/`, one statement per file named after what it does.
 //!

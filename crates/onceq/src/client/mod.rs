@@ -1,7 +1,7 @@
 //! A typed client for the queue API.
 //!
-//! - [`error`]: [`Error`], one variant per failure a caller branches on.
-//! - [`retry`]: [`RetryPolicy`], exponential backoff with full jitter.
+//! - `error`: [`Error`], one variant per failure a caller branches on.
+//! - `retry`: [`RetryPolicy`], exponential backoff with full jitter.
 //! - this module: [`Client`] and its call options.
 
 mod error;

@@ -42,15 +42,12 @@
 //!              purge deletes it)      (status, headers, body)
 //! ```
 //!
-//! ```mermaid
-//! stateDiagram-v2
-//!     [*] --> in_flight: claim (locked_until = now + lease)
-//!     in_flight --> in_flight: takeover (lease over, same fingerprint)
-//!     in_flight --> completed: complete (status < 500)
-//!     in_flight --> [*]: release (5xx / handler error / unrecordable answer)
-//!     in_flight --> [*]: retention passed (absent; purged)
-//!     completed --> [*]: retention passed (absent; purged)
-//! ```
+//! The same, drawn (from `ledger.mmd` by `scripts/diagrams`; an SVG in the
+//! page, so the docs need no script to show it):
+//!
+//! <div class="onceq-diagram">
+#![doc = include_str!("ledger.svg")]
+//! </div>
 //!
 //! `complete` and `release` carry the claim's token: a request whose lease
 //! was taken over can neither overwrite nor delete its successor's entry.

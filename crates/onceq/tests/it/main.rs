@@ -5,5 +5,7 @@
 mod harness;
 
 mod client;
+mod diagrams;
+mod guide;
 mod idempotency;
 mod worker;
