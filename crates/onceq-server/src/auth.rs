@@ -162,6 +162,19 @@ pub async fn rotate_key(
     Ok((key, record))
 }
 
+/// The label of keys [`ensure_key`] stores.
+const ENV_KEY_LABEL: &str = "from ONCEQ_API_KEY";
+
+/// Whether `key` was stored by [`ensure_key`] (from `ONCEQ_API_KEY`): its
+/// id is `env` + 8 hex digits (generated ids are 8 characters) and its
+/// label says so. What `crate::bootstrap` retires when the variable changes.
+pub fn is_env_key(key: &KeyRecord) -> bool {
+    key.key_id.len() == 11
+        && key.key_id.starts_with("env")
+        && key.key_id[3..].bytes().all(|b| b.is_ascii_hexdigit())
+        && key.label.as_deref() == Some(ENV_KEY_LABEL)
+}
+
 /// Makes sure a key given by the operator (e.g. `ONCEQ_API_KEY`) is stored
 /// for `project`. Its public id derives from its hash, so every server that
 /// starts with the same key agrees on it and a restart adds nothing.
@@ -179,8 +192,8 @@ pub async fn ensure_key(
         project: project.to_owned(),
         key_id: format!("env{}", &hex::encode(&hash)[..8]),
         key_hash: hash.clone(),
-        label: Some("from ONCEQ_API_KEY".into()),
-        scope: KeyScope::default(),
+        label: Some(ENV_KEY_LABEL.into()),
+        scope: crate::bootstrap::operator_scope(),
         expires_at: None,
         now,
     };

@@ -8,6 +8,7 @@
 //! Chromium; `stall` freezes PostgreSQL under a running server.
 
 mod accounts;
+mod admin_api;
 mod bench;
 mod cli;
 mod compat;
@@ -17,5 +18,6 @@ mod long_ops;
 mod outage_log;
 mod pgbouncer;
 mod process;
+mod settings;
 mod stall;
 mod tls;

@@ -1,4 +1,5 @@
-//! One module per capability group (push: push subscriptions; lease: ack,
+//! One module per capability group (admin: keys and projects of every
+//! project; push: push subscriptions; lease: ack,
 //! nack and extend, what a consumer does with the lease `consume` gave it). Each handler validates its input
 //! ([`crate::input`]) into store params, calls the store once (through
 //! [`crate::messages`] when others must hear of it), and shapes the answer.
@@ -6,6 +7,7 @@
 //! [`Caller`](crate::caller::Caller).
 
 pub mod account;
+pub mod admin;
 pub mod consume;
 pub mod discovery;
 pub mod health;
