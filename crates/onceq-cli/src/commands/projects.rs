@@ -25,6 +25,8 @@ pub enum ProjectsCmd {
         /// The project.
         name: String,
         /// USD, e.g. 25 or 0.5; or `none`.
+        // A negative number is a value (refused by the range check), not a flag.
+        #[arg(allow_negative_numbers = true)]
         usd: String,
         #[command(flatten)]
         target: AdminArgs,

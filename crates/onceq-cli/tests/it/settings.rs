@@ -4,8 +4,9 @@
 //! file, and quiet admin commands.
 
 use std::{
-    io::{Read, Write},
+    io::{BufRead, BufReader, Read, Write},
     os::unix::fs::PermissionsExt,
+    process::{Child, Stdio},
     time::Duration,
 };
 
@@ -200,7 +201,7 @@ async fn admin_commands_refuse_a_database_without_onceq() {
 
 fn refused(url: &str, key: &str) -> bool {
     let out = run(&["queues"], &[("ONCEQ_URL", url), ("ONCEQ_API_KEY", key)]);
-    !out.status.success() && stderr(&out).contains("401")
+    !out.status.success() && stderr(&out).contains("unknown or revoked API key")
 }
 
 #[test]
@@ -247,40 +248,65 @@ fn a_changed_onceq_api_key_retires_the_old_one() {
     assert!(refused(&server.url, "key-a"));
 }
 
+/// `onceq serve` on `data` without a key, until it listens: its URL, the
+/// line it printed on stdout holding the key, and what it logged before.
+fn first_start(data: &str) -> (Child, String, String, String) {
+    let mut child = command(
+        &["serve", "--listen", "127.0.0.1:0", "--data-dir", data],
+        &[],
+    )
+    .env("ONCEQ_LOG", "info")
+    .env("NO_COLOR", "1")
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut logs = String::new();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let url = loop {
+        let mut line = String::new();
+        assert!(
+            err.read_line(&mut line).unwrap() > 0,
+            "serve ended:\n{logs}"
+        );
+        logs.push_str(&line);
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.split_whitespace().next().unwrap().to_owned();
+        }
+    };
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let key = loop {
+        let mut line = String::new();
+        assert!(out.read_line(&mut line).unwrap() > 0, "no key on stdout");
+        if line.trim().starts_with("oq_") {
+            break line.trim().to_owned();
+        }
+    };
+    (child, url, key, logs)
+}
+
 #[test]
 fn the_first_key_is_written_to_a_file_only_its_owner_reads() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_str().unwrap();
-    let server = ServerProcess::start(&["--data-dir", data], &[]);
-    let printed = server
-        .stdout_lines
-        .recv_timeout(Duration::from_secs(30))
-        .into_iter()
-        .chain(server.stdout_lines.recv_timeout(Duration::from_secs(30)))
-        .find(|l| l.trim().starts_with("oq_"))
-        .expect("the key on stdout")
-        .trim()
-        .to_owned();
+    let (mut child, url, printed, logs) = first_start(data);
     let file = dir.path().join("initial-api-key");
     let mode = std::fs::metadata(&file).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "mode {mode:o}");
     assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), printed);
-    let env = [
-        ("ONCEQ_URL", server.url.as_str()),
-        ("ONCEQ_API_KEY", printed.as_str()),
-    ];
-    run_ok(&["queues"], &env);
-    // The operator's key holds the admin API too.
-    run_ok(
-        &["keys", "list", "--url", &server.url, "--api-key", &printed],
-        &[],
-    );
-    let (clean, logs) = server.terminate();
-    assert!(clean);
-    let logs = logs.join("\n");
     assert!(
         logs.contains(file.to_str().unwrap()),
         "the log names the file:\n{logs}"
     );
     assert!(!logs.contains(&printed), "the key was logged:\n{logs}");
+    let env = [
+        ("ONCEQ_URL", url.as_str()),
+        ("ONCEQ_API_KEY", printed.as_str()),
+    ];
+    run_ok(&["queues"], &env);
+    // The operator's key holds the admin API too.
+    let keys = run_ok(&["keys", "list", "--url", &url, "--api-key", &printed], &[]);
+    assert!(keys.contains("full,accounts"), "{keys}");
+    child.kill().unwrap();
+    child.wait().unwrap();
 }

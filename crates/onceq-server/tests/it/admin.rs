@@ -297,3 +297,74 @@ async fn only_an_accounts_key_may_call_it(b: Backend) {
         .err(401, "UNAUTHORIZED");
 }
 both!(only_an_accounts_key_may_call_it);
+
+/// Each admin route is in `/openapi.json` with its own operationId and in
+/// discovery with its capability id.
+async fn documented_and_discovered(b: Backend) {
+    let s = TestServer::in_process(b).await;
+    let doc = s
+        .send(reqwest::Method::GET, "/openapi.json", None, None)
+        .await;
+    let discovery = s
+        .send(reqwest::Method::GET, "/v1/discovery", None, None)
+        .await;
+    let caps = discovery.ok().data()["capabilities"]
+        .as_array()
+        .unwrap()
+        .clone();
+    for (method, path, operation, id) in [
+        (
+            "get",
+            "/v1/admin/keys",
+            "admin_keys_list",
+            "admin.keys.list",
+        ),
+        (
+            "post",
+            "/v1/admin/keys/create",
+            "admin_keys_create",
+            "admin.keys.create",
+        ),
+        (
+            "post",
+            "/v1/admin/keys/revoke",
+            "admin_keys_revoke",
+            "admin.keys.revoke",
+        ),
+        (
+            "post",
+            "/v1/admin/keys/rotate",
+            "admin_keys_rotate",
+            "admin.keys.rotate",
+        ),
+        (
+            "post",
+            "/v1/admin/keys/limits",
+            "admin_keys_limits",
+            "admin.keys.limits",
+        ),
+        (
+            "get",
+            "/v1/admin/projects",
+            "admin_projects_list",
+            "admin.projects.list",
+        ),
+        (
+            "post",
+            "/v1/admin/projects/limits",
+            "admin_projects_limits",
+            "admin.projects.limits",
+        ),
+    ] {
+        let op = &doc.body["paths"][path][method];
+        assert_eq!(op["operationId"], operation, "{method} {path}");
+        assert!(op["responses"]["403"].is_object(), "{path}: 403 documented");
+        let cap = caps
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap_or_else(|| panic!("{id}"));
+        assert_eq!(cap["path"], path);
+        assert_eq!(cap["method"], method.to_uppercase());
+    }
+}
+both!(documented_and_discovered);
