@@ -173,7 +173,7 @@ pub struct RateArgs {
 pub fn describe_rate(per_sec: Option<f64>, burst: Option<u32>) -> String {
     match (per_sec, burst) {
         (None, _) => "server default".into(),
-        (Some(r), _) if r == 0.0 => "unlimited".into(),
+        (Some(0.0), _) => "unlimited".into(),
         (Some(r), b) => format!("{r}/s, burst {}", b.unwrap_or(1)),
     }
 }

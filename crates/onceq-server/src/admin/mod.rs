@@ -73,7 +73,7 @@ pub async fn keys_rotate(
 ) -> Result<CreatedKey, ApiError> {
     let (old, old_expires) = input::key_rotate(req, now)?;
     let active = store.key_get(&old).await.map_err(store_error)?;
-    if !active.is_some_and(|k| k.revoked_at.is_none()) {
+    if active.is_none_or(|k| k.revoked_at.is_some()) {
         return Err(no_active_key(&old));
     }
     let (key, record) = auth::rotate_key(store, &old, old_expires, now)
