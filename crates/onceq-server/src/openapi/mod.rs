@@ -84,7 +84,7 @@ use utoipa::{
         (name = "queues", description = "Managing queues and their dead-letter queues."),
         (name = "push", description = "Push subscriptions: the server POSTs a queue's messages to a webhook, signed (docs/api.md, section 5)."),
         (name = "account", description = "The key's project's metering: usage per capability and the credit left (docs/security.md)."),
-        (name = "admin", description = "Keys and projects of every project, for a key with the accounts action (docs/api.md, section 7)."),
+        (name = "admin", description = "Keys and projects of every project, for a key with the accounts action (docs/api.md, section 6)."),
         (name = "discovery", description = "What the server offers and what it costs."),
         (name = "operations", description = "Health, readiness, metrics and this document."),
     )
