@@ -188,9 +188,10 @@ pub async fn ensure_key(
     if let Some(found) = store.key_lookup(&hash).await? {
         return Ok(found);
     }
+    let key_id = format!("env{}", &hex::encode(&hash)[..8]);
     let insert = KeyInsert {
         project: project.to_owned(),
-        key_id: format!("env{}", &hex::encode(&hash)[..8]),
+        key_id: key_id.clone(),
         key_hash: hash.clone(),
         label: Some(ENV_KEY_LABEL.into()),
         scope: crate::bootstrap::operator_scope(),
@@ -202,6 +203,12 @@ pub async fn ensure_key(
         // Another server inserted it at the same moment, or it was revoked.
         Err(e) => match store.key_lookup(&hash).await? {
             Some(found) => Ok(found),
+            // A retired secret stays retired (it may be why it was
+            // changed): the operator must choose a new one.
+            None if store.key_get(&key_id).await?.is_some() => Err(StoreError::Invalid(format!(
+                "ONCEQ_API_KEY is a key that was revoked ({key_id}: retired when the variable \
+                 changed, or by `onceq keys revoke`); set a new value"
+            ))),
             None => Err(e),
         },
     }

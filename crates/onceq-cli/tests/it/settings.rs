@@ -246,13 +246,26 @@ fn a_changed_onceq_api_key_retires_the_old_one() {
     ];
     run_ok(&["queues"], &b);
     assert!(refused(&server.url, "key-a"));
+    drop(server);
+    // Going back to a retired secret is refused, saying why.
+    let out = run(
+        &["serve", "--listen", "127.0.0.1:0", "--data-dir", data],
+        &[("ONCEQ_API_KEY", "key-a")],
+    );
+    assert!(!out.status.success());
+    let text = stderr(&out);
+    assert!(
+        text.contains("ONCEQ_API_KEY is a key that was revoked")
+            && text.contains("set a new value"),
+        "{text}"
+    );
 }
 
-/// `onceq serve` on `data` without a key, until it listens: its URL, the
-/// line it printed on stdout holding the key, and what it logged before.
-fn first_start(data: &str) -> (Child, String, String, String) {
+/// `onceq serve <args>` without a key, until it listens: its URL, the line
+/// it printed on stdout holding the key, and what it logged before.
+fn first_start(args: &[&str]) -> (Child, String, String, String) {
     let mut child = command(
-        &["serve", "--listen", "127.0.0.1:0", "--data-dir", data],
+        &[&["serve", "--listen", "127.0.0.1:0"][..], args].concat(),
         &[],
     )
     .env("ONCEQ_LOG", "info")
@@ -289,7 +302,7 @@ fn first_start(data: &str) -> (Child, String, String, String) {
 fn the_first_key_is_written_to_a_file_only_its_owner_reads() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_str().unwrap();
-    let (mut child, url, printed, logs) = first_start(data);
+    let (mut child, url, printed, logs) = first_start(&["--data-dir", data]);
     let file = dir.path().join("initial-api-key");
     let mode = std::fs::metadata(&file).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "mode {mode:o}");
@@ -309,4 +322,42 @@ fn the_first_key_is_written_to_a_file_only_its_owner_reads() {
     assert!(keys.contains("full,accounts"), "{keys}");
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+/// On PostgreSQL the server writes the first key under `--data-dir` only
+/// if that directory exists (it uses it for nothing else), and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_the_first_key_file_needs_an_existing_data_dir() {
+    let (one, two) = (
+        onceq_testdb::fresh_database().await,
+        onceq_testdb::fresh_database().await,
+    );
+    let (one, two) = (one.url.clone(), two.url.clone());
+    tokio::task::spawn_blocking(move || {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().to_str().unwrap();
+        let (mut child, _, key, _) = first_start(&["--database-url", &one, "--data-dir", data]);
+        let file = dir.path().join("initial-api-key");
+        assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), key);
+        assert_eq!(
+            std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        child.kill().unwrap();
+        child.wait().unwrap();
+
+        let missing = dir.path().join("nope");
+        let m = missing.to_str().unwrap();
+        let (mut child, _, key, logs) = first_start(&["--database-url", &two, "--data-dir", m]);
+        assert!(key.starts_with("oq_"));
+        assert!(
+            !missing.exists(),
+            "the server made a directory it does not use"
+        );
+        assert!(logs.contains("printed on stdout only"), "{logs}");
+        child.kill().unwrap();
+        child.wait().unwrap();
+    })
+    .await
+    .unwrap();
 }
