@@ -75,17 +75,47 @@ pub struct ProjectInfo {
 pub struct KeyCreate {
     /// The project the key acts for (1 to 80 printable characters); created
     /// with its first key.
-    #[cfg_attr(feature = "openapi", schema(required = true, nullable = false))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            required = true,
+            nullable = false,
+            min_length = 1,
+            max_length = 80,
+            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
+        )
+    )]
     pub project: Option<String>,
     /// A note for operators (at most 200 printable characters).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            min_length = 1,
+            max_length = 200,
+            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
+        )
+    )]
     pub label: Option<String>,
     /// What the key may do: `full` (the default), or a comma-separated list
     /// of `publish`, `consume`, `read`, `admin`, `accounts`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            pattern = "^[\\s\\u0085]*(full|all|publish|consume|read|admin|accounts)(-only)?[\\s\\u0085]*(,[\\s\\u0085]*(full|all|publish|consume|read|admin|accounts)(-only)?[\\s\\u0085]*)*$"
+        )
+    )]
     pub actions: Option<String>,
-    /// Queues it may use: comma-separated names or `*` patterns (default `*`).
+    /// Queues it may use: comma-separated names or `*` patterns (default
+    /// `*`), at most 32.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            pattern = "^[\\s\\u0085]*[A-Za-z0-9_.*-]{1,100}[\\s\\u0085]*(,[\\s\\u0085]*[A-Za-z0-9_.*-]{1,100}[\\s\\u0085]*){0,31}$"
+        )
+    )]
     pub queues: Option<String>,
     /// The key stops working this many seconds from now (default: never).
     #[serde(
@@ -102,7 +132,16 @@ pub struct KeyCreate {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct KeyRevoke {
     /// The key's public id.
-    #[cfg_attr(feature = "openapi", schema(required = true, nullable = false))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            required = true,
+            nullable = false,
+            min_length = 1,
+            max_length = 255,
+            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
+        )
+    )]
     pub key_id: Option<String>,
 }
 
@@ -113,7 +152,16 @@ pub struct KeyRevoke {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct KeyRotate {
     /// The key to replace (its public id).
-    #[cfg_attr(feature = "openapi", schema(required = true, nullable = false))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            required = true,
+            nullable = false,
+            min_length = 1,
+            max_length = 255,
+            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
+        )
+    )]
     pub key_id: Option<String>,
     /// The old key stops working this many seconds from now (default: when
     /// it is revoked or its own expiry comes).
@@ -131,7 +179,16 @@ pub struct KeyRotate {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct KeyLimits {
     /// The key's public id.
-    #[cfg_attr(feature = "openapi", schema(required = true, nullable = false))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            required = true,
+            nullable = false,
+            min_length = 1,
+            max_length = 255,
+            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
+        )
+    )]
     pub key_id: Option<String>,
     /// Requests per second (0: unlimited); `null`: back to the server's
     /// default. Required.
@@ -158,7 +215,16 @@ pub struct KeyLimits {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ProjectLimits {
     /// The project.
-    #[cfg_attr(feature = "openapi", schema(required = true, nullable = false))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            required = true,
+            nullable = false,
+            min_length = 1,
+            max_length = 80,
+            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
+        )
+    )]
     pub project: Option<String>,
     /// The most it may spend in total, in USD (0 to 1e9); `null`: no limit.
     /// Past it, billable calls answer 402 `INSUFFICIENT_CREDIT`.
