@@ -29,7 +29,7 @@ use crate::{
     ApiError, AppState, dashboard, envelope,
     guard::{Guarded, guard},
     metrics, openapi,
-    routes::{account, consume, discovery, health, lease, message, publish, push, queues},
+    routes::{account, admin, consume, discovery, health, lease, message, publish, push, queues},
 };
 
 /// Builds the HTTP application over `state`.
@@ -124,6 +124,13 @@ fn keyed() -> Vec<(&'static CapabilityDef, UtoipaMethodRouter<AppState>)> {
         (&cap::PUSH_UNSUBSCRIBE, routes!(push::unsubscribe_post)),
         (&cap::BALANCE, routes!(account::balance)),
         (&cap::USAGE, routes!(account::usage)),
+        (&cap::ADMIN_KEYS, routes!(admin::keys_list)),
+        (&cap::ADMIN_KEYS_CREATE, routes!(admin::keys_create)),
+        (&cap::ADMIN_KEYS_REVOKE, routes!(admin::keys_revoke)),
+        (&cap::ADMIN_KEYS_ROTATE, routes!(admin::keys_rotate)),
+        (&cap::ADMIN_KEYS_LIMITS, routes!(admin::keys_limits)),
+        (&cap::ADMIN_PROJECTS, routes!(admin::projects_list)),
+        (&cap::ADMIN_PROJECTS_LIMITS, routes!(admin::projects_limits)),
     ]
 }
 

@@ -162,6 +162,19 @@ pub async fn rotate_key(
     Ok((key, record))
 }
 
+/// The label of keys [`ensure_key`] stores.
+const ENV_KEY_LABEL: &str = "from ONCEQ_API_KEY";
+
+/// Whether `key` was stored by [`ensure_key`] (from `ONCEQ_API_KEY`): its
+/// id is `env` + 8 hex digits (generated ids are 8 characters) and its
+/// label says so. What `crate::bootstrap` retires when the variable changes.
+pub fn is_env_key(key: &KeyRecord) -> bool {
+    key.key_id.len() == 11
+        && key.key_id.starts_with("env")
+        && key.key_id[3..].bytes().all(|b| b.is_ascii_hexdigit())
+        && key.label.as_deref() == Some(ENV_KEY_LABEL)
+}
+
 /// Makes sure a key given by the operator (e.g. `ONCEQ_API_KEY`) is stored
 /// for `project`. Its public id derives from its hash, so every server that
 /// starts with the same key agrees on it and a restart adds nothing.
@@ -175,12 +188,13 @@ pub async fn ensure_key(
     if let Some(found) = store.key_lookup(&hash).await? {
         return Ok(found);
     }
+    let key_id = format!("env{}", &hex::encode(&hash)[..8]);
     let insert = KeyInsert {
         project: project.to_owned(),
-        key_id: format!("env{}", &hex::encode(&hash)[..8]),
+        key_id: key_id.clone(),
         key_hash: hash.clone(),
-        label: Some("from ONCEQ_API_KEY".into()),
-        scope: KeyScope::default(),
+        label: Some(ENV_KEY_LABEL.into()),
+        scope: crate::bootstrap::operator_scope(),
         expires_at: None,
         now,
     };
@@ -189,6 +203,12 @@ pub async fn ensure_key(
         // Another server inserted it at the same moment, or it was revoked.
         Err(e) => match store.key_lookup(&hash).await? {
             Some(found) => Ok(found),
+            // A retired secret stays retired (it may be why it was
+            // changed): the operator must choose a new one.
+            None if store.key_get(&key_id).await?.is_some() => Err(StoreError::Invalid(format!(
+                "ONCEQ_API_KEY is a key that was revoked ({key_id}: retired when the variable \
+                 changed, or by `onceq keys revoke`); set a new value"
+            ))),
             None => Err(e),
         },
     }

@@ -138,6 +138,12 @@ impl ApiError {
                     "the store is unavailable; nothing was done, retry later",
                 )
             },
+            // Only the admin commands open a store that must exist; a
+            // server never answers this, so it is a bug if it does.
+            StoreError::NotAStore(why) => Self {
+                cause: Some(why.into()),
+                ..Self::new(ErrorCode::Internal, "internal error")
+            },
             StoreError::Internal(cause) => Self {
                 cause: Some(cause),
                 ..Self::new(ErrorCode::Internal, "internal error")

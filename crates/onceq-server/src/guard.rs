@@ -29,7 +29,7 @@ use axum::{
     middleware::Next,
     response::{IntoResponse, Response},
 };
-use onceq_types::capability::CapabilityDef;
+use onceq_types::{capability::CapabilityDef, scope::Action};
 
 use crate::{
     ApiError, AppState, accounts::limiter::LimitScope, auth, caller::Caller, principal::Principal,
@@ -110,8 +110,16 @@ async fn admit(g: &Guarded, authorization: Option<HeaderValue>) -> Result<Caller
     let principal = Principal::new(key);
     let action = g.capability.action;
     if !principal.allows(action) {
+        // The admin API's action is in no project key's `full`: say how to
+        // get a key that holds it.
+        let hint = match action {
+            Action::Accounts => {
+                "; use the operator's key (ONCEQ_API_KEY, or the first key the server made), or one made with `onceq keys create --actions full,accounts`"
+            }
+            _ => "",
+        };
         return Err(ApiError::forbidden(format!(
-            "this API key may not call {} (needs \"{}\"; the key allows: {})",
+            "this API key may not call {} (needs \"{}\"; the key allows: {}){hint}",
             g.capability.id,
             action.as_str(),
             principal.scope.actions

@@ -27,6 +27,11 @@
 //! - [`guard`]: in front of every keyed route: key, rate limit, scope,
 //!   credit, metering; makes the `Caller`.
 //! - [`accounts`]: usage, credit and rate limits, in memory per process.
+//! - [`admin`]: keys and projects of every project, the operations of the
+//!   admin API and of `onceq keys`/`onceq projects` on the store.
+//! - [`bootstrap`]: the keys a server starts with: `ONCEQ_API_KEY` (and
+//!   retiring the one an earlier value made), or a first key written to a
+//!   0600 file.
 //! - [`input`]: each endpoint's body decoded and validated, without I/O
 //!   (also what the fuzz targets drive).
 //! - [`pricing`]: the price table behind `cost_usd` and discovery, keyed
@@ -53,8 +58,10 @@
 #![warn(missing_docs)]
 
 pub mod accounts;
+pub mod admin;
 pub mod app;
 pub mod auth;
+pub mod bootstrap;
 pub mod caller;
 pub mod clock;
 pub mod config;

@@ -1,4 +1,5 @@
-//! Runs a server: open the store (migrating it), make sure a key exists,
+//! Runs a server: open the store (migrating it), make sure a key exists
+//! ([`crate::bootstrap`]),
 //! bind, serve until SIGTERM or Ctrl-C, then drain.
 //!
 //! Shutdown order: stop accepting connections, let in-flight requests
@@ -23,13 +24,13 @@ use hyper_util::{
     server::graceful::GracefulShutdown,
     service::TowerToHyperService,
 };
-use onceq_store::{Store, StoreError};
+use onceq_store::StoreError;
 use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
 use tower::ServiceExt;
 
 use crate::{
-    AppState, ServerConfig, auth, connections::Connections, maintenance, push, unread_body,
+    AppState, ServerConfig, bootstrap, connections::Connections, maintenance, push, unread_body,
 };
 
 /// What `onceq serve` was asked for.
@@ -79,15 +80,24 @@ pub async fn serve(opts: ServeOptions) -> Result<(), ServeError> {
     // a stalled database answers 503 within it.
     let store_options = onceq_store::StoreOptions {
         op_timeout: opts.config.store_timeout,
+        mode: onceq_store::OpenMode::Create,
     };
     let store =
         onceq_store::open_with(opts.database_url.as_deref(), &opts.data_dir, store_options).await?;
     let where_ = match &opts.database_url {
-        Some(url) => format!("PostgreSQL at {}", redact(url)),
+        Some(url) => format!("PostgreSQL at {}", onceq_store::redact_url(url)),
         None => format!("embedded SQLite in {}", opts.data_dir.display()),
     };
     tracing::info!(store = %where_, "store ready (schema migrated)");
-    bootstrap_key(store.as_ref(), opts.api_key.as_deref()).await?;
+    // The first key's file goes in the data directory: SQLite's always
+    // exists by now; with PostgreSQL, only if the operator made it.
+    let key_dir = (opts.database_url.is_none() || opts.data_dir.is_dir()).then_some(&opts.data_dir);
+    bootstrap::keys(
+        store.as_ref(),
+        opts.api_key.as_deref(),
+        key_dir.map(|d| d.as_path()),
+    )
+    .await?;
 
     let listener = TcpListener::bind(opts.listen)
         .await
@@ -187,31 +197,6 @@ pub async fn run(
     Ok(())
 }
 
-/// Accepts `ONCEQ_API_KEY` if given; otherwise, on a store with no usable
-/// key at all, creates one for project `default` and prints it once.
-async fn bootstrap_key(store: &dyn Store, api_key: Option<&str>) -> Result<(), StoreError> {
-    let now = jiff::Timestamp::now();
-    if let Some(key) = api_key {
-        let record = auth::ensure_key(store, "default", key, now).await?;
-        tracing::info!(key_id = %record.key_id, project = %record.project, "accepting the key from ONCEQ_API_KEY");
-        return Ok(());
-    }
-    let active = store
-        .key_list()
-        .await?
-        .into_iter()
-        .any(|k| k.revoked_at.is_none());
-    if !active {
-        let (key, _) = auth::create_key(store, "default", Some("bootstrap".into()), now).await?;
-        // Printed, not logged: this is the only time the secret is shown.
-        println!(
-            "Created an API key for project \"default\" (shown once, keep it):\n  {}",
-            key.secret
-        );
-    }
-    Ok(())
-}
-
 async fn shutdown_signal() {
     let ctrl_c = async {
         if let Err(e) = tokio::signal::ctrl_c().await {
@@ -233,29 +218,5 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {}
         _ = term => {}
-    }
-}
-
-/// A database URL without its password, for logs.
-fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let creds = &url[scheme + 3..at];
-            let user = creds.split(':').next().unwrap_or("");
-            format!("{}{user}:***{}", &url[..scheme + 3], &url[at..])
-        }
-        _ => url.to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn redacts_password() {
-        assert_eq!(
-            super::redact("postgres://u:secret@h:5432/db"),
-            "postgres://u:***@h:5432/db"
-        );
-        assert_eq!(super::redact("postgres://h/db"), "postgres://h/db");
     }
 }

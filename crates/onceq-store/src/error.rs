@@ -26,6 +26,11 @@ pub enum StoreError {
     /// a queue without a dead-letter queue). The message is safe to show.
     #[error("{0}")]
     Invalid(String),
+    /// There is no onceq store where [`OpenMode::Existing`](crate::OpenMode)
+    /// was asked to open one: the message names the directory or the
+    /// database and what is missing.
+    #[error("{0}")]
+    NotAStore(String),
     /// The database cannot be reached or refused the connection, or gave
     /// no answer within the store timeout; a retry may succeed. Nothing was
     /// changed, except that a write that timed out while its commit was

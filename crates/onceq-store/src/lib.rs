@@ -43,6 +43,24 @@ pub use store::Store;
 /// is opened with other [`StoreOptions`].
 pub const DEFAULT_OP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// Who opens a store, and so what may happen to it on opening.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OpenMode {
+    /// The server: create the store when there is none (the data
+    /// directory and its file, or the schema in an empty database) and
+    /// migrate it, saying at INFO what was applied.
+    #[default]
+    Create,
+    /// The admin commands (`onceq keys`, `onceq projects`): open an
+    /// existing onceq store only. A missing data directory or file, or a
+    /// database without onceq's schema (its migration history table and
+    /// its keys table), is refused with [`StoreError::NotAStore`] instead
+    /// of starting an empty store nobody serves. Pending migrations of an
+    /// older onceq store are still applied (as the server would), logged
+    /// at DEBUG: a command's output is not the place for them.
+    Existing,
+}
+
 /// What a store is opened with, beyond where it is.
 #[derive(Debug, Clone, Copy)]
 pub struct StoreOptions {
@@ -54,13 +72,28 @@ pub struct StoreOptions {
     /// PostgreSQL it also bounds the pool's wait for a connection and
     /// opening one (with the URL's `connect_timeout` when that is shorter).
     pub op_timeout: std::time::Duration,
+    /// Whether a missing store is created ([`OpenMode`]).
+    pub mode: OpenMode,
 }
 
 impl Default for StoreOptions {
     fn default() -> Self {
         StoreOptions {
             op_timeout: DEFAULT_OP_TIMEOUT,
+            mode: OpenMode::Create,
         }
+    }
+}
+
+/// A database URL without its password, for logs and messages.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let creds = &url[scheme + 3..at];
+            let user = creds.split(':').next().unwrap_or("");
+            format!("{}{user}:***{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_owned(),
     }
 }
 
@@ -92,5 +125,17 @@ pub async fn open_with(
         None => Ok(std::sync::Arc::new(
             sqlite::SqliteStore::open_with(data_dir, options).await?,
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn redacts_password() {
+        assert_eq!(
+            super::redact_url("postgres://u:secret@h:5432/db"),
+            "postgres://u:***@h:5432/db"
+        );
+        assert_eq!(super::redact_url("postgres://h/db"), "postgres://h/db");
     }
 }

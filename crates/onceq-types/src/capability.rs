@@ -205,6 +205,62 @@ pub const PUSH_UNSUBSCRIBE: CapabilityDef = CapabilityDef {
     unit: Unit::Call,
     action: Action::Admin,
 };
+/// `GET /v1/admin/keys` (admin API: needs the `accounts` action).
+pub const ADMIN_KEYS: CapabilityDef = CapabilityDef {
+    id: "admin.keys.list",
+    method: "GET",
+    path: "/v1/admin/keys",
+    unit: Unit::Call,
+    action: Action::Accounts,
+};
+/// `POST /v1/admin/keys/create` (admin API: needs the `accounts` action).
+pub const ADMIN_KEYS_CREATE: CapabilityDef = CapabilityDef {
+    id: "admin.keys.create",
+    method: "POST",
+    path: "/v1/admin/keys/create",
+    unit: Unit::Call,
+    action: Action::Accounts,
+};
+/// `POST /v1/admin/keys/revoke` (admin API: needs the `accounts` action).
+pub const ADMIN_KEYS_REVOKE: CapabilityDef = CapabilityDef {
+    id: "admin.keys.revoke",
+    method: "POST",
+    path: "/v1/admin/keys/revoke",
+    unit: Unit::Call,
+    action: Action::Accounts,
+};
+/// `POST /v1/admin/keys/rotate` (admin API: needs the `accounts` action).
+pub const ADMIN_KEYS_ROTATE: CapabilityDef = CapabilityDef {
+    id: "admin.keys.rotate",
+    method: "POST",
+    path: "/v1/admin/keys/rotate",
+    unit: Unit::Call,
+    action: Action::Accounts,
+};
+/// `POST /v1/admin/keys/limits` (admin API: needs the `accounts` action).
+pub const ADMIN_KEYS_LIMITS: CapabilityDef = CapabilityDef {
+    id: "admin.keys.limits",
+    method: "POST",
+    path: "/v1/admin/keys/limits",
+    unit: Unit::Call,
+    action: Action::Accounts,
+};
+/// `GET /v1/admin/projects` (admin API: needs the `accounts` action).
+pub const ADMIN_PROJECTS: CapabilityDef = CapabilityDef {
+    id: "admin.projects.list",
+    method: "GET",
+    path: "/v1/admin/projects",
+    unit: Unit::Call,
+    action: Action::Accounts,
+};
+/// `POST /v1/admin/projects/limits` (admin API: needs the `accounts` action).
+pub const ADMIN_PROJECTS_LIMITS: CapabilityDef = CapabilityDef {
+    id: "admin.projects.limits",
+    method: "POST",
+    path: "/v1/admin/projects/limits",
+    unit: Unit::Call,
+    action: Action::Accounts,
+};
 /// `GET /v1/discovery`. Needs no key, so it is never metered nor scoped;
 /// listed for completeness of the catalogue.
 pub const DISCOVERY: CapabilityDef = CapabilityDef {
@@ -237,6 +293,13 @@ pub const CAPABILITIES: &[CapabilityDef] = &[
     PUSH_SUBSCRIBE,
     PUSH_SUBSCRIPTIONS,
     PUSH_UNSUBSCRIBE,
+    ADMIN_KEYS,
+    ADMIN_KEYS_CREATE,
+    ADMIN_KEYS_REVOKE,
+    ADMIN_KEYS_ROTATE,
+    ADMIN_KEYS_LIMITS,
+    ADMIN_PROJECTS,
+    ADMIN_PROJECTS_LIMITS,
     DISCOVERY,
 ];
 

@@ -14,6 +14,8 @@
 //!   and what a delivery carries (body, headers, signature scheme).
 //! - [`capability`]: the endpoint catalogue served by `GET /v1/discovery`.
 //! - [`account`]: the usage and balance answers.
+//! - [`admin`]: the admin API's bodies and records (keys and projects of
+//!   every project).
 //! - [`scope`]: what a key may do: actions and queue-name patterns.
 //! - [`names`]: validation of queue names.
 //! - `openapi` (feature `openapi`): schemas the `ToSchema` derives cannot
@@ -23,6 +25,7 @@
 #![warn(missing_docs)]
 
 pub mod account;
+pub mod admin;
 pub mod capability;
 pub mod clock;
 pub mod envelope;

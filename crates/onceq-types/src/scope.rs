@@ -1,7 +1,8 @@
 //! What an API key may do: which actions, on which queues.
 //!
 //! Every capability belongs to one [`Action`] (publish, consume, read,
-//! admin). A key holds a set of actions ([`Actions`], `full` = all four) and
+//! admin, accounts). A key holds a set of actions ([`Actions`], `full` = the
+//! first four) and
 //! a list of queue-name patterns ([`QueuePatterns`], `*` = any queue). A
 //! call is allowed when its capability's action is in the set and, for a
 //! call that names a queue, the name matches one of the patterns.
@@ -25,15 +26,22 @@ pub enum Action {
     Read,
     /// `create`, `delete`, `purge`, `dlq/redrive`.
     Admin,
+    /// The admin API (`/v1/admin/...`): keys and limits of every project.
+    /// Not part of `full`: a project's keys act within their project, and
+    /// a tenant's `full` key must not mint keys for other projects nor
+    /// raise its own credit limit. Only the operator's keys hold it
+    /// ([`Actions::OPERATOR`]) unless a key is created with it.
+    Accounts,
 }
 
 impl Action {
     /// Every action, in display order.
-    pub const ALL: [Action; 4] = [
+    pub const ALL: [Action; 5] = [
         Action::Publish,
         Action::Consume,
         Action::Read,
         Action::Admin,
+        Action::Accounts,
     ];
 
     /// The action's name in the text form.
@@ -43,6 +51,7 @@ impl Action {
             Action::Consume => "consume",
             Action::Read => "read",
             Action::Admin => "admin",
+            Action::Accounts => "accounts",
         }
     }
 
@@ -52,17 +61,23 @@ impl Action {
             Action::Consume => 2,
             Action::Read => 4,
             Action::Admin => 8,
+            Action::Accounts => 16,
         }
     }
 }
 
-/// A set of actions. `Default` is every action (`full`).
+/// A set of actions. `Default` is `full`: every action of a project
+/// (publish, consume, read, admin), not `accounts`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Actions(u8);
 
 impl Actions {
-    /// Every action.
+    /// Every action within a project (`full`).
     pub const FULL: Actions = Actions(15);
+
+    /// `full` and `accounts`: the operator's keys (`ONCEQ_API_KEY`, the
+    /// key made on first start).
+    pub const OPERATOR: Actions = Actions(31);
 
     /// Whether `action` is in the set.
     pub fn allows(self, action: Action) -> bool {
@@ -70,7 +85,8 @@ impl Actions {
     }
 
     /// Parses `full` or a comma-separated list of `publish`, `consume`,
-    /// `read`, `admin` (also `publish-only`, `consume-only`, `read-only`).
+    /// `read`, `admin`, `accounts`, `full` (also `publish-only`,
+    /// `consume-only`, `read-only`).
     pub fn parse(text: &str) -> Result<Actions, String> {
         let mut bits = 0u8;
         for word in text.split(',').map(str::trim) {
@@ -81,9 +97,10 @@ impl Actions {
                 "consume" => Action::Consume.bit(),
                 "read" => Action::Read.bit(),
                 "admin" => Action::Admin.bit(),
+                "accounts" => Action::Accounts.bit(),
                 other => {
                     return Err(format!(
-                        "unknown action {:?}: use publish, consume, read, admin or full",
+                        "unknown action {:?}: use publish, consume, read, admin, accounts or full",
                         truncate(other)
                     ));
                 }
@@ -103,6 +120,9 @@ impl fmt::Display for Actions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if *self == Actions::FULL {
             return f.write_str("full");
+        }
+        if *self == Actions::OPERATOR {
+            return f.write_str("full,accounts");
         }
         let names: Vec<&str> = Action::ALL
             .into_iter()
@@ -241,6 +261,13 @@ mod tests {
             Actions::parse("publish,consume,read,admin").unwrap(),
             Actions::FULL
         );
+        assert!(!Actions::FULL.allows(Action::Accounts));
+        let op = Actions::parse("full,accounts").unwrap();
+        assert_eq!(op, Actions::OPERATOR);
+        assert_eq!(op.to_string(), "full,accounts");
+        assert!(op.allows(Action::Accounts) && op.allows(Action::Publish));
+        let a = Actions::parse("read,accounts").unwrap();
+        assert_eq!(Actions::parse(&a.to_string()).unwrap(), a);
         assert!(Actions::parse("write").is_err());
         assert!(Actions::parse("").is_err());
     }

@@ -28,7 +28,18 @@ pub struct ApiArgs {
     lease_secs: u64,
     /// For the chaos run's teeth only: serve the route WITHOUT the
     /// Idempotency-Key layer, as the seed would without its ledger.
-    #[arg(long, env = "EXPORTS_UNSAFE_SKIP_LEDGER", hide = true)]
+    // On/off as onceq's own settings spell it (`1`, `true`, `yes`, `on`,
+    // any case; the flag alone means on): clap's boolish parser.
+    #[arg(
+        long,
+        env = "EXPORTS_UNSAFE_SKIP_LEDGER",
+        hide = true,
+        value_parser = clap::builder::BoolishValueParser::new(),
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        default_missing_value = "true",
+        default_value = "false"
+    )]
     unsafe_skip_ledger: bool,
 }
 

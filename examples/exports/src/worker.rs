@@ -31,7 +31,18 @@ pub struct WorkerArgs {
     work_ms: u64,
     /// For the chaos run's teeth only: the seed's worker pattern without
     /// job facts (do the work, then ack), which duplicates on redelivery.
-    #[arg(long, env = "EXPORTS_UNSAFE_NAIVE_WORKER", hide = true)]
+    // On/off as onceq's own settings spell it (`1`, `true`, `yes`, `on`,
+    // any case; the flag alone means on): clap's boolish parser.
+    #[arg(
+        long,
+        env = "EXPORTS_UNSAFE_NAIVE_WORKER",
+        hide = true,
+        value_parser = clap::builder::BoolishValueParser::new(),
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        default_missing_value = "true",
+        default_value = "false"
+    )]
     unsafe_naive: bool,
 }
 

@@ -1,16 +1,16 @@
-//! `onceq keys create|list|revoke|rotate|set-rate`: straight on the store,
+//! `onceq keys create|list|revoke|rotate|set-rate`: on the store directly,
 //! so it works whether or not a server runs (SQLite allows a second writer
-//! process; PostgreSQL is shared anyway). Servers see every change on the
+//! process; PostgreSQL is shared anyway), or with `--url` through a
+//! server's admin API ([`super::admin`]). Servers see every change on the
 //! next request: on SQLite each request looks its key up; on PostgreSQL
 //! servers cache lookups and drop the cache on the NOTIFY every change to
 //! the keys table sends, so a change counts as soon as it is delivered.
 
 use clap::Subcommand;
-use jiff::{SignedDuration, Timestamp};
-use onceq_server::auth;
-use onceq_types::scope::{Actions, KeyScope, QueuePatterns};
+use jiff::SignedDuration;
+use onceq_types::admin::{KeyCreate, KeyInfo, KeyLimits, KeyRevoke, KeyRotate};
 
-use super::{RateArgs, StoreArgs};
+use super::{RateArgs, admin::AdminArgs};
 use crate::output;
 
 #[derive(Debug, Subcommand)]
@@ -28,19 +28,20 @@ pub enum KeysCmd {
         #[arg(long, default_value = "*")]
         queues: String,
         /// What the key may do: comma-separated publish, consume, read,
-        /// admin, or full. Default: full.
+        /// admin, accounts (the admin API: keys and limits of every
+        /// project), or full (all but accounts). Default: full.
         #[arg(long, default_value = "full")]
         actions: String,
         /// The key stops working after this long (e.g. 30d, 12h).
         #[arg(long, value_parser = duration)]
         expires_in: Option<SignedDuration>,
         #[command(flatten)]
-        store: StoreArgs,
+        target: AdminArgs,
     },
     /// List keys (never their secrets).
     List {
         #[command(flatten)]
-        store: StoreArgs,
+        target: AdminArgs,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -50,7 +51,7 @@ pub enum KeysCmd {
         /// The key's public id (from `keys list`).
         key_id: String,
         #[command(flatten)]
-        store: StoreArgs,
+        target: AdminArgs,
     },
     /// Create a new key with the same project and scope as KEY_ID and print
     /// it. Both keys work until the old one is revoked, or expires.
@@ -61,7 +62,7 @@ pub enum KeysCmd {
         #[arg(long, value_parser = duration)]
         expire_old_in: Option<SignedDuration>,
         #[command(flatten)]
-        store: StoreArgs,
+        target: AdminArgs,
     },
     /// Give a key its own rate limit (or lift it with --clear).
     SetRate {
@@ -70,12 +71,11 @@ pub enum KeysCmd {
         #[command(flatten)]
         rate: RateArgs,
         #[command(flatten)]
-        store: StoreArgs,
+        target: AdminArgs,
     },
 }
 
 pub async fn run(cmd: KeysCmd) -> anyhow::Result<()> {
-    let now = Timestamp::now();
     match cmd {
         KeysCmd::Create {
             project,
@@ -83,105 +83,93 @@ pub async fn run(cmd: KeysCmd) -> anyhow::Result<()> {
             queues,
             actions,
             expires_in,
-            store,
+            target,
         } => {
-            anyhow::ensure!(
-                !project.is_empty()
-                    && project.len() <= 80
-                    && !project.chars().any(char::is_control),
-                "--project must be 1 to 80 printable characters"
-            );
-            let scope = KeyScope {
-                actions: Actions::parse(&actions).map_err(|e| anyhow::anyhow!("--actions: {e}"))?,
-                queues: QueuePatterns::parse(&queues)
-                    .map_err(|e| anyhow::anyhow!("--queues: {e}"))?,
+            let req = KeyCreate {
+                project: Some(project),
+                label,
+                actions: Some(actions),
+                queues: Some(queues),
+                expires_in_seconds: expires_in.map(|d| d.as_secs()),
             };
-            let expires_at = expires_in.map(|d| after(now, d)).transpose()?;
-            let store = super::open(&store).await?;
-            let (key, record) =
-                auth::create_scoped_key(store.as_ref(), &project, label, scope, expires_at, now)
-                    .await?;
+            let created = target.open().await?.keys_create(req).await?;
+            let k = &created.key;
             eprintln!(
                 "created key {} for project {:?} (actions: {}, queues: {})",
-                record.key_id, record.project, record.scope.actions, record.scope.queues
+                k.key_id, k.project, k.actions, k.queues
             );
-            println!("{}", key.secret);
+            println!("{}", created.secret);
         }
-        KeysCmd::List { store, json } => {
-            let store = super::open(&store).await?;
-            list(store.key_list().await?, json)?;
-        }
-        KeysCmd::Revoke { key_id, store } => {
-            let store = super::open(&store).await?;
-            anyhow::ensure!(
-                store.key_revoke(&key_id, now).await?,
-                "no active key with id {key_id:?}"
-            );
-            println!("revoked {key_id}");
+        KeysCmd::List { target, json } => list(target.open().await?.keys().await?, json)?,
+        KeysCmd::Revoke { key_id, target } => {
+            let req = KeyRevoke {
+                key_id: Some(key_id),
+            };
+            let key = target.open().await?.keys_revoke(req).await?;
+            println!("revoked {}", key.key_id);
         }
         KeysCmd::Rotate {
             key_id,
             expire_old_in,
-            store,
+            target,
         } => {
-            let old_expires = expire_old_in.map(|d| after(now, d)).transpose()?;
-            let store = super::open(&store).await?;
-            let (key, record) = auth::rotate_key(store.as_ref(), &key_id, old_expires, now).await?;
-            let until = match old_expires {
+            let req = KeyRotate {
+                key_id: Some(key_id.clone()),
+                expire_old_in_seconds: expire_old_in.map(|d| d.as_secs()),
+            };
+            let target = target.open().await?;
+            let created = target.keys_rotate(req).await?;
+            let old = target
+                .keys()
+                .await?
+                .into_iter()
+                .find(|k| k.key_id == key_id);
+            let until = match old.and_then(|k| k.expires_at) {
                 Some(t) => format!("until {t} or until revoked"),
                 None => "until revoked".into(),
             };
             eprintln!(
                 "created key {} for project {:?}; {key_id} keeps working {until}",
-                record.key_id, record.project
+                created.key.key_id, created.key.project
             );
-            println!("{}", key.secret);
+            println!("{}", created.secret);
         }
         KeysCmd::SetRate {
             key_id,
             rate,
-            store,
+            target,
         } => {
-            let limit = rate.limit()?;
-            let store = super::open(&store).await?;
-            anyhow::ensure!(
-                store.key_set_rate(&key_id, limit).await?,
-                "no active key with id {key_id:?}"
+            let req = KeyLimits {
+                key_id: Some(key_id),
+                rate_per_sec: Some(rate.rate),
+                rate_burst: rate.burst.map(i64::from),
+            };
+            let key = target.open().await?.keys_limits(req).await?;
+            println!(
+                "{}: rate limit {}",
+                key.key_id,
+                super::describe_rate(key.rate_per_sec, key.rate_burst)
             );
-            println!("{key_id}: rate limit {}", super::describe_rate(limit));
         }
     }
     Ok(())
 }
 
-fn list(keys: Vec<onceq_store::KeyRecord>, json: bool) -> anyhow::Result<()> {
+fn list(keys: Vec<KeyInfo>, json: bool) -> anyhow::Result<()> {
     if json {
-        let rows: Vec<_> = keys
-            .iter()
-            .map(|k| {
-                serde_json::json!({
-                    "key_id": k.key_id, "project": k.project, "label": k.label,
-                    "created_at": k.created_at, "revoked_at": k.revoked_at,
-                    "actions": k.scope.actions.to_string(),
-                    "queues": k.scope.queues.to_string(),
-                    "expires_at": k.expires_at,
-                    "rate_per_sec": k.rate.map(|r| r.per_sec),
-                    "rate_burst": k.rate.map(|r| r.burst),
-                })
-            })
-            .collect();
-        return output::json(&rows);
+        return output::json(&keys);
     }
     let rows = keys
-        .iter()
+        .into_iter()
         .map(|k| {
-            let opt = |t: Option<Timestamp>| t.map(|t| t.to_string()).unwrap_or_else(|| "-".into());
+            let opt =
+                |t: Option<jiff::Timestamp>| t.map(|t| t.to_string()).unwrap_or_else(|| "-".into());
             vec![
-                k.key_id.clone(),
-                k.project.clone(),
-                k.scope.actions.to_string(),
-                k.scope.queues.to_string(),
-                k.label.clone().unwrap_or_default(),
+                k.key_id,
+                k.project,
+                k.actions,
+                k.queues,
+                k.label.unwrap_or_default(),
                 k.created_at.to_string(),
                 opt(k.expires_at),
                 opt(k.revoked_at),
@@ -202,11 +190,11 @@ fn duration(text: &str) -> Result<SignedDuration, String> {
     let span: jiff::Span = text
         .parse()
         .map_err(|e| format!("{e} (write durations like 30d, 12h or 1h 30m)"))?;
-    span.to_duration(jiff::SpanRelativeTo::days_are_24_hours())
-        .map_err(|e| e.to_string())
-}
-
-fn after(now: Timestamp, d: SignedDuration) -> anyhow::Result<Timestamp> {
-    anyhow::ensure!(d.is_positive(), "a duration must be positive (e.g. 1h, 7d)");
-    Ok(now.checked_add(d)?)
+    let d = span
+        .to_duration(jiff::SpanRelativeTo::days_are_24_hours())
+        .map_err(|e| e.to_string())?;
+    if !d.is_positive() {
+        return Err("a duration must be positive (e.g. 1h, 7d)".into());
+    }
+    Ok(d)
 }

@@ -1,10 +1,13 @@
-//! Subcommands. `serve`, `keys` and `projects` work on the store directly
-//! (same `--database-url` / `--data-dir` as the server); the rest talk to a
-//! running server over HTTP with the `onceq` client: `publish`/`bulk`,
+//! Subcommands. `serve` works on the store (creating it); `keys` and
+//! `projects` on an existing store (same `--database-url` / `--data-dir` as
+//! the server) or, with `--url`, through its admin API (`admin`); the rest
+//! talk to a running server over HTTP with the `onceq` client: `publish`/`bulk`,
 //! `consume`, `lease_cmds` (ack, nack, extend), `stats`/`watch`, `depths`
 //! (`queues`), `queue` (create, update, delete, get), `message` (get),
-//! `purge`, `dlq` (list, peek, redrive), `bench`.
+//! `purge`, `dlq` (list, peek, redrive), `bench`, `health`. On/off settings
+//! parse with `switch`.
 
+mod admin;
 mod bench;
 mod bulk;
 mod client_cmds;
@@ -18,11 +21,18 @@ mod projects;
 mod purge;
 mod queue;
 mod serve;
+mod switch;
 mod watch;
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+
+/// The log filter without `ONCEQ_LOG`. refinery says at INFO what it
+/// checked on every store opening ("no migrations to apply"), which would
+/// be noise in every `onceq keys` answer; the store logs each migration it
+/// applies itself (INFO under `serve`, DEBUG under the admin commands).
+pub const DEFAULT_LOG: &str = "info,refinery_core=warn";
 
 /// onceq: background jobs, effectively once.
 #[derive(Debug, Parser)]
@@ -73,7 +83,7 @@ enum Command {
     Health(health::HealthArgs),
 }
 
-/// Where the store is: shared by `serve` and `keys`.
+/// Where the store is: shared by `serve`, `keys` and `projects`.
 #[derive(Debug, Clone, Args)]
 pub struct StoreArgs {
     /// PostgreSQL URL (postgres://..., read as libpq reads it: several
@@ -175,7 +185,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// A rate limit on the command line: `--rate R [--burst B]` or `--clear`.
+/// A rate limit on the command line: `--rate R [--burst B]` or `--clear`
+/// (whose range is the server's rule, `onceq_server::admin::input`).
 #[derive(Debug, Clone, Args)]
 pub struct RateArgs {
     /// Requests per second (0: unlimited, overriding the server default).
@@ -189,31 +200,11 @@ pub struct RateArgs {
     pub clear: bool,
 }
 
-impl RateArgs {
-    /// The limit to store (`None` for `--clear`).
-    pub fn limit(&self) -> anyhow::Result<Option<onceq_store::RateLimit>> {
-        let Some(per_sec) = self.rate else {
-            return Ok(None);
-        };
-        anyhow::ensure!(
-            per_sec.is_finite() && per_sec >= 0.0,
-            "--rate must be a non-negative number"
-        );
-        let burst = self.burst.unwrap_or(per_sec.ceil() as u32).max(1);
-        Ok(Some(onceq_store::RateLimit { per_sec, burst }))
-    }
-}
-
 /// A rate limit for people.
-pub fn describe_rate(rate: Option<onceq_store::RateLimit>) -> String {
-    match rate {
-        None => "server default".into(),
-        Some(r) if r.per_sec == 0.0 => "unlimited".into(),
-        Some(r) => format!("{}/s, burst {}", r.per_sec, r.burst),
+pub fn describe_rate(per_sec: Option<f64>, burst: Option<u32>) -> String {
+    match (per_sec, burst) {
+        (None, _) => "server default".into(),
+        (Some(0.0), _) => "unlimited".into(),
+        (Some(r), b) => format!("{r}/s, burst {}", b.unwrap_or(1)),
     }
-}
-
-async fn open(args: &StoreArgs) -> anyhow::Result<std::sync::Arc<dyn onceq_store::Store>> {
-    let url = args.database_url()?;
-    Ok(onceq_store::open(url.as_deref(), &args.data_dir).await?)
 }

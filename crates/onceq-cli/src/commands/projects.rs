@@ -1,10 +1,12 @@
 //! `onceq projects list|set-credit|set-rate`: account settings of a
-//! project, straight on the store. Running servers pick changes up within
-//! one account sync interval (1 s by default).
+//! project, on the store directly or with `--url` through a server's admin
+//! API ([`super::admin`]). Running servers pick changes up within one
+//! account sync interval (1 s by default).
 
 use clap::Subcommand;
+use onceq_types::admin::ProjectLimits;
 
-use super::{RateArgs, StoreArgs};
+use super::{RateArgs, admin::AdminArgs};
 use crate::output;
 
 #[derive(Debug, Subcommand)]
@@ -12,7 +14,7 @@ pub enum ProjectsCmd {
     /// List projects with their credit, spend and rate limit.
     List {
         #[command(flatten)]
-        store: StoreArgs,
+        target: AdminArgs,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -23,9 +25,11 @@ pub enum ProjectsCmd {
         /// The project.
         name: String,
         /// USD, e.g. 25 or 0.5; or `none`.
+        // A negative number is a value (refused by the range check), not a flag.
+        #[arg(allow_negative_numbers = true)]
         usd: String,
         #[command(flatten)]
-        store: StoreArgs,
+        target: AdminArgs,
     },
     /// Give a project its own rate limit (or lift it with --clear).
     SetRate {
@@ -34,85 +38,69 @@ pub enum ProjectsCmd {
         #[command(flatten)]
         rate: RateArgs,
         #[command(flatten)]
-        store: StoreArgs,
+        target: AdminArgs,
     },
 }
 
 pub async fn run(cmd: ProjectsCmd) -> anyhow::Result<()> {
     match cmd {
-        ProjectsCmd::List { store, json } => {
-            let store = super::open(&store).await?;
-            let projects = store.project_list().await?;
-            let usd = |m: u64| onceq_types::account::micros_to_usd(m);
+        ProjectsCmd::List { target, json } => {
+            let projects = target.open().await?.projects().await?;
             if json {
-                let rows: Vec<_> = projects
-                    .iter()
-                    .map(|p| {
-                        serde_json::json!({
-                            "name": p.name, "created_at": p.created_at,
-                            "credit_limit_usd": p.credit_limit_micros.map(usd),
-                            "spent_usd": usd(p.spent_micros),
-                            "rate_per_sec": p.rate.map(|r| r.per_sec),
-                            "rate_burst": p.rate.map(|r| r.burst),
-                        })
-                    })
-                    .collect();
-                return output::json(&rows);
+                return output::json(&projects);
             }
             let rows = projects
-                .iter()
+                .into_iter()
                 .map(|p| {
                     vec![
-                        p.name.clone(),
-                        p.credit_limit_micros
-                            .map(|m| usd(m).to_string())
+                        p.name,
+                        p.credit_limit_usd
+                            .map(|usd| usd.to_string())
                             .unwrap_or_else(|| "none".into()),
-                        usd(p.spent_micros).to_string(),
-                        super::describe_rate(p.rate),
+                        p.spent_usd.to_string(),
+                        super::describe_rate(p.rate_per_sec, p.rate_burst),
                     ]
                 })
                 .collect();
             output::table(&["PROJECT", "CREDIT USD", "SPENT USD", "RATE"], rows);
         }
-        ProjectsCmd::SetCredit { name, usd, store } => {
-            let limit = parse_usd(&usd)?;
-            let store = super::open(&store).await?;
-            anyhow::ensure!(
-                store.project_set_credit(&name, limit).await?,
-                "no project {name:?} (a project exists once a key names it)"
-            );
-            match limit {
-                Some(m) => println!(
-                    "{name}: credit limit {} USD",
-                    onceq_types::account::micros_to_usd(m)
-                ),
-                None => println!("{name}: no credit limit"),
+        ProjectsCmd::SetCredit { name, usd, target } => {
+            let req = ProjectLimits {
+                project: Some(name),
+                credit_limit_usd: Some(parse_usd(&usd)?),
+                ..ProjectLimits::default()
+            };
+            let p = target.open().await?.projects_limits(req).await?;
+            match p.credit_limit_usd {
+                Some(usd) => println!("{}: credit limit {usd} USD", p.name),
+                None => println!("{}: no credit limit", p.name),
             }
         }
-        ProjectsCmd::SetRate { name, rate, store } => {
-            let limit = rate.limit()?;
-            let store = super::open(&store).await?;
-            anyhow::ensure!(
-                store.project_set_rate(&name, limit).await?,
-                "no project {name:?} (a project exists once a key names it)"
+        ProjectsCmd::SetRate { name, rate, target } => {
+            let req = ProjectLimits {
+                project: Some(name),
+                rate_per_sec: Some(rate.rate),
+                rate_burst: rate.burst.map(i64::from),
+                ..ProjectLimits::default()
+            };
+            let p = target.open().await?.projects_limits(req).await?;
+            println!(
+                "{}: rate limit {}",
+                p.name,
+                super::describe_rate(p.rate_per_sec, p.rate_burst)
             );
-            println!("{name}: rate limit {}", super::describe_rate(limit));
         }
     }
     Ok(())
 }
 
-/// `12.5` USD as micro-USD; `none` for no limit.
-fn parse_usd(text: &str) -> anyhow::Result<Option<u64>> {
+/// `12.5` USD, or `none` for no limit (the range is the server's rule).
+fn parse_usd(text: &str) -> anyhow::Result<Option<f64>> {
     if text.eq_ignore_ascii_case("none") {
         return Ok(None);
     }
-    let usd: f64 = text
+    let usd = text
         .parse()
         .map_err(|_| anyhow::anyhow!("USD must be a number like 25 or 0.5, or none"))?;
-    anyhow::ensure!(
-        usd.is_finite() && (0.0..=1e9).contains(&usd),
-        "USD must be between 0 and 1000000000"
-    );
-    Ok(Some((usd * 1e6).round() as u64))
+    Ok(Some(usd))
 }

@@ -3,13 +3,13 @@
 use std::{net::SocketAddr, time::Duration};
 
 use anyhow::Context;
-use clap::Args;
+use clap::{ArgAction, Args};
 use onceq_server::{
     ServerConfig, config::MetricsConfig, pricing::PriceTable, push::PushConfig, serve::ServeOptions,
 };
 use onceq_store::RateLimit;
 
-use super::StoreArgs;
+use super::{StoreArgs, switch::Switch};
 
 /// Flags of `onceq serve`.
 #[derive(Debug, Args)]
@@ -76,11 +76,27 @@ pub struct ServeArgs {
     #[arg(long, env = "ONCEQ_METRICS_TOKEN", hide_env_values = true)]
     metrics_token: Option<String>,
     /// Do not serve /metrics (it answers 404).
-    #[arg(long, env = "ONCEQ_METRICS_DISABLE")]
+    #[arg(
+        long,
+        env = "ONCEQ_METRICS_DISABLE",
+        value_parser = Switch,
+        action = ArgAction::Set,
+        num_args = 0..=1,
+        default_missing_value = "true",
+        default_value = "false"
+    )]
     metrics_disable: bool,
     /// Serve /metrics without a token to anyone, not only to loopback
     /// peers (it lists every project's queue names and counts).
-    #[arg(long, env = "ONCEQ_METRICS_PUBLIC")]
+    #[arg(
+        long,
+        env = "ONCEQ_METRICS_PUBLIC",
+        value_parser = Switch,
+        action = ArgAction::Set,
+        num_args = 0..=1,
+        default_missing_value = "true",
+        default_value = "false"
+    )]
     metrics_public: bool,
     /// Distinct (project, queue) label sets in the per-queue metrics; later
     /// queues are counted under queue="_other".
@@ -96,7 +112,15 @@ pub struct ServeArgs {
     push_allow_http: Vec<String>,
     /// Let push subscriptions target loopback (localhost, 127.0.0.0/8, ::1),
     /// over https:// or http://. For development.
-    #[arg(long, env = "ONCEQ_PUSH_ALLOW_LOOPBACK")]
+    #[arg(
+        long,
+        env = "ONCEQ_PUSH_ALLOW_LOOPBACK",
+        value_parser = Switch,
+        action = ArgAction::Set,
+        num_args = 0..=1,
+        default_missing_value = "true",
+        default_value = "false"
+    )]
     push_allow_loopback: bool,
     /// How often the push dispatcher polls the store for subscriptions and
     /// queues with work, in milliseconds.

@@ -12,6 +12,7 @@
 //! installs and runs the Debian package.
 
 mod accounts;
+mod admin_api;
 mod bench;
 mod cli;
 mod compat;
@@ -26,5 +27,6 @@ mod outage_log;
 mod pgbouncer;
 mod podman;
 mod process;
+mod settings;
 mod stall;
 mod tls;

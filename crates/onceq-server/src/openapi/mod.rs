@@ -58,6 +58,9 @@ use onceq_types::{
     ConsumedMessage, ErrorBody, ErrorCode, MessageStatus, Metadata, PublishedMessage, QueueRecord,
     QueueStats, QueueType,
     account::{Balance, Usage, UsageItem},
+    admin::{
+        CreatedKey, KeyCreate, KeyInfo, KeyLimits, KeyRevoke, KeyRotate, ProjectInfo, ProjectLimits,
+    },
     capability::{Billing, Capability, Discovery},
     push::{PushSubscribe, PushSubscription, PushUnsubscribed},
     reply::{Acked, Deleted, Extended, Nacked, Purged, Redriven},
@@ -85,12 +88,14 @@ use utoipa::{
         QueueRecord, QueueStats, QueueType, Acked, Nacked, Extended, Purged, Deleted,
         Redriven, Discovery, Capability, Billing, Redrive, PushSubscribe, PushSubscription,
         PushUnsubscribed, Usage, UsageItem, Balance, UpdateQueue, MessageDetail, MessageState,
+        KeyInfo, CreatedKey, ProjectInfo, KeyCreate, KeyRevoke, KeyRotate, KeyLimits, ProjectLimits,
     )),
     tags(
         (name = "messages", description = "Publishing and consuming messages."),
         (name = "queues", description = "Managing queues and their dead-letter queues."),
         (name = "push", description = "Push subscriptions: the server POSTs a queue's messages to a webhook, signed (docs/api.md, section 5)."),
         (name = "account", description = "The key's project's metering: usage per capability and the credit left (docs/security.md)."),
+        (name = "admin", description = "Keys and projects of every project, for a key with the accounts action (docs/api.md, section 6)."),
         (name = "discovery", description = "What the server offers and what it costs."),
         (name = "operations", description = "Health, readiness, metrics and this document."),
     )

@@ -184,6 +184,8 @@ error_responses! {
     /// 404: the queue does not exist in the key's project (or the path
     /// matched no route: an empty `{queue}`).
     NotFound => [(404, "the queue does not exist in the key's project")];
+    /// 404 of the admin API: no such key or project.
+    AdminNotFound => [(404, "no active key with that key_id, or no project of that name")];
     /// 409: a queue of that name exists with other settings.
     Conflict => [(409, "a queue of that name exists with different settings")];
     /// 413: the body (or a payload) is too large.

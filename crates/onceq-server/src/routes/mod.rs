@@ -1,12 +1,14 @@
-//! One module per capability group (push: push subscriptions; lease: ack,
-//! nack and extend, what a consumer does with the lease `consume` gave it;
-//! message: one message looked up by id). Each handler validates its input
+//! One module per capability group (admin: keys and projects of every
+//! project; push: push subscriptions; lease: ack, nack and extend, what a
+//! consumer does with the lease `consume` gave it; message: one message
+//! looked up by id). Each handler validates its input
 //! ([`crate::input`]) into store params, calls the store once (through
 //! [`crate::messages`] when others must hear of it), and shapes the answer.
 //! Every keyed route runs behind [`crate::guard`] and answers through its
 //! [`Caller`](crate::caller::Caller).
 
 pub mod account;
+pub mod admin;
 pub mod consume;
 pub mod discovery;
 pub mod health;

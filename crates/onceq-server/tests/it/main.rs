@@ -9,6 +9,7 @@
 mod answer;
 mod harness;
 
+mod admin;
 mod auth;
 mod consume;
 mod dashboard;

@@ -20,7 +20,7 @@ use std::time::Duration;
 use tokio_postgres::error::SqlState;
 
 use super::errors::{Error, is_unavailable};
-use crate::StoreError;
+use crate::{OpenMode, StoreError};
 
 mod embedded {
     refinery::embed_migrations!("src/postgres/migrations");
@@ -45,14 +45,16 @@ const RACES: u32 = 10;
 pub(super) async fn run(
     client: &mut tokio_postgres::Client,
     behind_pooler: bool,
+    mode: OpenMode,
 ) -> Result<(), Error> {
     if !behind_pooler {
-        return run_on(client).await;
+        let report = locked(client).await?;
+        return applied(report, mode);
     }
     let mut lost = 0;
     loop {
         match embedded::migrations::runner().run_async(client).await {
-            Ok(report) => return applied(report),
+            Ok(report) => return applied(report, mode),
             Err(e) if lost < RACES && lost_a_race(&e) => {
                 lost += 1;
                 tracing::debug!(error = %e, lost, "postgres: a migration raced another server's; again");
@@ -85,8 +87,41 @@ fn lost_a_race(e: &refinery::Error) -> bool {
 }
 
 /// Applies pending migrations on `client`'s connection, under the session
-/// advisory lock.
+/// advisory lock, as the server does.
 pub(super) async fn run_on(client: &mut tokio_postgres::Client) -> Result<(), Error> {
+    let report = locked(client).await?;
+    applied(report, OpenMode::Create)
+}
+
+/// Whether the database `client` is connected to holds onceq's schema
+/// (refinery's history table and onceq's keys table, in the search path):
+/// [`OpenMode::Existing`] refuses any other, named by `url` without its
+/// password.
+pub(super) async fn check_existing(
+    client: &tokio_postgres::Client,
+    url: &str,
+) -> Result<(), Error> {
+    let row = client
+        .query_one(
+            "SELECT to_regclass('refinery_schema_history') IS NOT NULL \
+             AND to_regclass('onceq_api_keys') IS NOT NULL",
+            &[],
+        )
+        .await?;
+    if row.get::<_, bool>(0) {
+        return Ok(());
+    }
+    let name = client
+        .query_one("SELECT current_database()", &[])
+        .await?
+        .get::<_, String>(0);
+    Err(Error::Store(StoreError::NotAStore(format!(
+        "no onceq store in PostgreSQL database {name:?} ({}): it has no onceq schema",
+        crate::redact_url(url)
+    ))))
+}
+
+async fn locked(client: &mut tokio_postgres::Client) -> Result<refinery::Report, Error> {
     client
         .execute("SELECT pg_advisory_lock($1)", &[&LOCK_KEY])
         .await?;
@@ -98,7 +133,7 @@ pub(super) async fn run_on(client: &mut tokio_postgres::Client) -> Result<(), Er
         .await;
     let report = report.map_err(failed)?;
     unlocked?;
-    applied(report)
+    Ok(report)
 }
 
 /// A failed run as an error: a dropped connection is `Unavailable`,
@@ -117,14 +152,15 @@ fn failed(e: refinery::Error) -> Error {
     })
 }
 
-/// Logs what a run applied.
-fn applied(report: refinery::Report) -> Result<(), Error> {
+/// Logs what a run applied: the server says what it changed; an admin
+/// command stays quiet.
+fn applied(report: refinery::Report, mode: OpenMode) -> Result<(), Error> {
     for m in report.applied_migrations() {
-        tracing::info!(
-            version = m.version(),
-            name = m.name(),
-            "postgres: applied migration"
-        );
+        let (version, name) = (m.version(), m.name());
+        match mode {
+            OpenMode::Create => tracing::info!(version, name, "postgres: applied migration"),
+            OpenMode::Existing => tracing::debug!(version, name, "postgres: applied migration"),
+        }
     }
     Ok(())
 }

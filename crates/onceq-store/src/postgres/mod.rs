@@ -55,7 +55,7 @@ mod subscriptions;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{Result, StoreError, StoreOptions};
+use crate::{OpenMode, Result, StoreError, StoreOptions};
 use db::GenericClient;
 
 /// The PostgreSQL store. Cheap to share: it is a connection pool.
@@ -95,13 +95,18 @@ impl PgStore {
     /// [`connect`](Self::connect), every operation bounded by
     /// `options.op_timeout` (see [`StoreOptions`]). The migration is not:
     /// it may wait for another server's migration to finish (it still
-    /// cannot wait for a connection longer than the bound).
+    /// cannot wait for a connection longer than the bound). With
+    /// [`OpenMode::Existing`] a database without onceq's schema is refused
+    /// before anything is written to it.
     pub async fn connect_with(url: &str, options: StoreOptions) -> Result<PgStore> {
         let bound = options.op_timeout;
         let (pool, pg, ours) = pool::build(url, bound)?;
         let setup = async {
             let mut client = pool.get().await?;
-            migrate::run(&mut client, ours.behind_pooler).await?;
+            if options.mode == OpenMode::Existing {
+                migrate::check_existing(&client, url).await?;
+            }
+            migrate::run(&mut client, ours.behind_pooler, options.mode).await?;
             match ours.behind_pooler {
                 true => Ok(db::Statements::learn(&client).await?),
                 false => Ok::<_, errors::Error>(db::Statements::Prepared),

@@ -175,7 +175,7 @@ mod tests {
     fn search_and_pages_use_indexes() {
         let dir = tempfile::tempdir().unwrap();
         let mut c = conn::open_writer(&dir.path().join("t.db")).unwrap();
-        migrate::run(&mut c).unwrap();
+        migrate::run(&mut c, crate::OpenMode::Create).unwrap();
         let none: Option<&str> = None;
         let search = plan(
             &c,

@@ -1,9 +1,12 @@
 //! Schema migrations (refinery, `migrations/V*.sql`), run as the store
-//! opens its file.
+//! opens its file; and, for [`OpenMode::Existing`], the check that the file
+//! is a onceq store before anything is written to it.
 
-use rusqlite::Connection;
+use std::path::Path;
 
-use crate::{Result, StoreError};
+use rusqlite::{Connection, OpenFlags};
+
+use crate::{OpenMode, Result, StoreError};
 
 /// The migrations under `src/sqlite/migrations`, applied by [`run`].
 /// A module of its own so refinery's generated `migrations` module does not
@@ -16,16 +19,67 @@ mod embedded {
 /// (the server and the CLI) can race to apply the same migration; the loser
 /// fails on "table already exists", so it tries once more and then finds the
 /// migration applied.
-pub(super) fn run(conn: &mut Connection) -> Result<()> {
+pub(super) fn run(conn: &mut Connection, mode: OpenMode) -> Result<()> {
     let runner = embedded::migrations::runner();
-    match runner.run(conn) {
-        Ok(_) => Ok(()),
+    let report = match runner.run(conn) {
+        Ok(report) => report,
         Err(first) => {
             tracing::debug!(error = %first, "SQLite migration failed, retrying once");
             runner
                 .run(conn)
-                .map(|_| ())
-                .map_err(|e| StoreError::internal(format!("migrating the SQLite schema: {e}")))
+                .map_err(|e| StoreError::internal(format!("migrating the SQLite schema: {e}")))?
         }
+    };
+    for m in report.applied_migrations() {
+        // The server says what it changed; an admin command stays quiet.
+        match mode {
+            OpenMode::Create => {
+                tracing::info!(
+                    version = m.version(),
+                    name = m.name(),
+                    "sqlite: applied migration"
+                )
+            }
+            OpenMode::Existing => {
+                tracing::debug!(
+                    version = m.version(),
+                    name = m.name(),
+                    "sqlite: applied migration"
+                )
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `dir` holds a onceq store: the directory, its `onceq.db`, and in it the
+/// migration history and the keys table (what the first migration makes).
+/// Read-only, so a file that is not onceq's is left as it was.
+pub(super) fn check_existing(dir: &Path, path: &Path) -> Result<()> {
+    let refuse = |why: String| {
+        Err(StoreError::NotAStore(format!(
+            "no onceq store in {}: {why}",
+            dir.display()
+        )))
+    };
+    if !dir.is_dir() {
+        return refuse("the directory does not exist".into());
+    }
+    if !path.is_file() {
+        return refuse(format!("it has no {}", super::DB_FILE));
+    }
+    let tables =
+        Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).and_then(|conn| {
+            conn.query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' \
+                 AND name IN ('refinery_schema_history', 'onceq_api_keys')",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+        });
+    match tables {
+        Ok(2) => Ok(()),
+        Ok(_) => refuse(format!("{} has no onceq schema", super::DB_FILE)),
+        Err(e) => refuse(format!("{} is not a onceq database ({e})", super::DB_FILE)),
     }
 }

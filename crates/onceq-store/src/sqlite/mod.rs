@@ -31,10 +31,11 @@ use onceq_types::{QueueRecord, QueueStats};
 use crate::{
     ClaimedMessage, DlqRedrive, DlqRedriveOne, ExtendOutcome, KeyInsert, KeyRecord, LeaseExpiry,
     MessageAck, MessageClaim, MessageDelete, MessageExtend, MessageGet, MessageList, MessageNack,
-    MessagePage, MessagePublish, MessageRecord, NackOutcome, ProjectRecord, PublishOutcome,
-    QueueCreate, QueueCreated, QueueRef, RateLimit, RedriveOneOutcome, RedriveOutcome, Result,
-    ServerHeartbeat, SingleOutcome, Store, StoreError, StoreOptions, SubscriptionDelete,
-    SubscriptionDue, SubscriptionInsert, SubscriptionRecord, UsageQuery, UsageRow, UsageTotal,
+    MessagePage, MessagePublish, MessageRecord, NackOutcome, OpenMode, ProjectRecord,
+    PublishOutcome, QueueCreate, QueueCreated, QueueRef, RateLimit, RedriveOneOutcome,
+    RedriveOutcome, Result, ServerHeartbeat, SingleOutcome, Store, StoreError, StoreOptions,
+    SubscriptionDelete, SubscriptionDue, SubscriptionInsert, SubscriptionRecord, UsageQuery,
+    UsageRow, UsageTotal,
 };
 
 /// A statement from `sql/<name>.sql`, for `prepare_cached`.
@@ -75,7 +76,8 @@ pub struct SqliteStore {
 
 impl SqliteStore {
     /// Opens (creating if needed) `data_dir/onceq.db`, migrates it and starts
-    /// the writer thread.
+    /// the writer thread. With [`OpenMode::Existing`] a missing directory or
+    /// file, or a file that is not onceq's, is refused instead.
     pub async fn open(data_dir: &Path) -> Result<SqliteStore> {
         SqliteStore::open_with(data_dir, StoreOptions::default()).await
     }
@@ -83,11 +85,16 @@ impl SqliteStore {
     /// [`open`](Self::open), every call bounded by `options.op_timeout`.
     pub async fn open_with(data_dir: &Path, options: StoreOptions) -> Result<SqliteStore> {
         let dir = data_dir.to_owned();
+        let mode = options.mode;
         let (conn, path) = tokio::task::spawn_blocking(move || -> Result<_> {
-            std::fs::create_dir_all(&dir).map_err(|e| StoreError::Unavailable(Box::new(e)))?;
             let path = dir.join(DB_FILE);
+            match mode {
+                OpenMode::Create => std::fs::create_dir_all(&dir)
+                    .map_err(|e| StoreError::Unavailable(Box::new(e)))?,
+                OpenMode::Existing => migrate::check_existing(&dir, &path)?,
+            }
             let mut conn = conn::open_writer(&path)?;
-            migrate::run(&mut conn)?;
+            migrate::run(&mut conn, mode)?;
             Ok((conn, path))
         })
         .await

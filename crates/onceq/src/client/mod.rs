@@ -2,8 +2,10 @@
 //!
 //! - `error`: [`Error`], one variant per failure a caller branches on.
 //! - `retry`: [`RetryPolicy`], exponential backoff with full jitter.
+//! - `admin`: the admin API's calls (keys and projects of every project).
 //! - this module: [`Client`] and its call options.
 
+mod admin;
 mod error;
 mod retry;
 

@@ -103,7 +103,10 @@ async fn a_frozen_database_is_unavailable_within_the_bound_then_recovers() {
     const SLACK: Duration = Duration::from_millis(500);
     let cluster = onceq_testdb::TestCluster::start().await;
     let db = cluster.create_database().await;
-    let options = crate::StoreOptions { op_timeout: BOUND };
+    let options = crate::StoreOptions {
+        op_timeout: BOUND,
+        ..Default::default()
+    };
     let store = PgStore::connect_with(&db.url, options).await.unwrap();
     let queue = QueueRef::new("p", "q");
     store.message_publish(publish("q")).await.unwrap();
