@@ -22,6 +22,23 @@ use clap::{Args, Parser, Subcommand};
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// How log lines are written: text, or json (one object per line).
+    /// Which lines: ONCEQ_LOG, else RUST_LOG (default info).
+    #[arg(
+        long,
+        global = true,
+        env = "ONCEQ_LOG_FORMAT",
+        default_value = "text",
+        value_name = "text|json"
+    )]
+    log_format: onceq_server::telemetry::LogFormat,
+}
+
+impl Cli {
+    /// The `--log-format` asked for.
+    pub fn log_format(&self) -> onceq_server::telemetry::LogFormat {
+        self.log_format
+    }
 }
 
 #[derive(Debug, Subcommand)]
