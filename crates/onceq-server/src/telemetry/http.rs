@@ -61,7 +61,8 @@ pub fn request_span(req: &Request, id: &RequestId) -> Span {
 /// the request's end at DEBUG: an access log for those who ask for one.
 pub fn finish(span: &Span, status: StatusCode, started: Instant) {
     if !span.is_disabled() {
-        span.record("http.response.status_code", status.as_u16());
+        // As i64: the OpenTelemetry bridge exports a u64 as a string.
+        span.record("http.response.status_code", i64::from(status.as_u16()));
         if status.is_server_error() {
             span.record("otel.status_code", "ERROR");
         }

@@ -74,10 +74,9 @@ impl Telemetry {
 pub fn init(format: LogFormat) -> Result<Telemetry, TelemetryError> {
     let var = |name: &str| std::env::var(name).ok();
     let filter = logs::filter(var)?;
-    let provider = if traces::wanted(&var)? {
-        Some(traces::install(&var)?)
-    } else {
-        None
+    let provider = match traces::wanted(&var)? {
+        Some(protocol) => Some(traces::install(protocol, &var)?),
+        None => None,
     };
     let log_layer = match format {
         LogFormat::Text => tracing_subscriber::fmt::layer()

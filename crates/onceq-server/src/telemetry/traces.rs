@@ -6,12 +6,13 @@
 //! no thread and no propagator exist. The SDK reads the rest itself (the
 //! endpoints, `OTEL_EXPORTER_OTLP_{TRACES_}HEADERS`/`TIMEOUT`/`PROTOCOL`,
 //! `OTEL_TRACES_SAMPLER{_ARG}`, `OTEL_SERVICE_NAME`,
-//! `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_BSP_*`); this module only checks
-//! what it would otherwise ignore with a warning: a protocol this build
-//! does not speak.
+//! `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_BSP_*`); this module reads the
+//! protocol itself, because the SDK ignores one this build does not speak
+//! with only a warning, and, built with JSON too, defaults to JSON where
+//! the specification says protobuf.
 
 use opentelemetry::global;
-use opentelemetry_otlp::SpanExporter;
+use opentelemetry_otlp::{Protocol, SpanExporter, WithExportConfig};
 use opentelemetry_sdk::{Resource, propagation::TraceContextPropagator, trace::SdkTracerProvider};
 
 use super::TelemetryError;
@@ -20,14 +21,15 @@ use super::TelemetryError;
 /// in `OTEL_RESOURCE_ATTRIBUTES` gives one.
 pub const DEFAULT_SERVICE_NAME: &str = "onceq";
 
-/// Whether `var` asks for trace export (see the module doc).
-pub fn wanted(var: &impl Fn(&str) -> Option<String>) -> Result<bool, TelemetryError> {
+/// The protocol spans are sent over, when `var` asks for trace export
+/// (see the module doc); `None` when it does not.
+pub fn wanted(var: &impl Fn(&str) -> Option<String>) -> Result<Option<Protocol>, TelemetryError> {
     let set = |name: &str| var(name).filter(|v| !v.trim().is_empty());
     if set("OTEL_SDK_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
-        return Ok(false);
+        return Ok(None);
     }
     match set("OTEL_TRACES_EXPORTER").map(|v| v.trim().to_ascii_lowercase()) {
-        Some(v) if v == "none" => return Ok(false),
+        Some(v) if v == "none" => return Ok(None),
         Some(v) if v != "otlp" => {
             return Err(TelemetryError::Setting {
                 name: "OTEL_TRACES_EXPORTER",
@@ -37,33 +39,40 @@ pub fn wanted(var: &impl Fn(&str) -> Option<String>) -> Result<bool, TelemetryEr
         }
         _ => {}
     }
-    for name in [
+    let mut protocol = Protocol::HttpBinary;
+    // The signal's own variable wins; the general one is then not read.
+    let vars = [
         "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
         "OTEL_EXPORTER_OTLP_PROTOCOL",
-    ] {
-        if let Some(v) = set(name) {
-            let v = v.trim().to_ascii_lowercase();
-            if v != "http/protobuf" && v != "http/json" {
+    ];
+    if let Some((name, v)) = vars.iter().find_map(|n| set(n).map(|v| (*n, v))) {
+        protocol = match v.trim().to_ascii_lowercase().as_str() {
+            "http/protobuf" => Protocol::HttpBinary,
+            "http/json" => Protocol::HttpJson,
+            other => {
                 return Err(TelemetryError::Setting {
                     name,
-                    problem: format!("{v:?} is not a protocol onceq exports over"),
+                    problem: format!("{other:?} is not a protocol onceq exports over"),
                     hint: "use http/protobuf (the default, port 4318) or http/json",
                 });
             }
-            // The signal's own variable wins; the general one is not read.
-            break;
-        }
+        };
     }
-    Ok(set("OTEL_EXPORTER_OTLP_ENDPOINT").is_some()
-        || set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").is_some())
+    let endpoint = set("OTEL_EXPORTER_OTLP_ENDPOINT").is_some()
+        || set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").is_some();
+    Ok(endpoint.then_some(protocol))
 }
 
 /// Starts the exporter (its batch processor runs on a thread of its own)
 /// and installs the W3C trace-context propagator that request spans read
 /// `traceparent` with.
-pub fn install(var: &impl Fn(&str) -> Option<String>) -> Result<SdkTracerProvider, TelemetryError> {
+pub fn install(
+    protocol: Protocol,
+    var: &impl Fn(&str) -> Option<String>,
+) -> Result<SdkTracerProvider, TelemetryError> {
     let exporter = SpanExporter::builder()
         .with_http()
+        .with_protocol(protocol)
         .build()
         .map_err(|e| TelemetryError::Exporter(e.to_string()))?;
     let named = var("OTEL_SERVICE_NAME").is_some_and(|v| !v.trim().is_empty())
@@ -84,7 +93,7 @@ pub fn install(var: &impl Fn(&str) -> Option<String>) -> Result<SdkTracerProvide
 mod tests {
     use super::*;
 
-    fn wanted_with(vars: &[(&str, &str)]) -> Result<bool, TelemetryError> {
+    fn wanted_with(vars: &[(&str, &str)]) -> Result<Option<Protocol>, TelemetryError> {
         wanted(&|name: &str| {
             vars.iter()
                 .find(|(k, _)| *k == name)
@@ -94,13 +103,15 @@ mod tests {
 
     #[test]
     fn export_is_on_only_when_an_endpoint_is_set() {
-        assert!(!wanted_with(&[]).unwrap());
-        assert!(!wanted_with(&[("OTEL_SERVICE_NAME", "x")]).unwrap());
-        assert!(wanted_with(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318")]).unwrap());
-        assert!(wanted_with(&[("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://c/t")]).unwrap());
+        let proto = Some(Protocol::HttpBinary);
+        assert_eq!(wanted_with(&[]).unwrap(), None);
+        assert_eq!(wanted_with(&[("OTEL_SERVICE_NAME", "x")]).unwrap(), None);
         let on = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318");
-        assert!(!wanted_with(&[on, ("OTEL_SDK_DISABLED", "TRUE")]).unwrap());
-        assert!(!wanted_with(&[on, ("OTEL_TRACES_EXPORTER", "none")]).unwrap());
+        assert_eq!(wanted_with(&[on]).unwrap(), proto);
+        let traces = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://c/t");
+        assert_eq!(wanted_with(&[traces]).unwrap(), proto);
+        assert_eq!(wanted_with(&[on, ("OTEL_SDK_DISABLED", "TRUE")]).unwrap(), None);
+        assert_eq!(wanted_with(&[on, ("OTEL_TRACES_EXPORTER", "none")]).unwrap(), None);
     }
 
     #[test]
@@ -108,15 +119,19 @@ mod tests {
         let on = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318");
         let err = wanted_with(&[on, ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]).unwrap_err();
         assert!(err.to_string().contains("OTEL_EXPORTER_OTLP_PROTOCOL"), "{err}");
-        assert!(wanted_with(&[on, ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")]).unwrap());
+        assert_eq!(
+            wanted_with(&[on, ("OTEL_EXPORTER_OTLP_PROTOCOL", "HTTP/JSON")]).unwrap(),
+            Some(Protocol::HttpJson)
+        );
         // The signal's own variable wins over the general one.
-        assert!(
+        assert_eq!(
             wanted_with(&[
                 on,
                 ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf"),
                 ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
             ])
-            .unwrap()
+            .unwrap(),
+            Some(Protocol::HttpBinary)
         );
         assert!(wanted_with(&[on, ("OTEL_TRACES_EXPORTER", "zipkin")]).is_err());
     }

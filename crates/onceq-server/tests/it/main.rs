@@ -27,5 +27,6 @@ mod publish;
 mod push;
 mod queues;
 mod rate_limits;
+mod request_id;
 mod scopes;
 mod two_servers;
