@@ -13,6 +13,8 @@
 //! - [`clock`]: the injectable clock the ledger and the worker use, so tests
 //!   move time instead of sleeping.
 //! - [`failpoint`]: named points where tests make the pipeline "crash".
+//! - `trace_context`: with the `otel` feature, the current span's W3C
+//!   trace context sent on every request the client makes.
 //! - [`pg`]: a pool for the request ledger and the job facts from a
 //!   connection string as libpq reads it (`sslmode`, `sslrootcert`, client
 //!   certificates, several hosts): `onceq::pg::PgConnect::parse(url)?.pool(16)?`.
@@ -37,6 +39,7 @@ pub mod clock;
 pub mod failpoint;
 pub mod idempotency;
 pub mod push;
+mod trace_context;
 pub mod worker;
 
 pub use client::{

@@ -322,6 +322,11 @@ impl Client {
         if let Some(body) = body {
             req = req.json(body);
         }
+        let mut trace = header::HeaderMap::new();
+        crate::trace_context::inject(&mut trace);
+        if !trace.is_empty() {
+            req = req.headers(trace);
+        }
         let res = req.send().await.map_err(Error::Transport)?;
         let status = res.status();
         let retry_after = res

@@ -6,4 +6,6 @@ mod harness;
 
 mod client;
 mod idempotency;
+#[cfg(feature = "otel")]
+mod trace_context;
 mod worker;

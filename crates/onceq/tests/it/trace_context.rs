@@ -1,0 +1,57 @@
+//! With the `otel` feature, the client's requests carry the caller's trace
+//! context: the server's span of a publish made inside a traced span is a
+//! child of it, in the same trace. Spans are kept in memory by the SDK's
+//! test exporter, behind a process-wide subscriber (the server under test
+//! runs in this process, on other threads).
+
+use std::sync::OnceLock;
+
+use opentelemetry::trace::{TraceContextExt, TracerProvider as _};
+use opentelemetry_sdk::{
+    propagation::TraceContextPropagator,
+    trace::{InMemorySpanExporter, SdkTracerProvider},
+};
+use tracing::Instrument;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+use tracing_subscriber::{layer::SubscriberExt, util::SubscriberInitExt};
+
+use crate::harness::Env;
+
+fn spans() -> &'static InMemorySpanExporter {
+    static EXPORTER: OnceLock<InMemorySpanExporter> = OnceLock::new();
+    EXPORTER.get_or_init(|| {
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder()
+            .with_simple_exporter(exporter.clone())
+            .build();
+        opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+        tracing_subscriber::registry()
+            .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")))
+            .try_init()
+            .expect("no other subscriber in this test binary");
+        exporter
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_publish_continues_the_callers_trace() {
+    let exporter = spans();
+    let env = Env::start().await;
+    let caller = tracing::info_span!("caller");
+    let caller_cx = caller.context().span().span_context().clone();
+    assert!(caller_cx.is_valid());
+    env.client()
+        .publish("traced", &serde_json::json!({"n": 1}), Default::default())
+        .instrument(caller)
+        .await
+        .unwrap();
+    let finished = exporter.get_finished_spans().unwrap();
+    let server = finished
+        .iter()
+        .find(|s| {
+            s.name == "POST /v1/queue/publish"
+                && s.span_context.trace_id() == caller_cx.trace_id()
+        })
+        .unwrap_or_else(|| panic!("no server span in the caller's trace: {finished:#?}"));
+    assert_eq!(server.parent_span_id, caller_cx.span_id());
+}
