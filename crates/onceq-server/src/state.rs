@@ -37,7 +37,7 @@ impl AppState {
     /// is made in a span of its own ([`Traced`]), for traces.
     pub fn new(store: Arc<dyn Store>, config: ServerConfig) -> Self {
         Self {
-            store: Traced::new(store),
+            store: Traced::wrap(store),
             clock: Clock::System,
             metrics: Metrics::new(config.metrics.clone()),
             config: Arc::new(config),

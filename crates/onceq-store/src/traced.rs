@@ -25,7 +25,7 @@ pub struct Traced {
 
 impl Traced {
     /// Wraps `inner`.
-    pub fn new(inner: Arc<dyn Store>) -> Arc<dyn Store> {
+    pub fn wrap(inner: Arc<dyn Store>) -> Arc<dyn Store> {
         let system = match inner.backend() {
             "postgres" => "postgresql",
             other => other,

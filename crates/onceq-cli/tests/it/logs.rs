@@ -44,15 +44,15 @@ fn rust_log_is_honoured_and_onceq_log_wins() {
         &["ONCEQ_LOG"],
     );
     let info: Vec<_> = logs.iter().filter(|l| l.contains(" INFO ")).collect();
-    assert!(
-        info.iter().any(|l| l.contains("listening on")),
-        "{logs:#?}"
-    );
+    assert!(info.iter().any(|l| l.contains("listening on")), "{logs:#?}");
     let others: Vec<_> = info
         .iter()
         .filter(|l| !l.contains(" onceq_server::serve: "))
         .collect();
-    assert!(others.is_empty(), "RUST_LOG=warn let these through: {others:#?}");
+    assert!(
+        others.is_empty(),
+        "RUST_LOG=warn let these through: {others:#?}"
+    );
 
     // Both set: ONCEQ_LOG's debug wins over RUST_LOG's warn.
     let logs = served_logs(
@@ -85,7 +85,11 @@ fn json_lines_parse_and_carry_the_request_id() {
         .iter()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
         .collect();
-    assert!(lines.iter().all(|l| l["level"].is_string() && l["timestamp"].is_string()));
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["level"].is_string() && l["timestamp"].is_string())
+    );
     let listening = lines
         .iter()
         .find(|l| {

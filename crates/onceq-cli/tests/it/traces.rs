@@ -8,7 +8,7 @@
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 
 use crate::{
-    otlp::{Receiver, Received, int_attr, string_attr},
+    otlp::{Received, Receiver, int_attr, string_attr},
     process::ServerProcess,
 };
 
@@ -71,7 +71,11 @@ fn request_and_store_spans_continue_the_callers_trace() {
         string_attr(attrs, "http.route").as_deref(),
         Some("/v1/queue/publish")
     );
-    assert_eq!(int_attr(attrs, "http.response.status_code"), Some(200), "{attrs:?}");
+    assert_eq!(
+        int_attr(attrs, "http.response.status_code"),
+        Some(200),
+        "{attrs:?}"
+    );
 
     let stores = named(&spans, "message_publish");
     assert_eq!(stores.len(), 1, "{spans:#?}");

@@ -19,9 +19,7 @@ pub mod traces;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing::{Level, Metadata};
-use tracing_subscriber::{
-    Layer, filter::Targets, layer::SubscriberExt, util::SubscriberInitExt,
-};
+use tracing_subscriber::{Layer, filter::Targets, layer::SubscriberExt, util::SubscriberInitExt};
 
 pub use logs::LogFormat;
 

@@ -110,15 +110,24 @@ mod tests {
         assert_eq!(wanted_with(&[on]).unwrap(), proto);
         let traces = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://c/t");
         assert_eq!(wanted_with(&[traces]).unwrap(), proto);
-        assert_eq!(wanted_with(&[on, ("OTEL_SDK_DISABLED", "TRUE")]).unwrap(), None);
-        assert_eq!(wanted_with(&[on, ("OTEL_TRACES_EXPORTER", "none")]).unwrap(), None);
+        assert_eq!(
+            wanted_with(&[on, ("OTEL_SDK_DISABLED", "TRUE")]).unwrap(),
+            None
+        );
+        assert_eq!(
+            wanted_with(&[on, ("OTEL_TRACES_EXPORTER", "none")]).unwrap(),
+            None
+        );
     }
 
     #[test]
     fn a_protocol_this_build_lacks_is_refused_by_name() {
         let on = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318");
         let err = wanted_with(&[on, ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]).unwrap_err();
-        assert!(err.to_string().contains("OTEL_EXPORTER_OTLP_PROTOCOL"), "{err}");
+        assert!(
+            err.to_string().contains("OTEL_EXPORTER_OTLP_PROTOCOL"),
+            "{err}"
+        );
         assert_eq!(
             wanted_with(&[on, ("OTEL_EXPORTER_OTLP_PROTOCOL", "HTTP/JSON")]).unwrap(),
             Some(Protocol::HttpJson)

@@ -49,8 +49,7 @@ async fn a_publish_continues_the_callers_trace() {
     let server = finished
         .iter()
         .find(|s| {
-            s.name == "POST /v1/queue/publish"
-                && s.span_context.trace_id() == caller_cx.trace_id()
+            s.name == "POST /v1/queue/publish" && s.span_context.trace_id() == caller_cx.trace_id()
         })
         .unwrap_or_else(|| panic!("no server span in the caller's trace: {finished:#?}"));
     assert_eq!(server.parent_span_id, caller_cx.span_id());
