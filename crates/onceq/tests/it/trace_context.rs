@@ -54,3 +54,35 @@ async fn a_publish_continues_the_callers_trace() {
         .unwrap_or_else(|| panic!("no server span in the caller's trace: {finished:#?}"));
     assert_eq!(server.parent_span_id, caller_cx.span_id());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_processes_each_message_in_a_consumer_span_its_ack_within() {
+    use opentelemetry::{Value, trace::SpanKind};
+
+    use crate::worker::support;
+
+    let exporter = spans();
+    let (env, ctl) = support::env().await;
+    let id = support::publish(&env, Some("export:traced"), "req-traced").await;
+    let worker = support::worker(&env, &ctl, |_| {}).await;
+    assert_eq!(worker.drain().await.unwrap().done, 1);
+    let finished = exporter.get_finished_spans().unwrap();
+    let process = finished
+        .iter()
+        .find(|s| {
+            s.attributes.iter().any(|kv| {
+                kv.key.as_str() == "messaging.message.id" && kv.value == Value::from(id.clone())
+            })
+        })
+        .unwrap_or_else(|| panic!("no span processing {id}: {finished:#?}"));
+    assert_eq!(process.name, format!("process {}", support::QUEUE));
+    assert_eq!(process.span_kind, SpanKind::Consumer);
+    // The ack the worker sent while processing is served in that trace.
+    let ack = finished
+        .iter()
+        .find(|s| {
+            s.name == "POST /v1/queue/ack" && s.parent_span_id == process.span_context.span_id()
+        })
+        .unwrap_or_else(|| panic!("no ack under the process span: {finished:#?}"));
+    assert_eq!(ack.span_context.trace_id(), process.span_context.trace_id());
+}
