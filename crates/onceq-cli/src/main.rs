@@ -1,7 +1,13 @@
 //! The `onceq` command. Parses arguments and calls the libraries; each
 //! subcommand lives in `commands/`.
+//!
+//! - `commands`: the subcommands, one module per group.
+//! - `errors`: how a failure is told: each cause once, then a hint.
+//! - `output`: text tables and fields for people, JSON for scripts.
+//! - `progress`: progress bars and spinners on a terminal only.
 
 mod commands;
+mod errors;
 mod output;
 mod progress;
 
@@ -20,7 +26,7 @@ async fn main() -> std::process::ExitCode {
     let code = match commands::run(cli).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("{}", errors::render(&e));
             std::process::ExitCode::FAILURE
         }
     };

@@ -26,7 +26,7 @@ use crate::{
     ApiError, AppState, dashboard, envelope,
     guard::{Guarded, guard},
     metrics, openapi,
-    routes::{account, consume, discovery, health, lease, publish, push, queues},
+    routes::{account, consume, discovery, health, lease, message, publish, push, queues},
 };
 
 /// Builds the HTTP application over `state`.
@@ -99,11 +99,13 @@ fn keyed() -> Vec<(&'static CapabilityDef, UtoipaMethodRouter<AppState>)> {
         (&cap::NACK, routes!(lease::nack)),
         (&cap::EXTEND, routes!(lease::extend)),
         (&cap::CREATE, routes!(queues::create)),
+        (&cap::QUEUE_UPDATE, routes!(queues::update)),
         (&cap::LIST, routes!(queues::list)),
         (&cap::GET, routes!(queues::get)),
         (&cap::DELETE, routes!(queues::delete_by_body)),
         (&cap::DELETE, routes!(queues::delete)),
         (&cap::STATS, routes!(queues::stats)),
+        (&cap::MESSAGE_GET, routes!(message::get)),
         (&cap::PURGE, routes!(queues::purge)),
         (&cap::REDRIVE, routes!(queues::redrive)),
         (&cap::PUSH_SUBSCRIBE, routes!(push::subscribe)),

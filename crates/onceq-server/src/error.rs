@@ -27,6 +27,8 @@ pub struct ApiError {
     message: String,
     cause: Option<Box<dyn std::error::Error + Send + Sync>>,
     retry_after_secs: Option<u64>,
+    /// Overrides the code's own hint (`ErrorCode::hint`).
+    hint: Option<String>,
 }
 
 impl ApiError {
@@ -37,7 +39,22 @@ impl ApiError {
             message: message.into(),
             cause: None,
             retry_after_secs: None,
+            hint: None,
         }
+    }
+
+    /// The same error with a hint sharper than its code's.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// 404 `MESSAGE_NOT_FOUND` naming the message and its queue.
+    pub fn message_not_found(queue: &str, message_id: &str) -> Self {
+        Self::new(
+            ErrorCode::MessageNotFound,
+            format!("message {message_id:?} not found in queue {queue:?} or its dead-letter queue"),
+        )
     }
 
     /// 429 `RATE_LIMITED`, to retry after `secs` seconds.
@@ -146,6 +163,7 @@ impl IntoResponse for ApiError {
             ErrorBody {
                 code: self.code,
                 message: self.message,
+                hint: self.hint.or_else(|| self.code.hint().map(str::to_owned)),
                 retryable: self.code.retryable(),
             },
         );

@@ -64,9 +64,9 @@ pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
-        let path = e.path().to_string();
+        let path = known_path(e.path());
         let inner = e.into_inner();
-        if path.is_empty() || path == "." {
+        if path.is_empty() {
             if inner.is_data() {
                 ApiError::invalid(format!("body must be a JSON object: {inner}"))
             } else {
@@ -81,6 +81,28 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     de.end()
         .map_err(|e| ApiError::invalid(format!("malformed JSON body: {e}")))?;
     Ok(value)
+}
+
+/// The path of a decoding failure without its unknown segments: where the
+/// body ends early, or a payload's inner JSON is broken, the decoder knows
+/// no field name there and says `?`, which only hides the position that
+/// follows ("?: EOF while parsing a value at line 1 column 13").
+fn known_path(path: &serde_path_to_error::Path) -> String {
+    let mut out = String::new();
+    for segment in path.iter() {
+        match segment {
+            serde_path_to_error::Segment::Unknown => break,
+            serde_path_to_error::Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            serde_path_to_error::Segment::Map { key }
+            | serde_path_to_error::Segment::Enum { variant: key } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+        }
+    }
+    out
 }
 
 fn is_length_limit(e: &axum::Error) -> bool {

@@ -5,13 +5,15 @@
 //! only then does it touch the store. The fuzz targets (`fuzz/`) drive the
 //! same two steps with arbitrary bytes, so what they cover is exactly what
 //! a client can reach. Every failure is a 4xx [`ApiError`] naming the field.
+//!
+//! A queue's settings are read by `queue_settings`, for `create` and for
+//! `update` (`queue_update`) alike.
 
 use axum::http::HeaderValue;
 use jiff::{SignedDuration, Timestamp};
 use onceq_store::NewMessage;
 use onceq_types::{
-    MAX_BATCH, MAX_DELAY_SECONDS, MAX_RETENTION_DAYS, MAX_VISIBILITY_TIMEOUT_SECONDS,
-    MAX_WAIT_SECONDS,
+    MAX_BATCH, MAX_DELAY_SECONDS, MAX_VISIBILITY_TIMEOUT_SECONDS, MAX_WAIT_SECONDS,
     queue::QueueSettings,
     request::{
         Ack, BatchItem, Consume, CreateQueue, DeleteQueue, Extend, Nack, Publish, PublishBatch,
@@ -20,6 +22,11 @@ use onceq_types::{
 };
 
 use crate::{ApiError, validate};
+
+mod queue_settings;
+mod queue_update;
+
+pub use queue_update::{UpdateInput, update};
 
 /// The largest `max_retries` a queue may have.
 pub const MAX_RETRIES: i64 = 1000;
@@ -57,6 +64,7 @@ pub fn publish(req: Publish, header_key: Option<&HeaderValue>) -> Result<Publish
             priority: req.priority,
             idempotency_key: key,
             message_group_id: req.message_group_id,
+            headers: req.headers,
         },
     )?;
     Ok(PublishInput { queue, message })
@@ -92,6 +100,8 @@ pub fn publish_batch(req: PublishBatch, max: usize) -> Result<BatchInput, ApiErr
 fn new_message(prefix: &str, item: BatchItem) -> Result<NewMessage, ApiError> {
     let field = |name: &str| format!("{prefix}{name}");
     let payload = validate::payload(&field("payload"), item.payload)?;
+    let headers = crate::headers::parse(&field("headers"), item.headers)?;
+    crate::headers::check_size(prefix, &payload, headers.as_deref())?;
     let delay = validate::int_in(
         &field("delay_seconds"),
         item.delay_seconds,
@@ -112,6 +122,7 @@ fn new_message(prefix: &str, item: BatchItem) -> Result<NewMessage, ApiError> {
         priority: priority as i32,
         idempotency_key: validate::opt_token(&field("idempotency_key"), item.idempotency_key)?,
         group_id: validate::opt_token(&field("message_group_id"), item.message_group_id)?,
+        headers,
     })
 }
 
@@ -190,16 +201,31 @@ pub struct NackInput {
     pub requeue: bool,
     /// Held back this long, in seconds.
     pub delay_seconds: i64,
+    /// Why the work failed (checked; not stored yet).
+    pub error: Option<String>,
 }
+
+/// The longest failure text a nack may carry, in bytes.
+pub const MAX_NACK_ERROR_BYTES: usize = 8192;
 
 /// `nack`.
 pub fn nack(req: Nack) -> Result<NackInput, ApiError> {
     let lease = lease(req.queue, req.message_id, req.receipt)?;
     let delay = validate::int_in("delay_seconds", req.delay_seconds, 0, MAX_DELAY_SECONDS, 0)?;
+    if let Some(error) = &req.error
+        && error.len() > MAX_NACK_ERROR_BYTES
+    {
+        return Err(ApiError::invalid(format!(
+            "error must be at most {MAX_NACK_ERROR_BYTES} bytes (got {})",
+            error.len()
+        ))
+        .with_hint("send the first lines of the failure; keep the full trace in your logs"));
+    }
     Ok(NackInput {
         lease,
         requeue: req.requeue.unwrap_or(true),
         delay_seconds: delay,
+        error: req.error,
     })
 }
 
@@ -247,37 +273,19 @@ pub fn create(req: CreateQueue) -> Result<CreateInput, ApiError> {
     // `fifo`: strict order within a message group (docs/api.md, "FIFO
     // queues"); its default `<name>-dlq` is created standard.
     let queue_type = req.queue_type.unwrap_or_default();
-    let dead_letter_queue = match req.dead_letter_queue {
-        Some(dlq) => {
-            validate::queue_name("dead_letter_queue", &dlq)?;
-            if dlq == name {
-                return Err(ApiError::invalid(
-                    "dead_letter_queue must be another queue than the queue itself",
-                ));
-            }
-            Some(dlq)
-        }
-        None => None,
-    };
+    let dead_letter_queue = queue_settings::dead_letter_queue(&name, req.dead_letter_queue)?;
+    let defaults = QueueSettings::default();
     let settings = QueueSettings {
         queue_type,
         dead_letter_queue,
-        max_retries: validate::int_in("max_retries", req.max_retries, 0, MAX_RETRIES, 3)? as i32,
-        message_retention_days: validate::int_in(
-            "message_retention_days",
-            req.message_retention_days,
-            1,
-            MAX_RETENTION_DAYS,
-            7,
-        )? as i32,
-        visibility_timeout_default: validate::int_in(
-            "visibility_timeout_default",
+        max_retries: queue_settings::max_retries(req.max_retries)?.unwrap_or(defaults.max_retries),
+        message_retention_days: queue_settings::message_retention_days(req.message_retention_days)?
+            .unwrap_or(defaults.message_retention_days),
+        visibility_timeout_default: queue_settings::visibility_timeout_default(
             req.visibility_timeout_default,
-            0,
-            MAX_VISIBILITY_TIMEOUT_SECONDS,
-            30,
-        )? as i32,
-        enable_priority: req.enable_priority.unwrap_or(true),
+        )?
+        .unwrap_or(defaults.visibility_timeout_default),
+        enable_priority: req.enable_priority.unwrap_or(defaults.enable_priority),
     };
     Ok(CreateInput { name, settings })
 }

@@ -22,6 +22,7 @@
 //! - [`error`]: [`ApiError`], the one error type of the HTTP layer.
 //! - [`extract`]: lenient JSON bodies whose errors name the field.
 //! - [`validate`]: range and format checks of request fields.
+//! - [`headers`]: message headers: their rule, stored form and way out.
 //! - [`auth`]: Bearer keys: their shape, generation, hashes and lookup.
 //! - [`principal`]: the key a request acts as and its scope checks, for
 //!   the API and the dashboard alike.
@@ -67,6 +68,7 @@ pub mod envelope;
 pub mod error;
 pub mod extract;
 pub mod guard;
+pub mod headers;
 pub mod input;
 pub mod maintenance;
 pub mod messages;

@@ -11,7 +11,7 @@
 //! - [`accounts`]: params of the account operations (credit limits, rate
 //!   overrides, usage, server heartbeats).
 //! - `rules`: a queue's rules, once, as pure functions both backends call:
-//!   `queue_create`'s decisions, the dead-letter rule, when a message is
+//!   `queue_create`'s and `queue_update`'s decisions, the dead-letter rule, when a message is
 //!   visible, dedupe planning, `message_list`'s pages.
 //! - `depths`: the part of `queue_depths` both backends share.
 //! - [`postgres`]: PostgreSQL (production; several servers may share one

@@ -135,6 +135,12 @@ pub trait Store: Send + Sync + 'static {
     /// is created (with no DLQ of its own) when missing. A DLQ equal to the
     /// queue itself is `Invalid`.
     async fn queue_create(&self, p: crate::QueueCreate) -> crate::Result<crate::QueueCreated>;
+    /// Changes some settings of a queue and returns its record: the rules
+    /// of a create for its dead-letter queue (`DeadLetterQueueNotFound`,
+    /// `Invalid`), and never its type (`Invalid`). `QueueNotFound` for an
+    /// unknown queue. Later claims, nacks and lease expiries read the new
+    /// settings; leases already granted keep their end.
+    async fn queue_update(&self, p: crate::QueueUpdate) -> crate::Result<onceq_types::QueueRecord>;
     /// One queue.
     async fn queue_get(
         &self,
@@ -191,6 +197,13 @@ pub trait Store: Send + Sync + 'static {
         &self,
         p: crate::MessageGet,
     ) -> crate::Result<Option<crate::MessageRecord>>;
+    /// One message of a queue or of its dead-letter queue (then
+    /// `dead_lettered`), read in one statement so a message moving between
+    /// the two is found in one of them. `QueueNotFound` for an unknown queue.
+    async fn message_find(
+        &self,
+        p: crate::MessageGet,
+    ) -> crate::Result<Option<crate::FoundMessage>>;
     /// Deletes one message unless it is in flight. `QueueNotFound` for an
     /// unknown queue.
     async fn message_delete(&self, p: crate::MessageDelete) -> crate::Result<crate::SingleOutcome>;

@@ -95,6 +95,7 @@ traced! {
     fn server_heartbeat(&self, p: ServerHeartbeat) -> Result<u32>;
     fn server_leave(&self, server_id: &str) -> Result<()>;
     fn queue_create(&self, p: QueueCreate) -> Result<QueueCreated>;
+    fn queue_update(&self, p: QueueUpdate) -> Result<QueueRecord>;
     fn queue_get(&self, q: &QueueRef) -> Result<Option<QueueRecord>>;
     fn queue_list(&self, project: &str) -> Result<Vec<QueueRecord>>;
     fn queue_delete(&self, q: &QueueRef) -> Result<i64>;
@@ -108,6 +109,7 @@ traced! {
     fn dlq_redrive(&self, p: DlqRedrive) -> Result<RedriveOutcome>;
     fn message_list(&self, p: MessageList) -> Result<MessagePage>;
     fn message_get(&self, p: MessageGet) -> Result<Option<MessageRecord>>;
+    fn message_find(&self, p: MessageGet) -> Result<Option<FoundMessage>>;
     fn message_delete(&self, p: MessageDelete) -> Result<SingleOutcome>;
     fn dlq_redrive_one(&self, p: DlqRedriveOne) -> Result<RedriveOneOutcome>;
     fn subscription_insert(&self, p: SubscriptionInsert) -> Result<SubscriptionRecord>;

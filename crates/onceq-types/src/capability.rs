@@ -101,6 +101,22 @@ pub const CREATE: CapabilityDef = CapabilityDef {
     unit: Unit::Call,
     action: Action::Admin,
 };
+/// `POST /v1/queue/update`.
+pub const QUEUE_UPDATE: CapabilityDef = CapabilityDef {
+    id: "queue.update",
+    method: "POST",
+    path: "/v1/queue/update",
+    unit: Unit::Call,
+    action: Action::Admin,
+};
+/// `GET /v1/queue/message/{queue}/{message_id}`.
+pub const MESSAGE_GET: CapabilityDef = CapabilityDef {
+    id: "queue.message.get",
+    method: "GET",
+    path: "/v1/queue/message/{queue}/{message_id}",
+    unit: Unit::Call,
+    action: Action::Read,
+};
 /// `GET /v1/queue/list`.
 pub const LIST: CapabilityDef = CapabilityDef {
     id: "queue.list",
@@ -208,10 +224,12 @@ pub const CAPABILITIES: &[CapabilityDef] = &[
     NACK,
     EXTEND,
     CREATE,
+    QUEUE_UPDATE,
     LIST,
     GET,
     DELETE,
     STATS,
+    MESSAGE_GET,
     PURGE,
     REDRIVE,
     BALANCE,

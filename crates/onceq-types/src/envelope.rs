@@ -25,6 +25,10 @@ pub struct ErrorBody {
     pub code: ErrorCode,
     /// A human-readable message; names the offending field for bad input.
     pub message: String,
+    /// One short sentence on what to do about it, or `null` where nothing
+    /// useful can be said. Absent in answers of older servers.
+    #[serde(default)]
+    pub hint: Option<String>,
     /// Whether the same call may succeed if retried unchanged.
     pub retryable: bool,
 }

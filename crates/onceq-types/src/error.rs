@@ -20,6 +20,9 @@ pub enum ErrorCode {
     QueueNotFound,
     /// 404: no such endpoint.
     NotFound,
+    /// 404: the queue (and its dead-letter queue) holds no message with
+    /// that id: never published, or acked, purged or expired since.
+    MessageNotFound,
     /// 405: the endpoint exists but not with this method.
     MethodNotAllowed,
     /// 408: the request's body did not arrive in time.
@@ -40,13 +43,14 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in declaration order (documents list them from here).
-    pub const ALL: [ErrorCode; 14] = [
+    pub const ALL: [ErrorCode; 15] = [
         Self::InvalidParams,
         Self::Unauthorized,
         Self::InsufficientCredit,
         Self::Forbidden,
         Self::QueueNotFound,
         Self::NotFound,
+        Self::MessageNotFound,
         Self::MethodNotAllowed,
         Self::RequestTimeout,
         Self::QueueAlreadyExists,
@@ -66,6 +70,7 @@ impl ErrorCode {
             Self::Forbidden => 403,
             Self::QueueNotFound => 404,
             Self::NotFound => 404,
+            Self::MessageNotFound => 404,
             Self::MethodNotAllowed => 405,
             Self::RequestTimeout => 408,
             Self::QueueAlreadyExists => 409,
@@ -85,6 +90,40 @@ impl ErrorCode {
         )
     }
 
+    /// What a caller should do about it, as the error object's `hint`
+    /// says unless the answer gives a sharper one; `None` where nothing
+    /// useful can be said (queue-api-2.md, section 1).
+    pub fn hint(self) -> Option<&'static str> {
+        Some(match self {
+            Self::InvalidParams => "fix the field the message names; docs/api.md lists every field",
+            Self::Unauthorized => {
+                "send Authorization: Bearer <key> with a key of the project (onceq keys create)"
+            }
+            Self::InsufficientCredit => {
+                "raise the project's credit limit (onceq projects set-credit)"
+            }
+            Self::Forbidden => "use a key whose scope allows this action and queue",
+            Self::QueueNotFound => {
+                "create the queue first (POST /v1/queue/create), or check its name and the key's project"
+            }
+            Self::NotFound => "check the path; GET /v1/discovery lists every endpoint",
+            Self::MessageNotFound => {
+                "check the id and the queue; acked and purged messages are gone"
+            }
+            Self::MethodNotAllowed => "GET /v1/discovery lists each endpoint's method",
+            Self::RequestTimeout => "send the whole body promptly",
+            Self::QueueAlreadyExists => {
+                "create it with its current settings, or change them with POST /v1/queue/update"
+            }
+            Self::QueueMessageTooLarge => {
+                "keep the data in storage and put a row id in the message"
+            }
+            Self::IdempotencyKeyReused => "use a new key for a new payload",
+            Self::RateLimited | Self::Unavailable => "retry after Retry-After seconds",
+            Self::Internal => return None,
+        })
+    }
+
     /// The code as it appears on the wire.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -94,6 +133,7 @@ impl ErrorCode {
             Self::Forbidden => "FORBIDDEN",
             Self::QueueNotFound => "QUEUE_NOT_FOUND",
             Self::NotFound => "NOT_FOUND",
+            Self::MessageNotFound => "MESSAGE_NOT_FOUND",
             Self::MethodNotAllowed => "METHOD_NOT_ALLOWED",
             Self::RequestTimeout => "REQUEST_TIMEOUT",
             Self::QueueAlreadyExists => "QUEUE_ALREADY_EXISTS",
@@ -127,14 +167,15 @@ mod tests {
             ErrorCode::Forbidden => 3,
             ErrorCode::QueueNotFound => 4,
             ErrorCode::NotFound => 5,
-            ErrorCode::MethodNotAllowed => 6,
-            ErrorCode::RequestTimeout => 7,
-            ErrorCode::QueueAlreadyExists => 8,
-            ErrorCode::QueueMessageTooLarge => 9,
-            ErrorCode::IdempotencyKeyReused => 10,
-            ErrorCode::RateLimited => 11,
-            ErrorCode::Unavailable => 12,
-            ErrorCode::Internal => 13,
+            ErrorCode::MessageNotFound => 6,
+            ErrorCode::MethodNotAllowed => 7,
+            ErrorCode::RequestTimeout => 8,
+            ErrorCode::QueueAlreadyExists => 9,
+            ErrorCode::QueueMessageTooLarge => 10,
+            ErrorCode::IdempotencyKeyReused => 11,
+            ErrorCode::RateLimited => 12,
+            ErrorCode::Unavailable => 13,
+            ErrorCode::Internal => 14,
         };
         for (i, code) in ErrorCode::ALL.iter().enumerate() {
             assert_eq!(place(*code), i, "{code}");
@@ -150,6 +191,7 @@ mod tests {
             ErrorCode::Forbidden,
             ErrorCode::RequestTimeout,
             ErrorCode::InsufficientCredit,
+            ErrorCode::MessageNotFound,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

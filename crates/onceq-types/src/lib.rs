@@ -6,7 +6,8 @@
 //! - [`envelope`]: the `{ok, data, error, metadata}` wrapper every answer uses.
 //! - [`error`]: the error codes, their HTTP statuses and retryability.
 //! - [`queue`]: queue records, settings and statistics.
-//! - [`message`]: messages as published and as consumed, and their states.
+//! - [`message`]: messages as published, as consumed and as looked up
+//!   (`MessageDetail`), and their states.
 //! - [`request`]: the JSON bodies clients send.
 //! - [`reply`]: the `data` bodies of the smaller answers (ack, nack, ...).
 //! - [`push`]: push subscriptions (webhooks): their calls, their record,
@@ -38,12 +39,23 @@ pub mod scope;
 
 pub use envelope::{Envelope, ErrorBody, Metadata};
 pub use error::ErrorCode;
-pub use message::{ConsumedMessage, MessageStatus, PublishedMessage};
+pub use message::{
+    ConsumedMessage, Headers, MessageDetail, MessageState, MessageStatus, PublishedMessage,
+};
 pub use queue::{QueueRecord, QueueStats, QueueType};
 
 /// The largest payload a message may carry: the byte length of its compact
 /// JSON serialisation (256 KiB, as on Infrai's hosted queue).
 pub const MAX_PAYLOAD_BYTES: usize = 262_144;
+
+/// The most headers a message may carry (queue-api-2.md §3).
+pub const MAX_HEADERS: usize = 64;
+
+/// The longest a header name may be, in bytes (`[A-Za-z0-9_.-]`).
+pub const MAX_HEADER_NAME_BYTES: usize = 128;
+
+/// The longest a header value may be, in bytes.
+pub const MAX_HEADER_VALUE_BYTES: usize = 4_096;
 
 /// The most messages one `consume` or `publish_batch` call handles.
 pub const MAX_BATCH: usize = 10;

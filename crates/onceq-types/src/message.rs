@@ -1,5 +1,7 @@
 //! Messages, as published and as handed to a consumer.
 
+use std::collections::BTreeMap;
+
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -43,6 +45,10 @@ impl MessageStatus {
     }
 }
 
+/// A message's headers: names (lower-case, `[a-z0-9_.-]`) to string values,
+/// in name order. W3C `traceparent`/`tracestate` travel here.
+pub type Headers = BTreeMap<String, String>;
+
 /// The `data` of a publish, and each item of a batch publish.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -61,6 +67,10 @@ pub struct PublishedMessage {
     pub delivery_count: i32,
     /// When the (first) message was stored.
     pub created_at: Timestamp,
+    /// The headers as given to this publish (names lower-cased). On a
+    /// replay the stored message keeps its first publish's headers.
+    #[serde(default)]
+    pub headers: Headers,
     /// Only in batch answers: whether this item was a replay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotent_replay: Option<bool>,
@@ -91,4 +101,69 @@ pub struct ConsumedMessage {
     /// The idempotency key it was published with, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<String>,
+    /// The headers it was published with (`{}` when none).
+    #[serde(default)]
+    pub headers: Headers,
+}
+
+/// Where `GET /v1/queue/message/{queue}/{message_id}` found a message.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageState {
+    /// Ready to be handed out (a delayed message whose time has come too).
+    Available,
+    /// Waiting for its delay (publish or nack) to pass.
+    Delayed,
+    /// Handed out under a lease.
+    InFlight,
+    /// In the queue's dead-letter queue.
+    DeadLettered,
+    /// Acked and kept for its queue's completed retention. Not produced
+    /// yet: the store deletes acked messages at once (docs/api.md).
+    Completed,
+}
+
+/// `GET /v1/queue/message/{queue}/{message_id}`: one message wherever it
+/// is. `completed_at`, `result`, `last_error` and `attempts` have no
+/// storage yet and answer empty (`null`, `[]`); their shape
+/// is the contract's so that clients need not change when they fill in.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MessageDetail {
+    /// The message's id.
+    pub message_id: String,
+    /// The queue asked about (also for a dead letter, which its DLQ holds).
+    pub queue: String,
+    /// Where it is.
+    pub state: MessageState,
+    /// The payload as published (compact form).
+    #[cfg_attr(feature = "openapi", schema(value_type = Value))]
+    pub payload: Box<RawValue>,
+    /// The headers it was published with (`{}` when none).
+    pub headers: Headers,
+    /// As stored (0 where the queue ignores priority).
+    pub priority: i32,
+    /// Its message group, if any.
+    pub message_group_id: Option<String>,
+    /// The key it was published with, if any.
+    pub idempotency_key: Option<String>,
+    /// Hand-outs so far (reset to 0 by a redrive).
+    pub delivery_count: i32,
+    /// When it was published.
+    pub created_at: Timestamp,
+    /// When it became (or becomes) available.
+    pub visible_at: Timestamp,
+    /// The end of its lease while in flight.
+    pub lease_expires_at: Option<Timestamp>,
+    /// When it was acked (completed messages are not kept yet: `null`).
+    pub completed_at: Option<Timestamp>,
+    /// What its ack returned (not kept yet: `null`).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Value>))]
+    pub result: Option<Box<RawValue>>,
+    /// Its last failure's text (not kept yet: `null`).
+    pub last_error: Option<String>,
+    /// Its ended hand-outs (not kept yet: `[]`).
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
+    pub attempts: Vec<serde_json::Value>,
 }

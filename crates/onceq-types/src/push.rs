@@ -126,6 +126,9 @@ pub struct PushDelivery {
     /// Hand-outs so far, this one included (also in
     /// [`HEADER_DELIVERY_COUNT`]).
     pub delivery_count: i32,
+    /// The message's headers (`{}` when none).
+    #[serde(default)]
+    pub headers: crate::Headers,
 }
 
 #[cfg(test)]

@@ -162,6 +162,10 @@ request! {
         /// FIFO queues only: the ordering group; default `default`.
         #[token]
         pub message_group_id: Option<String>,
+        /// Headers kept with the message and returned wherever it is.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::headers))]
+        pub headers: Option<Box<RawValue>>,
     }
 }
 
@@ -183,6 +187,10 @@ request! {
         /// FIFO queues only.
         #[token]
         pub message_group_id: Option<String>,
+        /// Headers kept with the message and returned wherever it is.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::headers))]
+        pub headers: Option<Box<RawValue>>,
     }
 }
 
@@ -252,6 +260,11 @@ request! {
         /// The lease's receipt.
         #[token]
         pub receipt: Option<String>,
+        /// Why the work failed, at most 8 KiB (queue-api-2.md section 5).
+        /// Checked, not stored yet: attempts and `last_error` are later work.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(max_length = 8192))]
+        pub error: Option<String>,
     }
 }
 
@@ -294,6 +307,9 @@ request! {
         pub queue: Option<String>,
     }
 }
+
+mod queue_update;
+pub use queue_update::UpdateQueue;
 
 /// `Option<i64>` fields that accept `30.0` as well as `30` (here and in
 /// [`crate::push`]).

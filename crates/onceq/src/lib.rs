@@ -43,7 +43,7 @@ mod trace_context;
 pub mod worker;
 
 pub use client::{
-    Client, ConsumeOptions, Error, NackOptions, PublishOptions, Published, RetryPolicy,
+    Client, ConsumeOptions, Error, NackOptions, PublishOptions, Published, Refusal, RetryPolicy,
 };
 #[cfg(feature = "postgres")]
 pub use onceq_pg as pg;

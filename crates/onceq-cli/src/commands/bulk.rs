@@ -87,16 +87,24 @@ pub fn parse(text: &str, defaults: Defaults) -> anyhow::Result<Vec<BatchItem>> {
     text.lines()
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
-        .map(|(i, line)| item(line, defaults).with_context(|| format!("line {}", i + 1)))
+        .map(|(i, line)| {
+            item(line, defaults).map_err(|e| {
+                crate::errors::Hinted::new(
+                    format!("line {}: {e:#}", i + 1),
+                    "each line is one JSON payload, or a publish body {\"payload\": ..., \"priority\": ..., \"delay_seconds\": ...}",
+                )
+                .into()
+            })
+        })
         .collect()
 }
 
 fn item(line: &str, defaults: Defaults) -> anyhow::Result<BatchItem> {
-    let value: Value = serde_json::from_str(line).context("not valid JSON")?;
+    let value: Value = crate::errors::decode_line(line).context("not valid JSON")?;
     let is_body = matches!(&value, Value::Object(m)
         if m.contains_key("payload") && m.keys().all(|k| BODY_KEYS.contains(&k.as_str())));
     let mut item = if is_body {
-        serde_json::from_str::<BatchItem>(line).context("not a valid publish body")?
+        crate::errors::decode_line::<BatchItem>(line).context("not a valid publish body")?
     } else {
         BatchItem {
             payload: Some(serde_json::value::to_raw_value(&value)?),

@@ -1,9 +1,8 @@
 //! Commands that talk to a running server: publish (one message, or a
-//! file of them: `bulk`), consume, stats (once, or `--watch`), queues.
+//! file of them: `bulk`), consume, stats (once, or `--watch`).
 
 use std::{path::PathBuf, time::Duration};
 
-use anyhow::Context;
 use clap::Args;
 use onceq::{ConsumeOptions, PublishOptions};
 use onceq_types::QueueStats;
@@ -80,12 +79,6 @@ fn interval(s: &str) -> Result<f64, String> {
     }
 }
 
-#[derive(Debug, Args)]
-pub struct QueuesArgs {
-    #[command(flatten)]
-    server: ServerArgs,
-}
-
 pub async fn publish(a: PublishArgs) -> anyhow::Result<()> {
     if let Some(file) = &a.file {
         let defaults = bulk::Defaults {
@@ -95,8 +88,12 @@ pub async fn publish(a: PublishArgs) -> anyhow::Result<()> {
         return bulk::publish_file(&a.queue, file, defaults, &a.server).await;
     }
     let payload = a.payload.as_deref().unwrap_or_default();
-    let payload: serde_json::Value =
-        serde_json::from_str(payload).context("PAYLOAD must be valid JSON")?;
+    let payload: serde_json::Value = crate::errors::decode(payload).map_err(|e| {
+        crate::errors::Hinted::new(
+            format!("PAYLOAD must be valid JSON: {e}"),
+            "quote it for your shell: onceq publish QUEUE '{\"job\": \"export\"}'",
+        )
+    })?;
     let out = client(&a.server)?
         .publish(
             &a.queue,
@@ -105,6 +102,7 @@ pub async fn publish(a: PublishArgs) -> anyhow::Result<()> {
                 idempotency_key: a.key,
                 delay_seconds: a.delay,
                 priority: a.priority,
+                ..PublishOptions::default()
             },
         )
         .await?;
@@ -200,36 +198,4 @@ pub(super) fn stats_fields(s: &QueueStats) -> Vec<(&'static str, String)> {
             s.oldest_message_age_seconds.to_string(),
         ),
     ]
-}
-
-pub async fn queues(a: QueuesArgs) -> anyhow::Result<()> {
-    let list = client(&a.server)?.list_queues().await?;
-    if a.server.json {
-        return output::json(&list);
-    }
-    let rows = list
-        .into_iter()
-        .map(|q| {
-            vec![
-                q.name,
-                q.queue_type.as_str().into(),
-                q.dead_letter_queue.unwrap_or_else(|| "-".into()),
-                q.max_retries.to_string(),
-                q.visibility_timeout_default.to_string(),
-                q.message_retention_days.to_string(),
-            ]
-        })
-        .collect();
-    output::table(
-        &[
-            "NAME",
-            "TYPE",
-            "DLQ",
-            "MAX RETRIES",
-            "VISIBILITY S",
-            "RETENTION D",
-        ],
-        rows,
-    );
-    Ok(())
 }

@@ -1,14 +1,22 @@
 //! Subcommands. `serve`, `keys` and `projects` work on the store directly
 //! (same `--database-url` / `--data-dir` as the server); the rest talk to a
-//! running server over HTTP with the `onceq` client.
+//! running server over HTTP with the `onceq` client: `publish`/`bulk`,
+//! `consume`, `lease_cmds` (ack, nack, extend), `stats`/`watch`, `depths`
+//! (`queues`), `queue` (create, update, delete, get), `message` (get),
+//! `purge`, `dlq` (list, peek, redrive), `bench`.
 
 mod bench;
 mod bulk;
 mod client_cmds;
+mod depths;
 mod dlq;
+mod health;
 mod keys;
+mod lease_cmds;
+mod message;
 mod projects;
 mod purge;
+mod queue;
 mod serve;
 mod watch;
 
@@ -55,17 +63,31 @@ enum Command {
     Publish(client_cmds::PublishArgs),
     /// Take messages from a queue (and ack them with --ack).
     Consume(client_cmds::ConsumeArgs),
+    /// Ack a message you hold: it is done and deleted.
+    Ack(lease_cmds::AckArgs),
+    /// Give a message you hold back (--delay), or dead-letter it.
+    Nack(lease_cmds::NackArgs),
+    /// Make the lease on a message you hold longer (a heartbeat).
+    Extend(lease_cmds::ExtendArgs),
     /// Show a queue's counts (--watch: keep refreshing).
     Stats(client_cmds::StatsArgs),
-    /// List queues.
-    Queues(client_cmds::QueuesArgs),
+    /// List queues with their depths: held, available, in flight, delayed, dead-lettered.
+    Queues(depths::QueuesArgs),
+    /// Create, update, delete or show one queue.
+    #[command(subcommand)]
+    Queue(queue::QueueCmd),
+    /// Show one message by id, wherever it is (queue or dead-letter queue).
+    #[command(subcommand)]
+    Message(message::MessageCmd),
     /// Delete every message a queue holds (asks first; --yes to skip).
     Purge(purge::PurgeArgs),
-    /// Dead-letter queue operations.
+    /// Dead letters: list the DLQs, peek at one, redrive it.
     #[command(subcommand)]
     Dlq(dlq::DlqCmd),
     /// Run the peers' benchmark workload against a running server.
     Bench(bench::BenchArgs),
+    /// Check that a server is ready (its /readyz); exit 1 if not.
+    Health(health::HealthArgs),
 }
 
 /// Where the store is: shared by `serve` and `keys`.
@@ -140,8 +162,11 @@ pub struct ServerArgs {
     pub json: bool,
 }
 
-/// A client of the server `s` names.
+/// A client of the server `s` names. The URL is checked here, where the
+/// flag that gave it is known: a URL without a scheme would otherwise fail
+/// at the first request as "relative URL without a base".
 fn client(s: &ServerArgs) -> anyhow::Result<onceq::Client> {
+    crate::errors::check_url(&s.url)?;
     Ok(onceq::Client::new(&s.url, &s.api_key)?)
 }
 
@@ -153,11 +178,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Projects(cmd) => projects::run(cmd).await,
         Command::Publish(args) => client_cmds::publish(args).await,
         Command::Consume(args) => client_cmds::consume(args).await,
+        Command::Ack(args) => lease_cmds::ack(args).await,
+        Command::Nack(args) => lease_cmds::nack(args).await,
+        Command::Extend(args) => lease_cmds::extend(args).await,
         Command::Stats(args) => client_cmds::stats(args).await,
-        Command::Queues(args) => client_cmds::queues(args).await,
+        Command::Queues(args) => depths::queues(args).await,
+        Command::Queue(cmd) => queue::run(cmd).await,
+        Command::Message(cmd) => message::run(cmd).await,
         Command::Purge(args) => purge::run(args).await,
         Command::Dlq(cmd) => dlq::run(cmd).await,
         Command::Bench(args) => bench::run(args).await,
+        Command::Health(args) => health::run(args).await,
     }
 }
 

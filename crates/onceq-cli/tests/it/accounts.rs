@@ -46,7 +46,7 @@ fn scoped_keys_rotation_and_project_limits_from_the_cli() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("may not use queue"));
     let out = as_key(&web, &["queues"]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("403"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("FORBIDDEN"));
 
     let keys = json(&cli(&["keys", "list", "--json"]));
     let shop = keys

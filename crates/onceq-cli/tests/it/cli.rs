@@ -102,7 +102,7 @@ fn serve_publish_consume_stats_keys_and_sigterm() {
     run_ok(&[&["keys", "revoke", id][..], &store].concat(), &[]);
     let out = run(&["queues"], &other_env);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unauthorized"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("UNAUTHORIZED"));
 
     let (clean, logs) = server.terminate();
     assert!(

@@ -11,7 +11,7 @@ fn served_logs(args: &[&str], envs: &[(&str, &str)], unset: &[&str]) -> Vec<Stri
     for name in unset {
         cmd.env_remove(name);
     }
-    let server = ServerProcess::spawn(cmd);
+    let server = ServerProcess::spawn_waiting(cmd);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let status = rt.block_on(async {
         reqwest::Client::new()

@@ -65,6 +65,7 @@ impl Env {
                         receipt: Some(m.receipt),
                         requeue: false,
                         delay_seconds: None,
+                        error: None,
                     };
                     assert!(
                         client

@@ -1,25 +1,33 @@
 //! End-to-end tests of the `onceq` binary: the real process, real stores,
 //! real HTTP. `process` starts servers; `cli` drives the subcommands;
+//! `daily` the commands of daily work (queue, ack/nack/extend, message,
+//! queues with depths, dlq) on both stores; `errors` what failures say;
 //! `accounts` the key scopes, rotation and project limits; `bench` runs
 //! `onceq bench` in small;
 //! `compat` runs the seed's Node.js route and worker unchanged against it;
 //! `long_ops` checks bulk publish, purge, redrive and `stats --watch` when no
 //! terminal is attached; `dashboard` drives the web dashboard in headless
-//! Chromium; `stall` freezes PostgreSQL under a running server; `logs`
-//! checks the log's filter and JSON format; `traces` the spans exported to
-//! `otlp`, a small OTLP receiver.
+//! Chromium; `stall` freezes PostgreSQL under a running server; `container`
+//! builds and runs the image in a private podman (`podman`); `deb` builds,
+//! installs and runs the Debian package; `logs` checks the log's filter and
+//! JSON format; `traces` the spans exported to `otlp`, a small OTLP receiver.
 
 mod accounts;
 mod bench;
 mod cli;
 mod compat;
+mod container;
+mod daily;
 mod dashboard;
+mod deb;
+mod errors;
 mod failover;
 mod logs;
 mod long_ops;
 mod otlp;
 mod outage_log;
 mod pgbouncer;
+mod podman;
 mod process;
 mod stall;
 mod tls;

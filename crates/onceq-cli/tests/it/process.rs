@@ -30,11 +30,11 @@ impl ServerProcess {
     /// Starts `onceq serve --listen 127.0.0.1:0 <args>` with `envs` and waits
     /// for its "listening" log line.
     pub fn start(args: &[&str], envs: &[(&str, &str)]) -> Self {
-        Self::spawn(Self::command(args, envs))
+        Self::spawn_waiting(Self::command(args, envs))
     }
 
     /// The command [`start`](Self::start) runs, to change before
-    /// [`spawn`](Self::spawn)ing it.
+    /// [`spawn_waiting`](Self::spawn_waiting) runs it.
     pub fn command(args: &[&str], envs: &[(&str, &str)]) -> Command {
         let mut cmd = onceq();
         cmd.args(["serve", "--listen", "127.0.0.1:0"])
@@ -52,9 +52,10 @@ impl ServerProcess {
         cmd
     }
 
-    /// Runs `cmd` (from [`command`](Self::command)) and waits for its
+    /// Spawns `cmd` (an `onceq serve` however launched) and waits for its
     /// "listening" log line, in text or JSON.
-    pub fn spawn(mut cmd: Command) -> Self {
+    pub fn spawn_waiting(mut cmd: Command) -> Self {
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("spawn onceq serve");
         let stdout_lines = lines(child.stdout.take().unwrap());
         let stderr_lines = lines(child.stderr.take().unwrap());
@@ -97,6 +98,11 @@ impl ServerProcess {
         let mut server = Self::start(&all, &[("ONCEQ_API_KEY", key)]);
         server._dir = Some(dir);
         server
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Sends SIGTERM and waits; returns whether it exited successfully and

@@ -1,4 +1,5 @@
-//! One message: its state, what the store knows of its history, its payload.
+//! One message: its state, what the store knows of its history, its
+//! headers and its payload.
 //!
 //! The store keeps a message's current state, not a log of its events: the
 //! history shown is what that state tells (published, delayed or requeued
@@ -100,6 +101,28 @@ fn facts(queue: &str, m: &MessageRecord) -> Markup {
     }
 }
 
+/// The message's headers, in name order (as stored); nothing when it has
+/// none.
+fn headers(m: &MessageRecord) -> Markup {
+    let headers = crate::headers::stored(m.headers.as_deref()).unwrap_or_default();
+    html! {
+        @if !headers.is_empty() {
+            h2 { "Headers " span.muted { "(" (headers.len()) ")" } }
+            div.table-wrap {
+                table.data.headers {
+                    caption.sr-only { "Headers of the message, by name" }
+                    thead { tr { th scope="col" { "Name" } th scope="col" { "Value" } } }
+                    tbody {
+                        @for (name, value) in &headers {
+                            tr { th.mono scope="row" { (name) } td.mono { (value) } }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn live_body(
     queue: &str,
     record: &QueueRecord,
@@ -146,6 +169,7 @@ pub async fn page(
         }
         (layout::live("message-live", &format!("{base}/live"), live_body(&queue, &record, message.as_ref(), now)))
         @if let Some(m) = &message {
+            (headers(m))
             h2 { "Payload " span.muted { "(" (count(m.payload.len() as i64)) " bytes)" } }
             pre.payload tabindex="0" aria-label="Payload" { code { (pretty(&m.payload)) } }
         }

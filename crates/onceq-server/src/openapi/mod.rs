@@ -51,8 +51,9 @@ use onceq_types::{
     capability::{Billing, Capability, Discovery},
     push::{PushSubscribe, PushSubscription, PushUnsubscribed},
     reply::{Acked, Deleted, Extended, Nacked, Purged, Redriven},
-    request::Redrive,
+    request::{Redrive, UpdateQueue},
 };
+use onceq_types::{MessageDetail, MessageState};
 use utoipa::{
     Modify, OpenApi,
     openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
@@ -73,7 +74,7 @@ use utoipa::{
         ErrorBody, ErrorCode, Metadata, MessageStatus, PublishedMessage, ConsumedMessage,
         QueueRecord, QueueStats, QueueType, Acked, Nacked, Extended, Purged, Deleted,
         Redriven, Discovery, Capability, Billing, Redrive, PushSubscribe, PushSubscription,
-        PushUnsubscribed, Usage, UsageItem, Balance,
+        PushUnsubscribed, Usage, UsageItem, Balance, UpdateQueue, MessageDetail, MessageState,
     )),
     tags(
         (name = "messages", description = "Publishing and consuming messages."),

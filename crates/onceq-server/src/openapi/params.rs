@@ -29,3 +29,20 @@ pub struct SubscriptionParams {
     )]
     subscription_id: String,
 }
+
+/// The `{queue}/{message_id}` path segments of `message_get`.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)] // only its schema is used; `routes::message::MessagePath` reads the values
+pub struct MessageParams {
+    /// The queue's name, in the key's project.
+    #[param(pattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}(-dlq)?$")]
+    queue: String,
+    /// The message's id, as publish answered it (`qmsg_...`).
+    #[param(
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
+    )]
+    message_id: String,
+}

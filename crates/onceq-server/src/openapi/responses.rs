@@ -68,13 +68,20 @@ fn ok(data: RefOr<Schema>) -> BTreeMap<String, RefOr<Response>> {
     BTreeMap::from([("200".to_owned(), response.into())])
 }
 
-/// An error status with the codes it can carry and a description.
+/// An error status with the codes it can carry and a description. Codes
+/// one operation alone answers (`MESSAGE_NOT_FOUND`: `message_get`) are
+/// left to that operation's own type ([`MessageMissing`]).
 fn error(status: u16, description: &str) -> (String, RefOr<Response>) {
-    let codes: Vec<&str> = ErrorCode::ALL
-        .iter()
-        .filter(|c| c.http_status() == status)
-        .map(|c| c.as_str())
+    let codes: Vec<ErrorCode> = ErrorCode::ALL
+        .into_iter()
+        .filter(|c| c.http_status() == status && *c != ErrorCode::MessageNotFound)
         .collect();
+    error_of(status, &codes, description)
+}
+
+/// An error status carrying exactly `codes`.
+fn error_of(status: u16, codes: &[ErrorCode], description: &str) -> (String, RefOr<Response>) {
+    let codes: Vec<&str> = codes.iter().map(|c| c.as_str()).collect();
     let error = ObjectBuilder::new()
         .property(
             "code",
@@ -92,6 +99,18 @@ fn error(status: u16, description: &str) -> (String, RefOr<Response>) {
                 )),
         )
         .required("message")
+        .property(
+            "hint",
+            ObjectBuilder::new()
+                .schema_type(utoipa::openapi::schema::SchemaType::Array(vec![
+                    Type::String,
+                    Type::Null,
+                ]))
+                .description(Some(
+                    "One short sentence on what to do about it; null where nothing useful can be said.",
+                )),
+        )
+        .required("hint")
         .property(
             "retryable",
             ObjectBuilder::new()
@@ -178,4 +197,18 @@ error_responses! {
         (500, "an unexpected failure; never answered for bad input"),
         (503, "the store is unreachable; nothing was done")
     ];
+}
+
+/// 404 of `message_get`: an unknown queue, or no such message in it or in
+/// its dead-letter queue.
+pub struct MessageMissing;
+
+impl IntoResponses for MessageMissing {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        BTreeMap::from([error_of(
+            404,
+            &[ErrorCode::QueueNotFound, ErrorCode::MessageNotFound],
+            "the queue does not exist in the key's project, or neither it nor its dead-letter queue holds the message",
+        )])
+    }
 }

@@ -81,6 +81,8 @@ async fn post(
         queue: record.queue.queue.clone(),
         payload,
         delivery_count: message.delivery_count,
+        headers: serde_json::from_str(message.headers.as_deref().unwrap_or("{}"))
+            .map_err(|e| format!("stored headers are not an object: {e}"))?,
     })
     .map_err(|e| format!("encoding the body: {e}"))?;
     let timestamp = ctx.state.clock.now().as_second();

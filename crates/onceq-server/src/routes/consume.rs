@@ -82,6 +82,7 @@ pub async fn consume(
                         created_at: m.created_at,
                         lease_expires_at: m.lease_expires_at,
                         idempotency_key: m.idempotency_key,
+                        headers: crate::headers::stored(m.headers.as_deref())?,
                     })
                 })
                 .collect::<Result<Vec<_>, ApiError>>()?;

@@ -1,5 +1,6 @@
 //! One module per capability group (push: push subscriptions; lease: ack,
-//! nack and extend, what a consumer does with the lease `consume` gave it). Each handler validates its input
+//! nack and extend, what a consumer does with the lease `consume` gave it;
+//! message: one message looked up by id). Each handler validates its input
 //! ([`crate::input`]) into store params, calls the store once (through
 //! [`crate::messages`] when others must hear of it), and shapes the answer.
 //! Every keyed route runs behind [`crate::guard`] and answers through its
@@ -10,6 +11,7 @@ pub mod consume;
 pub mod discovery;
 pub mod health;
 pub mod lease;
+pub mod message;
 pub mod publish;
 pub mod push;
 pub mod queues;

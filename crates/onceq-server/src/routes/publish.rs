@@ -56,6 +56,7 @@ pub async fn publish(
     let target = caller.queue(&queue)?;
     let cap = caller.capability();
     caller.reserve(state.config.prices.cost_micros(cap, 1))?;
+    let headers = message.headers.clone();
     let mut outcomes = store_messages(&state, target, vec![message]).await?;
     let outcome = outcomes
         .pop()
@@ -65,7 +66,7 @@ pub async fn publish(
     caller.charge(cost);
     let replay = outcome.replay;
     Ok(caller
-        .reply(published(&queue, outcome, false)?)
+        .reply(published(&queue, outcome, headers.as_deref(), false)?)
         .cost(onceq_types::account::micros_to_usd(cost))
         .replay(replay))
 }
@@ -90,13 +91,15 @@ pub async fn publish_batch(
     let target = caller.queue(&queue)?;
     let cap = caller.capability();
     caller.reserve(state.config.prices.cost_micros(cap, messages.len()))?;
+    let headers: Vec<Option<String>> = messages.iter().map(|m| m.headers.clone()).collect();
     let outcomes = store_messages(&state, target, messages).await?;
     let fresh = outcomes.iter().filter(|o| !o.replay).count();
     let cost = state.config.prices.cost_micros(cap, fresh);
     caller.charge(cost);
     let items = outcomes
         .into_iter()
-        .map(|o| published(&queue, o, true))
+        .zip(&headers)
+        .map(|(o, h)| published(&queue, o, h.as_deref(), true))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(caller
         .reply(Items { items })
@@ -118,7 +121,14 @@ async fn store_messages(
         .map_err(|e| ApiError::from_store(e, &queue.queue))
 }
 
-fn published(queue: &str, o: PublishOutcome, in_batch: bool) -> Result<PublishedMessage, ApiError> {
+/// The answer for one message; `headers` are the publish's own (stored
+/// form), as the payload is.
+fn published(
+    queue: &str,
+    o: PublishOutcome,
+    headers: Option<&str>,
+    in_batch: bool,
+) -> Result<PublishedMessage, ApiError> {
     Ok(PublishedMessage {
         message_id: o.message_id,
         queue: queue.to_owned(),
@@ -126,6 +136,7 @@ fn published(queue: &str, o: PublishOutcome, in_batch: bool) -> Result<Published
         status: o.status,
         delivery_count: o.delivery_count,
         created_at: o.created_at,
+        headers: crate::headers::stored(headers)?,
         idempotent_replay: in_batch.then_some(o.replay),
     })
 }

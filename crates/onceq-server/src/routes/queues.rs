@@ -1,11 +1,12 @@
-//! Queue management: create, list, get, delete, stats, purge, DLQ redrive.
+//! Queue management: create, update, list, get, delete, stats, purge, DLQ
+//! redrive.
 
 use axum::extract::State;
-use onceq_store::{DlqRedrive, QueueCreate};
+use onceq_store::{DlqRedrive, QueueCreate, QueueUpdate};
 use onceq_types::{
     QueueRecord, QueueStats,
     reply::{Deleted, Items, Purged, Redriven},
-    request::{CreateQueue, DeleteQueue, Redrive},
+    request::{CreateQueue, DeleteQueue, Redrive, UpdateQueue},
 };
 
 pub use crate::input::MAX_RETRIES;
@@ -55,6 +56,40 @@ pub async fn create(
         .await
         .map_err(|e| ApiError::from_store(e, &name))?;
     Ok(caller.reply(created.record))
+}
+
+/// `POST /v1/queue/update`.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/update",
+    operation_id = "queue_update",
+    tag = "queues",
+    summary = "Change a queue's settings",
+    description = "Changes the settings the body names and keeps the others; later hand-outs follow them (leases already granted keep their end). The type cannot change (400). A dead_letter_queue must exist already (404 QUEUE_NOT_FOUND), be a standard queue and not the queue itself (400). completed_retention_seconds, retry_backoff, max_in_flight and rate_per_sec are refused (400) until this server supports them.",
+    request_body = UpdateQueue,
+    responses(Ok<QueueRecord>, InvalidParams, Unauthorized, Refused, NotFound, TooLarge, TimedOut, StoreFailed)
+)]
+pub async fn update(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(req): Body<UpdateQueue>,
+) -> Result<Reply<QueueRecord>, ApiError> {
+    let input::UpdateInput { name, changes } = input::update(req)?;
+    let queue = caller.queue(&name)?;
+    // Dead-lettering writes into the DLQ: the key must be allowed it too.
+    if let Some(dlq) = &changes.dead_letter_queue {
+        caller.queue(dlq)?;
+    }
+    let record = state
+        .store
+        .queue_update(QueueUpdate {
+            queue,
+            changes,
+            now: state.clock.now(),
+        })
+        .await
+        .map_err(|e| ApiError::from_store(e, &name))?;
+    Ok(caller.reply(record))
 }
 
 /// `GET /v1/queue/list`.

@@ -506,7 +506,8 @@ async fn message_page_escapes_and_tells_its_history(b: Backend) {
         .post(
             "/v1/queue/publish",
             json!({"queue": "jobs", "payload": {"html": "<script>alert(1)</script>", "big": 9007199254740993u64},
-                   "idempotency_key": "k-1", "delay_seconds": 30}),
+                   "idempotency_key": "k-1", "delay_seconds": 30,
+                   "headers": {"X-Tenant": "<b>acme</b>", "traceparent": "00-abc-01"}}),
         )
         .await;
     let id = r.ok().data()["message_id"].as_str().unwrap().to_owned();
@@ -519,7 +520,11 @@ async fn message_page_escapes_and_tells_its_history(b: Backend) {
         .has("Delayed until then.")
         .has("Not handed out yet")
         .has("k-1")
-        .has("delayed");
+        .has("delayed")
+        .has("Headers <span class=\"muted\">(2)</span>")
+        .has("x-tenant")
+        .has("&lt;b&gt;acme&lt;/b&gt;")
+        .has("00-abc-01");
 
     s.clock.advance(jiff::SignedDuration::from_secs(30));
     let r = s

@@ -56,6 +56,8 @@ pub struct MessageRecord {
     pub group_id: Option<String>,
     /// The key it was published with, if any.
     pub idempotency_key: Option<String>,
+    /// Its headers as published (canonical JSON object), if any.
+    pub headers: Option<String>,
     /// Hand-outs so far (reset to 0 by a redrive).
     pub delivery_count: i32,
     /// When it was published.
@@ -76,6 +78,15 @@ pub struct MessageGet {
     pub message_id: String,
     /// The time of the call.
     pub now: Timestamp,
+}
+
+/// What `message_find` found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoundMessage {
+    /// The message (its `status` as its holder counts it).
+    pub record: MessageRecord,
+    /// True when the queue's dead-letter queue holds it.
+    pub dead_lettered: bool,
 }
 
 /// What an operation on one named message did.

@@ -24,6 +24,9 @@ pub struct NewMessage {
     /// `store` module docs); `None` there means [`DEFAULT_GROUP`]. On a
     /// standard queue it is stored as given and has no effect.
     pub group_id: Option<String>,
+    /// Its headers as a canonical JSON object (string -> string, names
+    /// lower-case; the server validates them), `None` when it has none.
+    pub headers: Option<String>,
 }
 
 /// `message_publish`: stores all messages or none, creating the queue (and
@@ -89,6 +92,8 @@ pub struct ClaimedMessage {
     pub lease_expires_at: Timestamp,
     /// The key it was published with, if any.
     pub idempotency_key: Option<String>,
+    /// Its headers as published (canonical JSON object), if any.
+    pub headers: Option<String>,
 }
 
 /// Names one lease: `receipt: None` matches whoever holds the message.

@@ -2,8 +2,8 @@
 
 use super::QueueRef;
 use jiff::Timestamp;
-use onceq_types::QueueRecord;
 use onceq_types::queue::QueueSettings;
+use onceq_types::{QueueRecord, QueueType};
 
 /// `queue_create`.
 #[derive(Debug, Clone)]
@@ -24,4 +24,36 @@ pub struct QueueCreated {
     pub record: QueueRecord,
     /// False when an identical queue already existed.
     pub created: bool,
+}
+
+/// `queue_update`: changes some settings of an existing queue; they apply
+/// to hand-outs from then on (messages already in flight keep their lease).
+#[derive(Debug, Clone)]
+pub struct QueueUpdate {
+    /// Project and name.
+    pub queue: QueueRef,
+    /// What to change.
+    pub changes: QueueChanges,
+    /// The time of the call.
+    pub now: Timestamp,
+}
+
+/// The settings a `queue_update` changes; `None` keeps one as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueueChanges {
+    /// The type the caller states: a queue's type is fixed at create, so
+    /// another one is `Invalid` (the same one changes nothing).
+    pub queue_type: Option<QueueType>,
+    /// A new dead-letter queue: it must exist (`DeadLetterQueueNotFound`),
+    /// be a standard queue and not the queue itself (`Invalid`), as on
+    /// create.
+    pub dead_letter_queue: Option<String>,
+    /// A new `max_retries`.
+    pub max_retries: Option<i32>,
+    /// A new retention.
+    pub message_retention_days: Option<i32>,
+    /// A new default lease.
+    pub visibility_timeout_default: Option<i32>,
+    /// Whether publishes may set a priority.
+    pub enable_priority: Option<bool>,
 }

@@ -240,6 +240,7 @@ mod tests {
             priority: 0,
             idempotency_key: None,
             group_id: None,
+            headers: None,
         };
         store
             .message_publish(MessagePublish {

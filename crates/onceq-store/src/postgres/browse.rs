@@ -11,8 +11,8 @@ use super::queues::lookup;
 use super::{PgStore, publish, sql};
 use crate::rules::page;
 use crate::{
-    DlqRedriveOne, MessageDelete, MessageGet, MessageList, MessagePage, MessageRecord, QueueRef,
-    RedriveOneOutcome, SingleOutcome, StoreError,
+    DlqRedriveOne, FoundMessage, MessageDelete, MessageGet, MessageList, MessagePage,
+    MessageRecord, QueueRef, RedriveOneOutcome, SingleOutcome, StoreError,
 };
 
 fn message_record(row: &Row) -> Result<MessageRecord, Error> {
@@ -31,6 +31,7 @@ fn message_record(row: &Row) -> Result<MessageRecord, Error> {
         created_at: row.get("created_at"),
         visible_at: row.get("visible_at"),
         lease_expires_at: row.get("lease_expires_at"),
+        headers: row.get("headers"),
     })
 }
 
@@ -93,6 +94,25 @@ impl PgStore {
             .await?
         {
             Some(row) => Ok(Some(message_record(&row)?)),
+            None => Ok(None),
+        }
+    }
+
+    pub(super) async fn message_find_once(
+        &self,
+        p: &MessageGet,
+    ) -> Result<Option<FoundMessage>, Error> {
+        let client = self.client().await?;
+        let queue_id = queue_id(&client, &p.queue).await?;
+        let stmt = client.prepare_cached(sql::MESSAGE_FIND).await?;
+        match client
+            .query_opt(&stmt, &[&queue_id, &p.message_id, &p.now])
+            .await?
+        {
+            Some(row) => Ok(Some(FoundMessage {
+                record: message_record(&row)?,
+                dead_lettered: row.get("dead_lettered"),
+            })),
             None => Ok(None),
         }
     }

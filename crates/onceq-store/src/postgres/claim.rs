@@ -79,6 +79,7 @@ impl PgStore {
                 created_at: r.get("created_at"),
                 lease_expires_at: r.get("lease_expires_at"),
                 idempotency_key: r.get("idempotency_key"),
+                headers: r.get("headers"),
             })
             .collect())
     }

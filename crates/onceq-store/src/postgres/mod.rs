@@ -282,6 +282,10 @@ impl crate::Store for PgStore {
         errors::retrying(self.bound, || self.queue_create_once(&p)).await
     }
 
+    async fn queue_update(&self, p: crate::QueueUpdate) -> Result<onceq_types::QueueRecord> {
+        errors::retrying(self.bound, || self.queue_update_once(&p)).await
+    }
+
     async fn queue_get(&self, q: &crate::QueueRef) -> Result<Option<onceq_types::QueueRecord>> {
         errors::retrying(self.bound, || self.queue_get_once(q)).await
     }
@@ -339,6 +343,10 @@ impl crate::Store for PgStore {
 
     async fn message_get(&self, p: crate::MessageGet) -> Result<Option<crate::MessageRecord>> {
         errors::retrying(self.bound, || self.message_get_once(&p)).await
+    }
+
+    async fn message_find(&self, p: crate::MessageGet) -> Result<Option<crate::FoundMessage>> {
+        errors::retrying(self.bound, || self.message_find_once(&p)).await
     }
 
     async fn message_delete(&self, p: crate::MessageDelete) -> Result<crate::SingleOutcome> {

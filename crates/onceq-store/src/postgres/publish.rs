@@ -123,6 +123,10 @@ async fn insert(
         .map(|&i| p.messages[i].idempotency_key.as_deref())
         .collect();
     let visible_at: Vec<Timestamp> = which.iter().map(|&i| batch.visible_at[i]).collect();
+    let headers: Vec<Option<&str>> = which
+        .iter()
+        .map(|&i| p.messages[i].headers.as_deref())
+        .collect();
     let stmt = c.prepare_cached(sql::MESSAGE_INSERT).await?;
     let rows = c
         .query(
@@ -138,6 +142,7 @@ async fn insert(
                 &keys,
                 &visible_at,
                 &standard_only,
+                &headers,
             ],
         )
         .await?;

@@ -1,4 +1,5 @@
-//! Queues: explicit and implicit creation, lookup, delete, purge, stats.
+//! Queues: explicit and implicit creation, update, lookup, delete, purge,
+//! stats.
 
 use crate::postgres::db::GenericClient;
 use onceq_types::queue::QueueSettings;
@@ -8,7 +9,8 @@ use tokio_postgres::Row;
 use super::errors::Error;
 use super::{PgStore, sql};
 use crate::rules::queue_create::{self, DeadLetterQueue};
-use crate::{QueueCreate, QueueCreated, QueueRef, StoreError};
+use crate::rules::queue_update;
+use crate::{QueueCreate, QueueCreated, QueueRef, QueueUpdate, StoreError};
 
 fn queue_record(row: &Row) -> Result<QueueRecord, Error> {
     let queue_type: &str = row.get("queue_type");
@@ -173,6 +175,46 @@ impl PgStore {
             record,
             created: true,
         })
+    }
+
+    pub(super) async fn queue_update_once(&self, p: &QueueUpdate) -> Result<QueueRecord, Error> {
+        let q = &p.queue;
+        let c = &p.changes;
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        // Locked, so that a concurrent delete or update waits for this one.
+        let lock = tx.prepare_cached(sql::QUEUE_LOCK).await?;
+        let Some(row) = tx.query_opt(&lock, &[&q.project, &q.queue]).await? else {
+            return Err(StoreError::QueueNotFound.into());
+        };
+        let id: i64 = row.get(0);
+        let existing = get_record(&tx, q)
+            .await?
+            .ok_or(Error::Race("queue vanished while locked"))?;
+        queue_update::check_type(&existing, c)?;
+        let found = match &c.dead_letter_queue {
+            Some(dlq) => lookup(&tx, &q.project, dlq).await?,
+            None => None,
+        };
+        let dlq_id = queue_update::dead_letter_queue(&q.queue, c, found)?;
+        let update = tx.prepare_cached(sql::QUEUE_UPDATE).await?;
+        tx.execute(
+            &update,
+            &[
+                &id,
+                &dlq_id,
+                &c.max_retries,
+                &c.message_retention_days,
+                &c.visibility_timeout_default,
+                &c.enable_priority,
+            ],
+        )
+        .await?;
+        let record = get_record(&tx, q)
+            .await?
+            .ok_or(Error::Race("queue vanished while locked"))?;
+        tx.commit().await?;
+        Ok(record)
     }
 
     pub(super) async fn queue_get_once(&self, q: &QueueRef) -> Result<Option<QueueRecord>, Error> {

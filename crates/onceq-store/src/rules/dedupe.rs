@@ -139,6 +139,7 @@ mod tests {
             priority: 0,
             idempotency_key: key.map(Into::into),
             group_id: None,
+            headers: None,
         }
     }
 

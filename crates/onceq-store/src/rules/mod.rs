@@ -4,6 +4,8 @@
 //!
 //! - [`queue_create`]: which dead-letter queue a create names, when an
 //!   existing queue answers it, which queues may be a dead-letter queue.
+//! - [`queue_update`]: what an update may change (never the type) and the
+//!   dead-letter queue it names, judged by `queue_create`'s rules.
 //! - [`dead_letter`]: how a failed hand-out ends: requeued, dead-lettered or
 //!   dropped.
 //! - [`visibility`]: when a published or requeued message becomes visible,
@@ -20,4 +22,5 @@ pub(crate) mod dead_letter;
 pub(crate) mod dedupe;
 pub(crate) mod page;
 pub(crate) mod queue_create;
+pub(crate) mod queue_update;
 pub(crate) mod visibility;

@@ -45,6 +45,7 @@ mod tests {
             priority: 0,
             group_id: None,
             idempotency_key: None,
+            headers: None,
             delivery_count: 0,
             created_at: Timestamp::UNIX_EPOCH,
             visible_at: Timestamp::UNIX_EPOCH,

@@ -7,8 +7,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use super::{queues, time};
 use crate::rules::page;
 use crate::{
-    DlqRedriveOne, MessageDelete, MessageGet, MessageList, MessagePage, MessageRecord,
-    RedriveOneOutcome, Result, SingleOutcome, StoreError,
+    DlqRedriveOne, FoundMessage, MessageDelete, MessageGet, MessageList, MessagePage,
+    MessageRecord, RedriveOneOutcome, Result, SingleOutcome, StoreError,
 };
 
 fn message_record(row: &Row<'_>) -> rusqlite::Result<MessageRecord> {
@@ -31,6 +31,7 @@ fn message_record(row: &Row<'_>) -> rusqlite::Result<MessageRecord> {
         created_at: time::get(row, 8)?,
         visible_at: time::get(row, 9)?,
         lease_expires_at: time::get_opt(row, 10)?,
+        headers: row.get(11)?,
     })
 }
 
@@ -64,6 +65,23 @@ pub(super) fn get(conn: &Connection, p: &MessageGet) -> Result<Option<MessageRec
         .query_row(
             params![queue.id, p.message_id, time::micros(p.now)],
             message_record,
+        )
+        .optional()?)
+}
+
+/// `Store::message_find`.
+pub(super) fn find_anywhere(conn: &Connection, p: &MessageGet) -> Result<Option<FoundMessage>> {
+    let queue = queues::get(conn, &p.queue)?;
+    Ok(conn
+        .prepare_cached(sql!("message_find"))?
+        .query_row(
+            params![queue.id, p.message_id, time::micros(p.now)],
+            |row| {
+                Ok(FoundMessage {
+                    record: message_record(row)?,
+                    dead_lettered: row.get(12)?,
+                })
+            },
         )
         .optional()?)
 }

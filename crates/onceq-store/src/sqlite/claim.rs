@@ -34,9 +34,16 @@ pub(super) fn claim(conn: &Connection, p: &MessageClaim) -> Result<Vec<ClaimedMe
             // One receipt per lease, from Rust (`ids::receipt`) rather than
             // SQL, so both backends make them the same way.
             let receipt = ids::receipt();
-            let (message_id, payload, delivery_count, created_at, idempotency_key) = lease
+            let (message_id, payload, delivery_count, created_at, idempotency_key, headers) = lease
                 .query_row(params![seq, receipt, lease_expires_at], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, time::get(r, 3)?, r.get(4)?))
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        time::get(r, 3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                    ))
                 })?;
             Ok(ClaimedMessage {
                 message_id,
@@ -46,6 +53,7 @@ pub(super) fn claim(conn: &Connection, p: &MessageClaim) -> Result<Vec<ClaimedMe
                 created_at,
                 lease_expires_at: time::to_timestamp(lease_expires_at)?,
                 idempotency_key,
+                headers,
             })
         })
         .collect()

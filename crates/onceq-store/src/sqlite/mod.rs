@@ -218,6 +218,10 @@ impl Store for SqliteStore {
         self.writer.run(move |tx| queues::create(tx, &p)).await
     }
 
+    async fn queue_update(&self, p: crate::QueueUpdate) -> Result<QueueRecord> {
+        self.writer.run(move |tx| queues::update(tx, &p)).await
+    }
+
     async fn queue_get(&self, q: &QueueRef) -> Result<Option<QueueRecord>> {
         let q = q.clone();
         self.readers
@@ -279,6 +283,12 @@ impl Store for SqliteStore {
 
     async fn message_get(&self, p: MessageGet) -> Result<Option<MessageRecord>> {
         self.readers.run(move |conn| browse::get(conn, &p)).await
+    }
+
+    async fn message_find(&self, p: MessageGet) -> Result<Option<crate::FoundMessage>> {
+        self.readers
+            .run(move |conn| browse::find_anywhere(conn, &p))
+            .await
     }
 
     async fn message_delete(&self, p: MessageDelete) -> Result<SingleOutcome> {

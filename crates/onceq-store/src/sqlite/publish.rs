@@ -89,6 +89,7 @@ fn publish_one(
             m.idempotency_key,
             time::micros(visible_at),
             now,
+            m.headers,
         ])?;
     if let Some(key) = &m.idempotency_key {
         conn.prepare_cached(sql!("dedupe_key_claim"))?

@@ -1,5 +1,5 @@
-//! Queues: lookup, creation (explicit, or implicit on first publish), list,
-//! delete, purge and stats.
+//! Queues: lookup, creation (explicit, or implicit on first publish),
+//! update, list, delete, purge and stats.
 
 use jiff::Timestamp;
 use onceq_types::{QueueRecord, QueueStats, QueueType, queue::QueueSettings};
@@ -7,7 +7,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{keys, time};
 use crate::rules::queue_create::{self, DeadLetterQueue};
-use crate::{QueueCreate, QueueCreated, QueueRef, Result, StoreError};
+use crate::rules::queue_update;
+use crate::{QueueCreate, QueueCreated, QueueRef, QueueUpdate, Result, StoreError};
 
 /// A queue as stored: its record plus the ids the other operations need.
 #[derive(Debug, Clone)]
@@ -71,6 +72,27 @@ pub(super) fn create(conn: &Connection, p: &QueueCreate) -> Result<QueueCreated>
         record,
         created: true,
     })
+}
+
+/// `Store::queue_update`.
+pub(super) fn update(conn: &Connection, p: &QueueUpdate) -> Result<QueueRecord> {
+    let queue = get(conn, &p.queue)?;
+    let c = &p.changes;
+    queue_update::check_type(&queue.record, c)?;
+    let found = match &c.dead_letter_queue {
+        Some(dlq) => find(conn, &p.queue.project, dlq)?.map(|d| (d.id, d.record.queue_type)),
+        None => None,
+    };
+    let dlq_id = queue_update::dead_letter_queue(&p.queue.queue, c, found)?;
+    conn.prepare_cached(sql!("queue_update"))?.execute(params![
+        queue.id,
+        dlq_id,
+        c.max_retries,
+        c.message_retention_days,
+        c.visibility_timeout_default,
+        c.enable_priority,
+    ])?;
+    Ok(get(conn, &p.queue)?.record)
 }
 
 /// The queue a publish goes to, created with default settings (and its

@@ -11,6 +11,7 @@
 //! [`Harness::advance`]. Nothing sleeps and nothing reads the wall clock.
 //!
 //! - [`queues`]: create (defaults, conflicts, DLQs), get, list, delete, purge.
+//! - [`update`]: `queue_update`: changes, the create rules, refusals.
 //! - [`publish`]: implicit queue creation, outcomes, all-or-nothing batches.
 //! - [`dedupe`]: idempotency keys: replays, conflicts, scope, window, purge.
 //! - [`claim`]: order, priority, `max`, leases, delayed messages.
@@ -20,6 +21,7 @@
 //! - [`stats`]: counts by state, oldest message age.
 //! - [`depths`]: every queue's depth at once (`/metrics`), pool use.
 //! - [`browse`]: message pages, search, one message, delete and redrive of one.
+//! - [`find`]: one message in its queue or its dead-letter queue.
 //! - [`maintenance`]: retention purge.
 //! - [`keys`]: API key storage.
 //! - [`accounts`]: key scopes and rate overrides, credit limits, usage,
@@ -28,6 +30,7 @@
 //! - [`concurrency`]: racing publishers and claimers, two Postgres "servers".
 //! - [`subscriptions`]: push subscriptions: add, list, delete, limits,
 //!   tenancy, and the dispatcher's scan.
+//! - [`headers`]: message headers kept on every path a message takes.
 //! - [`fifo`]: FIFO queues: order and one in flight per group, alone and
 //!   under concurrent claimers (and two Postgres "servers").
 //! - [`readiness`]: `ping` says not-ready when the store cannot write (a
@@ -83,6 +86,8 @@ mod dedupe;
 mod depths;
 mod dlq;
 mod fifo;
+mod find;
+mod headers;
 mod keys;
 mod lease;
 mod maintenance;
@@ -92,6 +97,7 @@ mod readiness;
 mod stats;
 mod subscriptions;
 mod tenancy;
+mod update;
 
 /// The project a harness acts as unless told otherwise.
 pub const PROJECT: &str = "proj-a";
@@ -375,6 +381,7 @@ pub fn msg(payload: &str) -> NewMessage {
         priority: 0,
         idempotency_key: None,
         group_id: None,
+        headers: None,
     }
 }
 

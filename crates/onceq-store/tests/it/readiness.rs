@@ -75,6 +75,7 @@ fn publish(payload: &str) -> MessagePublish {
             priority: 0,
             idempotency_key: None,
             group_id: None,
+            headers: None,
         }],
         dedupe_window: SignedDuration::from_hours(24),
         now: now(),

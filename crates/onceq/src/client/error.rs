@@ -12,25 +12,28 @@ use reqwest::StatusCode;
 pub enum Error {
     /// 400: the request was invalid; the message names the field.
     #[error("invalid request: {0}")]
-    InvalidParams(String),
+    InvalidParams(Refusal),
     /// 401: missing, unknown or revoked key.
     #[error("unauthorized: {0}")]
-    Unauthorized(String),
+    Unauthorized(Refusal),
     /// 402: the project is past its credit limit.
     #[error("insufficient credit: {0}")]
-    InsufficientCredit(String),
+    InsufficientCredit(Refusal),
     /// 404: no such queue.
     #[error("queue not found: {0}")]
-    QueueNotFound(String),
+    QueueNotFound(Refusal),
     /// 409: the queue exists with other settings.
     #[error("queue already exists: {0}")]
-    QueueAlreadyExists(String),
+    QueueAlreadyExists(Refusal),
     /// 413: the payload is over 256 KiB.
     #[error("message too large: {0}")]
-    MessageTooLarge(String),
+    MessageTooLarge(Refusal),
     /// 422: the idempotency key was used with a different payload.
     #[error("idempotency key reused: {0}")]
-    KeyReused(String),
+    KeyReused(Refusal),
+    /// 404 `MESSAGE_NOT_FOUND`: the queue holds no such message (any more).
+    #[error("message not found: {0}")]
+    MessageNotFound(Refusal),
     /// 429: slow down.
     #[error("rate limited (retry after {retry_after:?})")]
     RateLimited {
@@ -54,6 +57,8 @@ pub enum Error {
         code: Option<ErrorCode>,
         /// The message.
         message: String,
+        /// The server's hint, if it gave one.
+        hint: Option<String>,
     },
     /// The request never got an answer (connect, timeout, reset).
     #[error("transport: {0}")]
@@ -67,6 +72,22 @@ pub enum Error {
     Config(String),
 }
 
+/// What the server said when it refused a call: its message (naming the
+/// field for bad input) and its hint (what to do about it), if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The server's message.
+    pub message: String,
+    /// The server's hint; `None` from servers that send none.
+    pub hint: Option<String>,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 impl Error {
     pub(crate) fn from_status(
         status: StatusCode,
@@ -74,17 +95,26 @@ impl Error {
         retry_after: Option<Duration>,
     ) -> Self {
         let code = body.as_ref().map(|b| b.code);
-        let message = body
-            .map(|b| b.message)
-            .unwrap_or_else(|| status.canonical_reason().unwrap_or("error").to_owned());
+        let (message, hint) = match body {
+            Some(b) => (b.message, b.hint),
+            None => (
+                status.canonical_reason().unwrap_or("error").to_owned(),
+                None,
+            ),
+        };
+        let refusal = || Refusal {
+            message: message.clone(),
+            hint: hint.clone(),
+        };
         match code {
-            Some(ErrorCode::InvalidParams) => Self::InvalidParams(message),
-            Some(ErrorCode::Unauthorized) => Self::Unauthorized(message),
-            Some(ErrorCode::InsufficientCredit) => Self::InsufficientCredit(message),
-            Some(ErrorCode::QueueNotFound) => Self::QueueNotFound(message),
-            Some(ErrorCode::QueueAlreadyExists) => Self::QueueAlreadyExists(message),
-            Some(ErrorCode::QueueMessageTooLarge) => Self::MessageTooLarge(message),
-            Some(ErrorCode::IdempotencyKeyReused) => Self::KeyReused(message),
+            Some(ErrorCode::InvalidParams) => Self::InvalidParams(refusal()),
+            Some(ErrorCode::Unauthorized) => Self::Unauthorized(refusal()),
+            Some(ErrorCode::InsufficientCredit) => Self::InsufficientCredit(refusal()),
+            Some(ErrorCode::QueueNotFound) => Self::QueueNotFound(refusal()),
+            Some(ErrorCode::QueueAlreadyExists) => Self::QueueAlreadyExists(refusal()),
+            Some(ErrorCode::QueueMessageTooLarge) => Self::MessageTooLarge(refusal()),
+            Some(ErrorCode::IdempotencyKeyReused) => Self::KeyReused(refusal()),
+            Some(ErrorCode::MessageNotFound) => Self::MessageNotFound(refusal()),
             Some(ErrorCode::RateLimited) => Self::RateLimited { retry_after },
             Some(ErrorCode::Unavailable) => Self::Unavailable {
                 retry_after,
@@ -99,7 +129,43 @@ impl Error {
                 status: status.as_u16(),
                 code,
                 message,
+                hint,
             },
+        }
+    }
+
+    /// The server's code, for an answer that carried one (`None` for
+    /// transport, decode and configuration failures).
+    pub fn code(&self) -> Option<ErrorCode> {
+        Some(match self {
+            Self::InvalidParams(_) => ErrorCode::InvalidParams,
+            Self::Unauthorized(_) => ErrorCode::Unauthorized,
+            Self::InsufficientCredit(_) => ErrorCode::InsufficientCredit,
+            Self::QueueNotFound(_) => ErrorCode::QueueNotFound,
+            Self::QueueAlreadyExists(_) => ErrorCode::QueueAlreadyExists,
+            Self::MessageTooLarge(_) => ErrorCode::QueueMessageTooLarge,
+            Self::KeyReused(_) => ErrorCode::IdempotencyKeyReused,
+            Self::MessageNotFound(_) => ErrorCode::MessageNotFound,
+            Self::RateLimited { .. } => ErrorCode::RateLimited,
+            Self::Unavailable { .. } => ErrorCode::Unavailable,
+            Self::Server { code, .. } => return *code,
+            Self::Transport(_) | Self::Decode(_) | Self::Config(_) => return None,
+        })
+    }
+
+    /// The server's hint, if its answer carried one.
+    pub fn hint(&self) -> Option<&str> {
+        match self {
+            Self::InvalidParams(r)
+            | Self::Unauthorized(r)
+            | Self::InsufficientCredit(r)
+            | Self::QueueNotFound(r)
+            | Self::QueueAlreadyExists(r)
+            | Self::MessageTooLarge(r)
+            | Self::KeyReused(r)
+            | Self::MessageNotFound(r) => r.hint.as_deref(),
+            Self::Server { hint, .. } => hint.as_deref(),
+            _ => None,
         }
     }
 

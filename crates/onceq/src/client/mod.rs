@@ -10,7 +10,7 @@ mod retry;
 use std::time::Duration;
 
 use onceq_types::{
-    ConsumedMessage, Envelope, PublishedMessage, QueueRecord, QueueStats,
+    ConsumedMessage, Envelope, Headers, MessageDetail, PublishedMessage, QueueRecord, QueueStats,
     capability::Discovery,
     reply::{Acked, Deleted, Extended, Items, Nacked, Purged, Redriven},
     request::{self, BatchItem},
@@ -19,7 +19,7 @@ use reqwest::{Method, StatusCode, header};
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::value::RawValue;
 
-pub use error::Error;
+pub use error::{Error, Refusal};
 pub use retry::RetryPolicy;
 
 /// A client of one queue server and one API key. Cheap to clone.
@@ -41,6 +41,9 @@ pub struct PublishOptions {
     pub delay_seconds: Option<i64>,
     /// Higher goes out first.
     pub priority: Option<i64>,
+    /// Headers kept with the message and handed to its consumer (names
+    /// are case-insensitive; the server stores them lower-case).
+    pub headers: Headers,
 }
 
 /// What a publish returned.
@@ -77,6 +80,9 @@ pub struct NackOptions {
     pub requeue: bool,
     /// Hold the message back before it is available again.
     pub delay_seconds: Option<i64>,
+    /// Why the work failed (at most 8 KiB); servers that keep attempts
+    /// record it as the message's `last_error`.
+    pub error: Option<String>,
 }
 
 impl Default for NackOptions {
@@ -85,6 +91,7 @@ impl Default for NackOptions {
             receipt: None,
             requeue: true,
             delay_seconds: None,
+            error: None,
         }
     }
 }
@@ -142,6 +149,11 @@ impl Client {
             priority: opts.priority,
             idempotency_key: Some(key.clone()),
             message_group_id: None,
+            headers: if opts.headers.is_empty() {
+                None
+            } else {
+                Some(to_raw(&opts.headers)?)
+            },
         };
         let answer: Answer<PublishedMessage> = self
             .retry
@@ -226,6 +238,7 @@ impl Client {
             requeue: Some(opts.requeue),
             delay_seconds: opts.delay_seconds,
             receipt: opts.receipt,
+            error: opts.error,
         };
         Ok(self
             .call(Method::POST, "/v1/queue/nack", Some(&body))
@@ -259,6 +272,26 @@ impl Client {
             .call(Method::POST, "/v1/queue/create", Some(req))
             .await?
             .data)
+    }
+
+    /// Changes the settings `req` names (`POST /v1/queue/update`); the
+    /// others keep their values.
+    pub async fn update_queue(&self, req: &request::UpdateQueue) -> Result<QueueRecord, Error> {
+        Ok(self
+            .call(Method::POST, "/v1/queue/update", Some(req))
+            .await?
+            .data)
+    }
+
+    /// One message wherever its queue keeps it (in the queue, or in its
+    /// dead-letter queue); `Error::MessageNotFound` when neither holds it.
+    pub async fn get_message(&self, queue: &str, message_id: &str) -> Result<MessageDetail, Error> {
+        let path = format!(
+            "/v1/queue/message/{}/{}",
+            segment(queue)?,
+            id_segment(message_id)?
+        );
+        Ok(self.call::<(), _>(Method::GET, &path, None).await?.data)
     }
 
     /// Every queue of the key's project.
@@ -363,5 +396,16 @@ fn segment(queue: &str) -> Result<&str, Error> {
         Ok(queue)
     } else {
         Err(Error::Config(format!("invalid queue name {queue:?}")))
+    }
+}
+
+/// A message id is put in a path: ids are `qmsg_` and URL-safe characters,
+/// so refuse anything else rather than encode it into another request.
+fn id_segment(id: &str) -> Result<&str, Error> {
+    let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '~');
+    if !id.is_empty() && id.len() <= 255 && id.chars().all(safe) {
+        Ok(id)
+    } else {
+        Err(Error::Config(format!("invalid message id {id:?}")))
     }
 }

@@ -80,6 +80,7 @@ impl Inner {
             receipt: Some(m.receipt.clone()),
             requeue: true,
             delay_seconds: Some(delay_seconds),
+            ..Default::default()
         };
         match self.client.nack(&job.queue, &m.message_id, opts).await {
             Ok(n) if n.dead_lettered => {

@@ -32,6 +32,21 @@ async fn publish_reports_replays_and_keeps_generated_keys() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headers_travel_from_publish_to_consume() {
+    let env = Env::start().await;
+    let c = env.client();
+    let headers: onceq::types::Headers = [("X-Tenant".to_owned(), "acme".to_owned())].into();
+    let opts = PublishOptions {
+        headers,
+        ..Default::default()
+    };
+    let p = c.publish("q", &json!(1), opts).await.unwrap();
+    assert_eq!(p.message.headers.get("x-tenant").map(String::as_str), Some("acme"));
+    let got = c.consume("q", Default::default()).await.unwrap();
+    assert_eq!(got[0].headers.get("x-tenant").map(String::as_str), Some("acme"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_are_variants() {
     let env = Env::start().await;
     let c = env.client();
@@ -141,4 +156,47 @@ async fn whole_api_round_trip() {
     assert_eq!(c.purge("jobs").await.unwrap(), 2);
     assert!(c.delete_queue("jobs").await.unwrap().deleted);
     assert!(c.discovery().await.unwrap().capabilities.len() > 10);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn update_queue_and_get_message() {
+    let env = Env::start().await;
+    let c = env.client();
+    let p = c
+        .publish("jobs", &json!({"n": 1}), keyed("k-1"))
+        .await
+        .unwrap();
+    let q = c
+        .update_queue(&onceq::types::request::UpdateQueue {
+            name: Some("jobs".into()),
+            max_retries: Some(0),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!((q.name.as_str(), q.max_retries), ("jobs", 0));
+    let m = c.get_message("jobs", &p.message.message_id).await.unwrap();
+    assert_eq!(m.state, onceq::types::MessageState::Available);
+    assert_eq!(m.idempotency_key.as_deref(), Some("k-1"));
+    assert_eq!(m.payload.get(), r#"{"n":1}"#);
+    let err = c.get_message("jobs", "qmsg_nope").await.unwrap_err();
+    assert!(matches!(err, Error::MessageNotFound(_)), "{err:?}");
+    assert_eq!(err.code(), Some(onceq::types::ErrorCode::MessageNotFound));
+    assert!(err.hint().is_some_and(|h| !h.is_empty()), "{err:?}");
+    let err = c
+        .update_queue(&onceq::types::request::UpdateQueue {
+            name: Some("jobs".into()),
+            max_in_flight: Some(json!(2)),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::InvalidParams(ref r) if r.message.contains("max_in_flight")),
+        "{err:?}"
+    );
+    assert!(matches!(
+        c.get_message("jobs", "a/b").await,
+        Err(Error::Config(_))
+    ));
 }

@@ -91,7 +91,7 @@ pub fn assert_delivery(
 ) {
     assert_eq!(
         seen.json(),
-        json!({"message_id": message_id, "queue": queue, "payload": payload, "delivery_count": delivery_count})
+        json!({"message_id": message_id, "queue": queue, "payload": payload, "delivery_count": delivery_count, "headers": {}})
     );
     assert_eq!(seen.header("content-type"), "application/json");
     assert_eq!(seen.header("onceq-message-id"), message_id);

@@ -65,6 +65,7 @@ pub(super) async fn insert_new(
     let mut keys = Vec::new();
     let mut visible_at = Vec::new();
     let mut created = Vec::new();
+    let mut headers = Vec::new();
     for (pending, w) in group.iter().zip(work) {
         if w.failed.is_some() || w.queue_type != queue_type {
             continue;
@@ -81,6 +82,7 @@ pub(super) async fn insert_new(
             keys.push(m.idempotency_key.as_deref());
             visible_at.push(pending.batch.visible_at[i]);
             created.push(pending.p.now);
+            headers.push(m.headers.as_deref());
         }
     }
     if ids.is_empty() {
@@ -98,6 +100,7 @@ pub(super) async fn insert_new(
                 &keys,
                 &visible_at,
                 &created,
+                &headers,
             ],
         )
         .await?;

@@ -23,6 +23,7 @@ fn message(payload: &str, key: Option<&str>) -> NewMessage {
         priority: 0,
         idempotency_key: key.map(Into::into),
         group_id: None,
+        headers: None,
     }
 }
 

@@ -95,4 +95,4 @@ SET state = 'in_flight',
 -- (joined, a generic plan made on an empty table walked the whole index).
 WHERE m.id = ANY (ARRAY(SELECT id FROM picked UNION ALL SELECT id FROM picked_fifo))
 RETURNING m.id, m.payload, m.delivery_count, m.receipt, m.created_at, m.lease_expires_at,
-          m.idempotency_key, m.priority, m.seq
+          m.idempotency_key, m.priority, m.seq, m.headers

@@ -7,7 +7,7 @@
 -- queue a message without a group joins `default`, and priority is stored
 -- as 0 (FIFO order ignores it).
 INSERT INTO onceq_messages (id, queue_id, state, payload, priority, group_id,
-                            idempotency_key, visible_at, created_at)
+                            idempotency_key, visible_at, created_at, headers)
 SELECT n.id,
        q.id,
        CASE WHEN n.visible_at > $3 THEN 'delayed' ELSE 'available' END,
@@ -16,10 +16,13 @@ SELECT n.id,
        CASE WHEN q.queue_type = 'fifo' THEN coalesce(n.group_id, 'default') ELSE n.group_id END,
        n.idempotency_key,
        n.visible_at,
-       $3
+       $3,
+       n.headers
 FROM onceq_queues q
-CROSS JOIN unnest($4::text[], $5::text[], $6::int4[], $7::text[], $8::text[], $9::timestamptz[])
-     WITH ORDINALITY AS n(id, payload, priority, group_id, idempotency_key, visible_at, ord)
+CROSS JOIN unnest($4::text[], $5::text[], $6::int4[], $7::text[], $8::text[], $9::timestamptz[],
+                  $11::text[])
+     WITH ORDINALITY AS n(id, payload, priority, group_id, idempotency_key, visible_at, headers,
+                          ord)
 WHERE q.project = $1 AND q.name = $2 AND (NOT $10::boolean OR q.queue_type = 'standard')
 ORDER BY n.ord
 RETURNING id, state, created_at

@@ -6,7 +6,7 @@
 -- Per queue: a FIFO message without a group joins `default`, and priority
 -- is stored only where the queue enables it (FIFO order ignores it).
 INSERT INTO onceq_messages (id, queue_id, state, payload, priority, group_id,
-                            idempotency_key, visible_at, created_at)
+                            idempotency_key, visible_at, created_at, headers)
 SELECT n.id,
        q.id,
        CASE WHEN n.visible_at > n.created_at THEN 'delayed' ELSE 'available' END,
@@ -15,11 +15,12 @@ SELECT n.id,
        CASE WHEN q.queue_type = 'fifo' THEN coalesce(n.group_id, 'default') ELSE n.group_id END,
        n.idempotency_key,
        n.visible_at,
-       n.created_at
+       n.created_at,
+       n.headers
 FROM unnest($1::text[], $2::int8[], $3::text[], $4::int4[], $5::text[], $6::text[],
-            $7::timestamptz[], $8::timestamptz[])
+            $7::timestamptz[], $8::timestamptz[], $9::text[])
      WITH ORDINALITY AS n(id, queue_id, payload, priority, group_id, idempotency_key,
-                          visible_at, created_at, ord)
+                          visible_at, created_at, headers, ord)
 -- A probe of the queues' primary key per message: this statement runs under
 -- a generic plan (publish_group/mod.rs), which as a plain join hashes the
 -- whole queues table on every group.

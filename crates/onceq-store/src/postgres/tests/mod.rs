@@ -16,6 +16,7 @@ fn publish(queue: &str) -> MessagePublish {
             priority: 0,
             idempotency_key: None,
             group_id: None,
+            headers: None,
         }],
         dedupe_window: jiff::SignedDuration::from_hours(24),
         now: Timestamp::from_second(1_900_000_000).unwrap(),

@@ -4,4 +4,4 @@ SET state = 'in_flight',
     receipt = ?2,
     lease_expires_at = ?3
 WHERE seq = ?1
-RETURNING id, payload, delivery_count, created_at, idempotency_key
+RETURNING id, payload, delivery_count, created_at, idempotency_key, headers

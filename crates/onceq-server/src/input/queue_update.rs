@@ -1,0 +1,54 @@
+//! `update`'s body (queue-api-2.md, section 6), read by the same rules as
+//! `create`'s (`queue_settings`).
+
+use onceq_store::QueueChanges;
+use onceq_types::request::UpdateQueue;
+
+use super::queue_settings as setting;
+use crate::{ApiError, validate};
+
+/// `update`.
+#[derive(Debug)]
+pub struct UpdateInput {
+    /// The queue to change.
+    pub name: String,
+    /// What to change.
+    pub changes: QueueChanges,
+}
+
+/// `update`. Section 6's settings that need later work are refused, never
+/// silently ignored: a caller setting `max_in_flight` would otherwise
+/// believe it holds.
+pub fn update(req: UpdateQueue) -> Result<UpdateInput, ApiError> {
+    let name = validate::required_queue("name", req.name)?;
+    for (field, value) in [
+        (
+            "completed_retention_seconds",
+            &req.completed_retention_seconds,
+        ),
+        ("retry_backoff", &req.retry_backoff),
+        ("max_in_flight", &req.max_in_flight),
+        ("rate_per_sec", &req.rate_per_sec),
+    ] {
+        if value.as_ref().is_some_and(|v| !v.is_null()) {
+            return Err(ApiError::invalid(format!(
+                "{field} is not supported yet by this server; leave it out"
+            ))
+            .with_hint(format!(
+                "send the update without {field}: this server cannot apply it yet (docs/api.md)"
+            )));
+        }
+    }
+    let dead_letter_queue = setting::dead_letter_queue(&name, req.dead_letter_queue)?;
+    let changes = QueueChanges {
+        queue_type: req.queue_type,
+        dead_letter_queue,
+        max_retries: setting::max_retries(req.max_retries)?,
+        message_retention_days: setting::message_retention_days(req.message_retention_days)?,
+        visibility_timeout_default: setting::visibility_timeout_default(
+            req.visibility_timeout_default,
+        )?,
+        enable_priority: req.enable_priority,
+    };
+    Ok(UpdateInput { name, changes })
+}

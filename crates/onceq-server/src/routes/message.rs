@@ -1,0 +1,113 @@
+//! One message, looked up by id wherever its queue keeps it (queue-api-2.md
+//! section 5): in the queue, or in its dead-letter queue.
+
+use axum::{
+    extract::{FromRequestParts, State},
+    http::request::Parts,
+};
+use onceq_store::{FoundMessage, MessageGet};
+use onceq_types::{MessageDetail, MessageState, MessageStatus};
+
+use crate::{
+    ApiError, AppState,
+    caller::Caller,
+    envelope::Reply,
+    openapi::{
+        params::MessageParams,
+        responses::{InvalidParams, MessageMissing, Ok, Refused, StoreFailed, Unauthorized},
+    },
+    validate,
+};
+
+/// `GET /v1/queue/message/{queue}/{message_id}`.
+#[utoipa::path(
+    get,
+    path = "/v1/queue/message/{queue}/{message_id}",
+    operation_id = "message_get",
+    tag = "messages",
+    summary = "One message, wherever it is",
+    description = "The message in the queue (available, delayed, in_flight) or in its dead-letter queue (dead_lettered). 404 MESSAGE_NOT_FOUND when neither holds it (never published, or acked, purged or expired since); 404 QUEUE_NOT_FOUND for an unknown queue. completed_at, result, last_error and attempts are not stored yet: null, null, null and [].",
+    params(MessageParams),
+    responses(Ok<MessageDetail>, InvalidParams, Unauthorized, Refused, MessageMissing, StoreFailed)
+)]
+pub async fn get(
+    State(state): State<AppState>,
+    caller: Caller,
+    MessagePath(queue, message_id): MessagePath,
+) -> Result<Reply<MessageDetail>, ApiError> {
+    let target = caller.queue(&queue)?;
+    let found = state
+        .store
+        .message_find(MessageGet {
+            queue: target.clone(),
+            message_id: message_id.clone(),
+            now: state.clock.now(),
+        })
+        .await
+        .map_err(|e| ApiError::from_store(e, &queue))?
+        .ok_or_else(|| ApiError::message_not_found(&queue, &message_id))?;
+    // A dead letter is the DLQ's message: a key limited to some queues must
+    // be allowed that one too, as for a redrive (one more lookup, for
+    // scoped keys only).
+    if found.dead_lettered && !caller.scope.queues.is_any() {
+        let record = state
+            .store
+            .queue_get(&target)
+            .await
+            .map_err(|e| ApiError::from_store(e, &queue))?;
+        if let Some(dlq) = record.and_then(|r| r.dead_letter_queue) {
+            caller.queue(&dlq)?;
+        }
+    }
+    Ok(caller.reply(detail(queue, found)?))
+}
+
+/// The answer for a message found in (or under) `queue`.
+fn detail(queue: String, found: FoundMessage) -> Result<MessageDetail, ApiError> {
+    let r = found.record;
+    let state = match (found.dead_lettered, r.status) {
+        (true, _) => MessageState::DeadLettered,
+        (false, MessageStatus::Available) => MessageState::Available,
+        (false, MessageStatus::Delayed) => MessageState::Delayed,
+        (false, MessageStatus::InFlight) => MessageState::InFlight,
+        (false, MessageStatus::Gone) => {
+            return Err(ApiError::message_not_found(&queue, &r.message_id));
+        }
+    };
+    let payload = crate::routes::publish::raw(r.payload)?;
+    Ok(MessageDetail {
+        message_id: r.message_id,
+        queue,
+        state,
+        payload,
+        headers: crate::headers::stored(r.headers.as_deref())?,
+        priority: r.priority,
+        message_group_id: r.group_id,
+        idempotency_key: r.idempotency_key,
+        delivery_count: r.delivery_count,
+        created_at: r.created_at,
+        visible_at: r.visible_at,
+        lease_expires_at: r.lease_expires_at,
+        completed_at: None,
+        result: None,
+        last_error: None,
+        attempts: Vec::new(),
+    })
+}
+
+/// The `{queue}/{message_id}` path segments, validated.
+pub struct MessagePath(pub String, pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for MessagePath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let axum::extract::Path((queue, id)) =
+            axum::extract::Path::<(String, String)>::from_request_parts(parts, state)
+                .await
+                .map_err(|e| ApiError::invalid(format!("path: {e}")))?;
+        validate::queue_name("queue", &queue)?;
+        validate::token("message_id", &id)?;
+        Ok(MessagePath(queue, id))
+    }
+}

@@ -1,0 +1,63 @@
+//! `POST /v1/queue/update`'s body (queue-api-2.md, section 6).
+
+use serde::{Deserialize, Serialize};
+
+use super::whole;
+use crate::QueueType;
+
+request! {
+    /// `POST /v1/queue/update`: the settings to change; a field left out
+    /// (or `null`) keeps its value.
+    pub struct UpdateQueue {
+        /// The queue to change.
+        #[cfg_attr(
+            feature = "openapi",
+            schema(
+                required = true,
+                nullable = false,
+                pattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}(-dlq)?$"
+            )
+        )]
+        pub name: Option<String>,
+        /// The queue's type, if the caller states it: a type is fixed when
+        /// the queue is created, so another one is refused (400).
+        #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+        pub queue_type: Option<QueueType>,
+        /// An existing standard queue to dead-letter into from now on.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(
+            feature = "openapi",
+            schema(pattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}(-dlq)?$")
+        )]
+        pub dead_letter_queue: Option<String>,
+        /// 0..=1000.
+        #[whole(minimum = 0, maximum = 1000)]
+        pub max_retries: Option<i64>,
+        /// 1..=30.
+        #[whole(minimum = 1, maximum = 30)]
+        pub message_retention_days: Option<i64>,
+        /// 0..=43200 seconds.
+        #[whole(minimum = 0, maximum = 43200)]
+        pub visibility_timeout_default: Option<i64>,
+        /// Whether publishes may set `priority`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub enable_priority: Option<bool>,
+        /// Section 6's later settings: read only to be refused (400, "not
+        /// supported yet") rather than silently ignored; not in the schema.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(ignore))]
+        pub completed_retention_seconds: Option<serde_json::Value>,
+        /// See `completed_retention_seconds`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(ignore))]
+        pub retry_backoff: Option<serde_json::Value>,
+        /// See `completed_retention_seconds`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(ignore))]
+        pub max_in_flight: Option<serde_json::Value>,
+        /// See `completed_retention_seconds`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(ignore))]
+        pub rate_per_sec: Option<serde_json::Value>,
+    }
+}
