@@ -14,7 +14,8 @@
 //!   move time instead of sleeping.
 //! - [`failpoint`]: named points where tests make the pipeline "crash".
 //! - `trace_context`: with the `otel` feature, the current span's W3C
-//!   trace context sent on every request the client makes.
+//!   trace context sent on every request the client makes and in each
+//!   published message's headers; the worker's span continues it.
 //! - [`pg`]: a pool for the request ledger and the job facts from a
 //!   connection string as libpq reads it (`sslmode`, `sslrootcert`, client
 //!   certificates, several hosts): `onceq::pg::PgConnect::parse(url)?.pool(16)?`.

@@ -142,6 +142,8 @@ impl Client {
         let key = opts
             .idempotency_key
             .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+        let mut headers = opts.headers;
+        crate::trace_context::inject_message(&mut headers);
         let body = request::Publish {
             queue: Some(queue.to_owned()),
             payload: Some(to_raw(payload)?),
@@ -149,10 +151,10 @@ impl Client {
             priority: opts.priority,
             idempotency_key: Some(key.clone()),
             message_group_id: None,
-            headers: if opts.headers.is_empty() {
+            headers: if headers.is_empty() {
                 None
             } else {
-                Some(to_raw(&opts.headers)?)
+                Some(to_raw(&headers)?)
             },
         };
         let answer: Answer<PublishedMessage> = self

@@ -42,7 +42,8 @@ impl Job {
 
 impl Job {
     /// The span a message is processed in (OpenTelemetry's messaging
-    /// conventions: `process {queue}`, kind consumer). The client's ack or
+    /// conventions: `process {queue}`, kind consumer), a child of the
+    /// message's `traceparent` with the `otel` feature. The client's ack or
     /// nack inside it carries its trace context to the server.
     fn span(&self) -> tracing::Span {
         let span = tracing::info_span!(
@@ -58,6 +59,8 @@ impl Job {
         if !span.is_disabled() {
             span.record("otel.name", format!("process {}", self.queue));
         }
+        // Its parent is the publisher's span, from the message's headers.
+        crate::trace_context::adopt(&span, &self.message.headers);
         span
     }
 }

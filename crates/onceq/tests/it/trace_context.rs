@@ -86,3 +86,56 @@ async fn a_worker_processes_each_message_in_a_consumer_span_its_ack_within() {
         .unwrap_or_else(|| panic!("no ack under the process span: {finished:#?}"));
     assert_eq!(ack.span_context.trace_id(), process.span_context.trace_id());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_trace_from_the_publisher_to_the_workers_handler() {
+    use crate::worker::support;
+
+    let exporter = spans();
+    let (env, ctl) = support::env().await;
+    let publisher = tracing::info_span!("publisher");
+    let publisher_cx = publisher.context().span().span_context().clone();
+    let published = async {
+        let opts = onceq::PublishOptions {
+            idempotency_key: Some("req-one-trace".into()),
+            ..Default::default()
+        };
+        env.client()
+            .publish(
+                support::QUEUE,
+                &serde_json::json!({"job_fact": "export:one-trace"}),
+                opts,
+            )
+            .await
+            .unwrap()
+    }
+    .instrument(publisher)
+    .await;
+    // The message carries the publisher's context in its headers.
+    let traceparent = &published.message.headers["traceparent"];
+    assert!(
+        traceparent.contains(&publisher_cx.trace_id().to_string()),
+        "{traceparent}"
+    );
+    // The worker runs outside any span of the publisher's.
+    let worker = support::worker(&env, &ctl, |_| {}).await;
+    assert_eq!(worker.drain().await.unwrap().done, 1);
+    let finished = exporter.get_finished_spans().unwrap();
+    let in_trace: Vec<_> = finished
+        .iter()
+        .filter(|s| s.span_context.trace_id() == publisher_cx.trace_id())
+        .collect();
+    let process = in_trace
+        .iter()
+        .find(|s| s.name == format!("process {}", support::QUEUE))
+        .unwrap_or_else(|| {
+            panic!("the worker's span is not in the publisher's trace: {in_trace:#?}")
+        });
+    assert_eq!(process.parent_span_id, publisher_cx.span_id());
+    for server in ["POST /v1/queue/publish", "POST /v1/queue/ack"] {
+        assert!(
+            in_trace.iter().any(|s| s.name == server),
+            "{server} is not in the trace: {in_trace:#?}"
+        );
+    }
+}
