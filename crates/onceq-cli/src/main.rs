@@ -16,19 +16,20 @@ use clap::Parser;
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let cli = commands::Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("ONCEQ_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(commands::DEFAULT_LOG)),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
-    match commands::run(cli).await {
+    let telemetry = match onceq_server::telemetry::init(cli.log_format()) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let code = match commands::run(cli).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{}", errors::render(&e));
             std::process::ExitCode::FAILURE
         }
-    }
+    };
+    telemetry.shutdown();
+    code
 }

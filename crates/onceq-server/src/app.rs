@@ -15,10 +15,7 @@ use onceq_types::{
     ErrorCode,
     capability::{self as cap, CapabilityDef},
 };
-use tower_http::{
-    sensitive_headers::SetSensitiveRequestHeadersLayer,
-    trace::{DefaultMakeSpan, DefaultOnFailure, TraceLayer},
-};
+use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use utoipa::OpenApi;
 use utoipa_axum::{
     router::{OpenApiRouter, UtoipaMethodRouter},
@@ -48,19 +45,13 @@ pub fn app(state: AppState) -> Router {
             state.metrics.clone(),
             metrics::http::track,
         ))
+        // The request's id, latency and span (method, route, status; the
+        // caller's traceparent continued). Headers are not logged, and
+        // Authorization is marked sensitive in case a layer ever does (keys
+        // are never logged: docs/security.md). A 5xx's cause is logged once,
+        // where it is known (`ApiError::log_cause`: internal errors at
+        // ERROR, a database outage once per outage, `outage`).
         .layer(middleware::from_fn(envelope::track_request))
-        // Request spans carry method and path only. Headers are not logged,
-        // and Authorization is marked sensitive in case a layer ever does
-        // (keys are never logged: docs/security.md).
-        // A 5xx's cause is logged once, where it is known (`ApiError::
-        // log_cause`: internal errors at ERROR, a database outage once per
-        // outage, `outage`); the trace layer's own line per 5xx would be an
-        // ERROR per request during an outage, so it is DEBUG.
-        .layer(
-            TraceLayer::new_for_http()
-                .make_span_with(DefaultMakeSpan::new().include_headers(false))
-                .on_failure(DefaultOnFailure::new().level(tracing::Level::DEBUG)),
-        )
         .layer(SetSensitiveRequestHeadersLayer::new([
             header::AUTHORIZATION,
             header::PROXY_AUTHORIZATION,

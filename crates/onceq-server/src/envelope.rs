@@ -1,10 +1,14 @@
 //! The answer envelope `{ok, data, error, metadata}`.
 //!
-//! A middleware ([`track_request`]) gives each request an id (UUID v7) and a
-//! start instant, held in a task-local for the request's duration, so both
-//! successful replies and errors — including errors raised by extractors
-//! before a handler runs — carry `request_id` and `latency_ms` without every
-//! handler threading them through.
+//! A middleware ([`track_request`]) gives each request an id (the caller's
+//! `X-Request-Id` when valid, else a UUID v7: [`request_id`](crate::request_id)),
+//! a start instant and a span ([`telemetry::http`](crate::telemetry::http)).
+//! The id and instant are held in a task-local for the request's duration,
+//! so both successful replies and errors — including errors raised by
+//! extractors before a handler runs — carry `request_id` and `latency_ms`
+//! without every handler threading them through. (A request extension
+//! would not reach an extractor's rejection, which is built without the
+//! request.)
 
 use std::time::Instant;
 
@@ -16,11 +20,17 @@ use axum::{
 };
 use onceq_types::{Envelope, ErrorBody, Metadata};
 use serde::Serialize;
+use tracing::Instrument;
+
+use crate::{
+    request_id::{self, RequestId},
+    telemetry,
+};
 
 /// Facts about the request being served.
 #[derive(Clone, Debug)]
 pub struct RequestMeta {
-    /// UUID v7.
+    /// The caller's `X-Request-Id`, or a UUID v7.
     pub id: String,
     /// When the server started on it.
     pub started: Instant,
@@ -30,17 +40,25 @@ tokio::task_local! {
     static REQUEST: RequestMeta;
 }
 
-/// Middleware: assigns the request id and starts the latency clock, and
-/// sends the id back as `x-request-id`.
+/// Middleware: takes or makes the request id, starts the latency clock,
+/// serves the request in its span, and sends the id back as
+/// `x-request-id`.
 pub async fn track_request(req: Request, next: Next) -> Response {
+    let id = RequestId::from_headers(req.headers());
+    let span = telemetry::http::request_span(&req, &id);
+    let started = Instant::now();
     let meta = RequestMeta {
-        id: uuid::Uuid::now_v7().to_string(),
-        started: Instant::now(),
+        id: id.as_str().to_owned(),
+        started,
     };
-    let id = meta.id.clone();
-    let mut res = REQUEST.scope(meta, next.run(req)).await;
-    if let Ok(v) = HeaderValue::from_str(&id) {
-        res.headers_mut().insert("x-request-id", v);
+    let mut res = REQUEST
+        .scope(meta, next.run(req))
+        .instrument(span.clone())
+        .await;
+    telemetry::http::finish(&span, res.status(), started);
+    // Valid ids are header-safe by construction (`request_id::is_valid`).
+    if let Ok(v) = HeaderValue::from_str(id.as_str()) {
+        res.headers_mut().insert(request_id::HEADER, v);
     }
     res
 }

@@ -15,6 +15,10 @@
 //!   wake-ups) in one place, for routes, push, dashboard and reaper.
 //! - [`envelope`]: the `{ok, data, error, metadata}` answer, the request id
 //!   and latency measured around each call.
+//! - [`request_id`]: the caller's `X-Request-Id` when it is a sane token,
+//!   else a new one.
+//! - [`telemetry`]: logs (text or JSON, `ONCEQ_LOG`/`RUST_LOG`) and traces
+//!   (OTLP when `OTEL_*` asks): the process's subscriber, request spans.
 //! - [`error`]: [`ApiError`], the one error type of the HTTP layer.
 //! - [`extract`]: lenient JSON bodies whose errors name the field.
 //! - [`validate`]: range and format checks of request fields.
@@ -81,9 +85,11 @@ pub mod outage;
 pub mod pricing;
 pub mod principal;
 pub mod push;
+pub mod request_id;
 pub mod routes;
 pub mod serve;
 pub mod state;
+pub mod telemetry;
 pub mod throughput;
 pub mod unread_body;
 pub mod validate;

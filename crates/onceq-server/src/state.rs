@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use onceq_store::Store;
+use onceq_store::{Store, traced::Traced};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
@@ -33,10 +33,11 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// State over `store` with the system clock.
+    /// State over `store` with the system clock. Every call of the store
+    /// is made in a span of its own ([`Traced`]), for traces.
     pub fn new(store: Arc<dyn Store>, config: ServerConfig) -> Self {
         Self {
-            store,
+            store: Traced::wrap(store),
             clock: Clock::System,
             metrics: Metrics::new(config.metrics.clone()),
             config: Arc::new(config),

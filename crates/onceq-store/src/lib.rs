@@ -16,6 +16,8 @@
 //! - `depths`: the part of `queue_depths` both backends share.
 //! - [`postgres`]: PostgreSQL (production; several servers may share one
 //!   database). Claims use `FOR UPDATE SKIP LOCKED`.
+//! - [`traced`]: a `Store` wrapping another's every call in a span (traces
+//!   of store operations; free when tracing is off).
 //! - [`sqlite`]: the embedded store, one file, one writer thread that commits
 //!   many concurrent requests in one transaction (group commit).
 //!
@@ -33,6 +35,7 @@ pub mod postgres;
 mod rules;
 pub mod sqlite;
 pub mod store;
+pub mod traced;
 
 pub use accounts::*;
 pub use error::{Result, StoreError};

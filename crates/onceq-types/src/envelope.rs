@@ -37,7 +37,9 @@ pub struct ErrorBody {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Metadata {
-    /// A UUID v7 naming this call; also sent as the `x-request-id` header.
+    /// The caller's `X-Request-Id` when it sent a valid one (1-128 bytes of
+    /// `[A-Za-z0-9._:-]`), else a UUID v7; also sent as the `x-request-id`
+    /// header.
     pub request_id: String,
     /// Milliseconds the server spent on the call.
     pub latency_ms: f64,

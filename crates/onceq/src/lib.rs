@@ -14,6 +14,9 @@
 //! - [`clock`]: the injectable clock the ledger and the worker use, so tests
 //!   move time instead of sleeping.
 //! - [`failpoint`]: named points where tests make the pipeline "crash".
+//! - `trace_context`: with the `otel` feature, the current span's W3C
+//!   trace context sent on every request the client makes and in each
+//!   published message's headers; the worker's span continues it.
 //! - [`pg`]: a pool for the request ledger and the job facts from a
 //!   connection string as libpq reads it (`sslmode`, `sslrootcert`, client
 //!   certificates, several hosts): `onceq::pg::PgConnect::parse(url)?.pool(16)?`.
@@ -46,6 +49,7 @@ pub mod failpoint;
 #[cfg(feature = "axum")]
 pub mod idempotency;
 pub mod push;
+mod trace_context;
 pub mod worker;
 
 pub use client::{

@@ -28,18 +28,29 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-/// The log filter without `ONCEQ_LOG`. refinery says at INFO what it
-/// checked on every store opening ("no migrations to apply"), which would
-/// be noise in every `onceq keys` answer; the store logs each migration it
-/// applies itself (INFO under `serve`, DEBUG under the admin commands).
-pub const DEFAULT_LOG: &str = "info,refinery_core=warn";
-
 /// onceq: background jobs, effectively once.
 #[derive(Debug, Parser)]
 #[command(name = "onceq", version, about)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// How log lines are written: text, or json (one object per line).
+    /// Which lines: ONCEQ_LOG, else RUST_LOG (default info).
+    #[arg(
+        long,
+        global = true,
+        env = "ONCEQ_LOG_FORMAT",
+        default_value = "text",
+        value_name = "text|json"
+    )]
+    log_format: onceq_server::telemetry::LogFormat,
+}
+
+impl Cli {
+    /// The `--log-format` asked for.
+    pub fn log_format(&self) -> onceq_server::telemetry::LogFormat {
+        self.log_format
+    }
 }
 
 #[derive(Debug, Subcommand)]

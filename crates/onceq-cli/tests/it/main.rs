@@ -9,7 +9,8 @@
 //! terminal is attached; `dashboard` drives the web dashboard in headless
 //! Chromium; `stall` freezes PostgreSQL under a running server; `container`
 //! builds and runs the image in a private podman (`podman`); `deb` builds,
-//! installs and runs the Debian package.
+//! installs and runs the Debian package; `logs` checks the log's filter and
+//! JSON format; `traces` the spans exported to `otlp`, a small OTLP receiver.
 
 mod accounts;
 mod admin_api;
@@ -22,7 +23,9 @@ mod dashboard;
 mod deb;
 mod errors;
 mod failover;
+mod logs;
 mod long_ops;
+mod otlp;
 mod outage_log;
 mod pgbouncer;
 mod podman;
@@ -30,3 +33,4 @@ mod process;
 mod settings;
 mod stall;
 mod tls;
+mod traces;

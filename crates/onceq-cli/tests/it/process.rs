@@ -14,6 +14,8 @@ pub struct ServerProcess {
     /// What the server printed on stdout (the bootstrap key, if any).
     pub stdout_lines: mpsc::Receiver<String>,
     stderr_lines: mpsc::Receiver<String>,
+    /// What it logged before it was listening.
+    early_logs: Vec<String>,
     /// The data directory of [`on_postgres`](Self::on_postgres), kept as
     /// long as the process runs.
     _dir: Option<tempfile::TempDir>,
@@ -28,11 +30,18 @@ impl ServerProcess {
     /// Starts `onceq serve --listen 127.0.0.1:0 <args>` with `envs` and waits
     /// for its "listening" log line.
     pub fn start(args: &[&str], envs: &[(&str, &str)]) -> Self {
+        Self::spawn_waiting(Self::command(args, envs))
+    }
+
+    /// The command [`start`](Self::start) runs, to change before
+    /// [`spawn_waiting`](Self::spawn_waiting) runs it.
+    pub fn command(args: &[&str], envs: &[(&str, &str)]) -> Command {
         let mut cmd = onceq();
         cmd.args(["serve", "--listen", "127.0.0.1:0"])
             .args(args)
             .env_remove("ONCEQ_API_KEY")
             .env_remove("DATABASE_URL")
+            .env_remove("RUST_LOG")
             .env("ONCEQ_LOG", "info")
             .env("NO_COLOR", "1")
             .stdout(Stdio::piped())
@@ -40,11 +49,11 @@ impl ServerProcess {
         for (k, v) in envs {
             cmd.env(k, v);
         }
-        Self::spawn_waiting(cmd)
+        cmd
     }
 
     /// Spawns `cmd` (an `onceq serve` however launched) and waits for its
-    /// "listening" log line.
+    /// "listening" log line, in text or JSON.
     pub fn spawn_waiting(mut cmd: Command) -> Self {
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("spawn onceq serve");
@@ -55,7 +64,9 @@ impl ServerProcess {
             match stderr_lines.recv_timeout(Duration::from_secs(60)) {
                 Ok(line) => {
                     if let Some(rest) = line.split("listening on ").nth(1) {
-                        break rest.split_whitespace().next().unwrap().to_owned();
+                        let url = rest.split([' ', '"']).next().unwrap().to_owned();
+                        seen.push(line);
+                        break url;
                     }
                     seen.push(line);
                 }
@@ -67,6 +78,7 @@ impl ServerProcess {
             url,
             stdout_lines,
             stderr_lines,
+            early_logs: seen,
             _dir: None,
         }
     }
@@ -94,13 +106,16 @@ impl ServerProcess {
     }
 
     /// Sends SIGTERM and waits; returns whether it exited successfully and
-    /// what it logged meanwhile.
+    /// everything it logged.
     pub fn terminate(mut self) -> (bool, Vec<String>) {
         let pid = self.child.id().to_string();
         let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
         assert!(status.success());
         let exit = self.child.wait().unwrap();
-        let logs = self.stderr_lines.try_iter().collect();
+        let mut logs = std::mem::take(&mut self.early_logs);
+        // The reader thread sees the end of the stream once the process
+        // has exited: read to it, not only what has arrived so far.
+        logs.extend(self.stderr_lines.iter());
         (exit.success(), logs)
     }
 }

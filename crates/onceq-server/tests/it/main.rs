@@ -31,5 +31,6 @@ mod push;
 mod queue_update;
 mod queues;
 mod rate_limits;
+mod request_id;
 mod scopes;
 mod two_servers;

@@ -144,6 +144,8 @@ impl Client {
         let key = opts
             .idempotency_key
             .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+        let mut headers = opts.headers;
+        crate::trace_context::inject_message(&mut headers);
         let body = request::Publish {
             queue: Some(queue.to_owned()),
             payload: Some(to_raw(payload)?),
@@ -151,10 +153,10 @@ impl Client {
             priority: opts.priority,
             idempotency_key: Some(key.clone()),
             message_group_id: None,
-            headers: if opts.headers.is_empty() {
+            headers: if headers.is_empty() {
                 None
             } else {
-                Some(to_raw(&opts.headers)?)
+                Some(to_raw(&headers)?)
             },
         };
         let answer: Answer<PublishedMessage> = self
@@ -356,6 +358,11 @@ impl Client {
             .header(header::AUTHORIZATION, self.auth.clone());
         if let Some(body) = body {
             req = req.json(body);
+        }
+        let mut trace = header::HeaderMap::new();
+        crate::trace_context::inject(&mut trace);
+        if !trace.is_empty() {
+            req = req.headers(trace);
         }
         let res = req.send().await.map_err(Error::Transport)?;
         let status = res.status();

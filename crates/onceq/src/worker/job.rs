@@ -7,6 +7,7 @@ use std::convert::Infallible;
 use onceq_types::ConsumedMessage;
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::{
     AFTER_ACK, AFTER_DONE, AFTER_FACT_CLAIM, AFTER_WORK, Job, MID_WORK,
@@ -39,6 +40,31 @@ impl Job {
     }
 }
 
+impl Job {
+    /// The span a message is processed in (OpenTelemetry's messaging
+    /// conventions: `process {queue}`, kind consumer), a child of the
+    /// message's `traceparent` with the `otel` feature. The client's ack or
+    /// nack inside it carries its trace context to the server.
+    fn span(&self) -> tracing::Span {
+        let span = tracing::info_span!(
+            "process",
+            otel.name = tracing::field::Empty,
+            otel.kind = "consumer",
+            messaging.system = "onceq",
+            messaging.operation.type = "process",
+            messaging.destination.name = %self.queue,
+            messaging.message.id = %self.message.message_id,
+            messaging.message.delivery_count = self.message.delivery_count,
+        );
+        if !span.is_disabled() {
+            span.record("otel.name", format!("process {}", self.queue));
+        }
+        // Its parent is the publisher's span, from the message's headers.
+        crate::trace_context::adopt(&span, &self.message.headers);
+        span
+    }
+}
+
 impl Inner {
     /// Processes one message and counts how it ended.
     pub(crate) async fn process(
@@ -47,7 +73,7 @@ impl Inner {
         abandon: &CancellationToken,
     ) -> Outcome {
         let job = Job::new(message);
-        let outcome = self.attempt(&job, abandon).await;
+        let outcome = self.attempt(&job, abandon).instrument(job.span()).await;
         tracing::debug!(message_id = %job.message.message_id, fact = %job.fact, ?outcome, "job settled");
         self.counters.record(outcome);
         outcome

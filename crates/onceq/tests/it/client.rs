@@ -41,9 +41,15 @@ async fn headers_travel_from_publish_to_consume() {
         ..Default::default()
     };
     let p = c.publish("q", &json!(1), opts).await.unwrap();
-    assert_eq!(p.message.headers.get("x-tenant").map(String::as_str), Some("acme"));
+    assert_eq!(
+        p.message.headers.get("x-tenant").map(String::as_str),
+        Some("acme")
+    );
     let got = c.consume("q", Default::default()).await.unwrap();
-    assert_eq!(got[0].headers.get("x-tenant").map(String::as_str), Some("acme"));
+    assert_eq!(
+        got[0].headers.get("x-tenant").map(String::as_str),
+        Some("acme")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,4 +8,6 @@ mod client;
 mod diagrams;
 mod guide;
 mod idempotency;
+#[cfg(feature = "otel")]
+mod trace_context;
 mod worker;

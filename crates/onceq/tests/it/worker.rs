@@ -4,7 +4,7 @@
 //! with the same check: each published job has exactly one `exports` row
 //! and the queue is empty — nothing lost, nothing done twice.
 
-mod support;
+pub(crate) mod support;
 
 mod crashes;
 mod facts;
