@@ -105,7 +105,10 @@ fn keys_and_projects_through_the_admin_api() {
     );
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("FORBIDDEN") && err.contains("accounts"), "{err}");
+    assert!(
+        err.contains("FORBIDDEN") && err.contains("accounts"),
+        "{err}"
+    );
 
     let text = api(&["keys", "revoke", &id]);
     assert_eq!(text.trim(), format!("revoked {id}"));
