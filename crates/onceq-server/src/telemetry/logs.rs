@@ -85,7 +85,10 @@ mod tests {
 
     #[test]
     fn onceq_log_wins_over_rust_log_and_info_is_the_default() {
-        assert_eq!(from(&[]).unwrap(), DEFAULT_FILTER);
+        assert_eq!(
+            from(&[]).unwrap(),
+            EnvFilter::new(DEFAULT_FILTER).to_string()
+        );
         assert_eq!(from(&[("RUST_LOG", "warn")]).unwrap(), "warn");
         assert_eq!(
             from(&[("RUST_LOG", "warn"), ("ONCEQ_LOG", "debug")]).unwrap(),
