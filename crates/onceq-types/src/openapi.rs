@@ -5,10 +5,11 @@ use utoipa::openapi::{
     schema::{ArrayBuilder, ObjectBuilder, OneOfBuilder, SchemaType, Type},
 };
 
-/// Message headers on publish: string to string, at most 64 entries.
+/// Message headers on publish: string to string, at most 64 entries
+/// (`null` means none, as for the other optional fields).
 pub fn headers() -> impl Into<RefOr<Schema>> {
     ObjectBuilder::new()
-        .schema_type(SchemaType::Type(Type::Object))
+        .schema_type(SchemaType::Array(vec![Type::Object, Type::Null]))
         .additional_properties(Some(
             ObjectBuilder::new()
                 .schema_type(SchemaType::Type(Type::String))
