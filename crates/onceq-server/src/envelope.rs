@@ -1,8 +1,8 @@
 //! The answer envelope `{ok, data, error, metadata}`.
 //!
 //! A middleware ([`track_request`]) gives each request an id (the caller's
-//! `X-Request-Id` when valid, else a UUID v7: [`request_id`](crate::request_id)),
-//! a start instant and a span ([`telemetry::http`](crate::telemetry::http)).
+//! `X-Request-Id` when valid, else a UUID v7: [`request_id`]),
+//! a start instant and a span ([`telemetry::http`]).
 //! The id and instant are held in a task-local for the request's duration,
 //! so both successful replies and errors — including errors raised by
 //! extractors before a handler runs — carry `request_id` and `latency_ms`
