@@ -177,8 +177,11 @@ impl Client {
     pub async fn publish_batch(
         &self,
         queue: &str,
-        messages: Vec<BatchItem>,
+        mut messages: Vec<BatchItem>,
     ) -> Result<Vec<PublishedMessage>, Error> {
+        for item in &mut messages {
+            trace_item(item)?;
+        }
         let safe = messages.iter().all(|m| m.idempotency_key.is_some());
         let body = request::PublishBatch {
             queue: Some(queue.to_owned()),
@@ -387,6 +390,25 @@ impl Client {
             _ => Err(Error::from_status(status, envelope.error, retry_after)),
         }
     }
+}
+
+/// Adds the current span's trace context to a batch item's headers, as
+/// [`Client::publish`] does. Headers that are not a string map are left as
+/// they are, for the server to refuse naming the entry.
+fn trace_item(item: &mut BatchItem) -> Result<(), Error> {
+    let mut headers: Headers = match &item.headers {
+        None => Headers::new(),
+        Some(raw) => match serde_json::from_str(raw.get()) {
+            Ok(h) => h,
+            Err(_) => return Ok(()),
+        },
+    };
+    let before = headers.len();
+    crate::trace_context::inject_message(&mut headers);
+    if headers.len() != before {
+        item.headers = Some(to_raw(&headers)?);
+    }
+    Ok(())
 }
 
 fn to_raw<P: Serialize + ?Sized>(payload: &P) -> Result<Box<RawValue>, Error> {

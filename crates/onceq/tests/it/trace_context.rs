@@ -56,6 +56,51 @@ async fn a_publish_continues_the_callers_trace() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_items_carry_the_callers_trace_unless_they_have_their_own() {
+    use onceq::types::request::BatchItem;
+
+    let _exporter = spans();
+    let env = Env::start().await;
+    let caller = tracing::info_span!("caller");
+    let trace_id = caller
+        .context()
+        .span()
+        .span_context()
+        .trace_id()
+        .to_string();
+    let own = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    let item = |n: i64, headers: Option<serde_json::Value>| BatchItem {
+        payload: Some(serde_json::value::to_raw_value(&n).unwrap()),
+        headers: headers.map(|h| serde_json::value::to_raw_value(&h).unwrap()),
+        ..Default::default()
+    };
+    let items = vec![
+        item(1, None),
+        item(2, Some(serde_json::json!({"x-tenant": "acme"}))),
+        item(3, Some(serde_json::json!({"traceparent": own}))),
+    ];
+    let client = env.client();
+    let published = client
+        .publish_batch("traced-batch", items)
+        .instrument(caller)
+        .await
+        .unwrap();
+    let parent = |i: usize| published[i].headers.get("traceparent").cloned();
+    for i in [0, 1] {
+        let tp = parent(i).unwrap_or_else(|| panic!("item {i} has no traceparent"));
+        assert!(
+            tp.contains(&trace_id),
+            "item {i}: {tp} is not in {trace_id}"
+        );
+    }
+    assert_eq!(
+        published[1].headers.get("x-tenant").map(String::as_str),
+        Some("acme")
+    );
+    assert_eq!(parent(2).as_deref(), Some(own), "the caller's own wins");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_processes_each_message_in_a_consumer_span_its_ack_within() {
     use opentelemetry::{Value, trace::SpanKind};
 
