@@ -22,7 +22,9 @@ use reqwest::header::HeaderMap;
 #[cfg(feature = "otel")]
 mod otel {
     use onceq_types::Headers;
-    use opentelemetry::propagation::{Extractor, Injector};
+    #[cfg(feature = "postgres")]
+    use opentelemetry::propagation::Extractor;
+    use opentelemetry::propagation::Injector;
 
     /// A message's headers as the propagator reads and writes them.
     pub(super) struct MessageHeaders<'a>(pub &'a mut Headers);
@@ -34,9 +36,12 @@ mod otel {
         }
     }
 
-    /// Read-only view for extraction.
+    /// Read-only view for extraction (the worker's, which needs
+    /// `postgres`).
+    #[cfg(feature = "postgres")]
     pub(super) struct Read<'a>(pub &'a Headers);
 
+    #[cfg(feature = "postgres")]
     impl Extractor for Read<'_> {
         fn get(&self, key: &str) -> Option<&str> {
             self.0.get(key).map(String::as_str)
@@ -73,7 +78,7 @@ pub(crate) fn inject_message(headers: &mut Headers) {
 }
 
 /// Makes the trace context of a message's `headers` the parent of `span`.
-#[cfg(feature = "otel")]
+#[cfg(all(feature = "otel", feature = "postgres"))]
 pub(crate) fn adopt(span: &tracing::Span, headers: &Headers) {
     use opentelemetry::trace::TraceContextExt;
     use tracing_opentelemetry::OpenTelemetrySpanExt;
@@ -95,6 +100,7 @@ pub(crate) fn inject(_headers: &mut HeaderMap) {}
 #[cfg(not(feature = "otel"))]
 pub(crate) fn inject_message(_headers: &mut Headers) {}
 
-/// Without the `otel` feature: no parent to set.
-#[cfg(not(feature = "otel"))]
+/// Without the `otel` feature: no parent to set. (Only the worker, which
+/// needs `postgres`, calls it.)
+#[cfg(all(not(feature = "otel"), feature = "postgres"))]
 pub(crate) fn adopt(_span: &tracing::Span, _headers: &Headers) {}
