@@ -11,6 +11,8 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::request::request;
+
 /// A key as the admin API shows it: never its secret.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -127,86 +129,49 @@ pub struct KeyCreate {
     pub expires_in_seconds: Option<i64>,
 }
 
-/// `POST /v1/admin/keys/revoke`.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct KeyRevoke {
-    /// The key's public id.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            required = true,
-            nullable = false,
-            min_length = 1,
-            max_length = 255,
-            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
-        )
-    )]
-    pub key_id: Option<String>,
+request! {
+    /// `POST /v1/admin/keys/revoke`.
+    pub struct KeyRevoke {
+        /// The key's public id.
+        #[required_token]
+        pub key_id: Option<String>,
+    }
 }
 
-/// `POST /v1/admin/keys/rotate`: a new key with the old one's project,
-/// scope, expiry and rate limit. Both work until the old one is revoked or
-/// expires.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct KeyRotate {
-    /// The key to replace (its public id).
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            required = true,
-            nullable = false,
-            min_length = 1,
-            max_length = 255,
-            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
-        )
-    )]
-    pub key_id: Option<String>,
-    /// The old key stops working this many seconds from now (default: when
-    /// it is revoked or its own expiry comes).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::request::whole::opt"
-    )]
-    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3_153_600_000_i64))]
-    pub expire_old_in_seconds: Option<i64>,
+request! {
+    /// `POST /v1/admin/keys/rotate`: a new key with the old one's project,
+    /// scope, expiry and rate limit. Both work until the old one is revoked or
+    /// expires.
+    pub struct KeyRotate {
+        /// The key to replace (its public id).
+        #[required_token]
+        pub key_id: Option<String>,
+        /// The old key stops working this many seconds from now (default: when
+        /// it is revoked or its own expiry comes).
+        #[whole(minimum = 1, maximum = 3_153_600_000_i64)]
+        pub expire_old_in_seconds: Option<i64>,
+    }
 }
 
-/// `POST /v1/admin/keys/limits`: a key's own rate limit.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct KeyLimits {
-    /// The key's public id.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            required = true,
-            nullable = false,
-            min_length = 1,
-            max_length = 255,
-            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
-        )
-    )]
-    pub key_id: Option<String>,
-    /// Requests per second (0: unlimited); `null`: back to the server's
-    /// default. Required.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "present"
-    )]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<f64>, required = true, minimum = 0))]
-    pub rate_per_sec: Option<Option<f64>>,
-    /// Requests at once after an idle spell (default: one second's worth).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::request::whole::opt"
-    )]
-    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1_000_000))]
-    pub rate_burst: Option<i64>,
+request! {
+    /// `POST /v1/admin/keys/limits`: a key's own rate limit.
+    pub struct KeyLimits {
+        /// The key's public id.
+        #[required_token]
+        pub key_id: Option<String>,
+        /// Requests per second (0: unlimited); `null`: back to the server's
+        /// default. Required.
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "present"
+        )]
+        #[cfg_attr(feature = "openapi", schema(value_type = Option<f64>, required = true, minimum = 0))]
+        pub rate_per_sec: Option<Option<f64>>,
+        /// Requests at once after an idle spell (default: one second's worth).
+        #[whole(minimum = 1, maximum = 1_000_000)]
+        pub rate_burst: Option<i64>,
+    }
 }
 
 /// `POST /v1/admin/projects/limits`: a project's credit limit and rate

@@ -91,7 +91,7 @@ macro_rules! request {
             $(#[doc = $d])*
             #[serde(skip_serializing_if = "Option::is_none")]
             #[cfg_attr(feature = "openapi", schema($($bounds)*))]
-            #[serde(default, deserialize_with = "whole::opt")]
+            #[serde(default, deserialize_with = "crate::request::whole::opt")]
             pub $f: Option<i64>,
         ] $($rest)*);
     };
@@ -101,6 +101,9 @@ macro_rules! request {
         request!(@fields $docs $name [$($done)* $(#[$attr])* pub $f: $t,] $($rest)*);
     };
 }
+
+/// The admin bodies (`crate::admin`) are declared with the same field rules.
+pub(crate) use request;
 
 request! {
     /// `POST /v1/queue/create`.

@@ -2,7 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::whole;
 use crate::QueueType;
 
 request! {
