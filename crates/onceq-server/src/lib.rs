@@ -11,7 +11,7 @@
 //!   ack/nack/extend, queues, push, account, discovery, health); each
 //!   handler carries its `#[utoipa::path]`.
 //! - [`messages`]: the message operations (publish, claim, ack, nack,
-//!   redrive, lease expiry) with their follow-ups (metrics, throughput,
+//!   redrive, promote, lease expiry) with their follow-ups (metrics, throughput,
 //!   wake-ups) in one place, for routes, push, dashboard and reaper.
 //! - [`envelope`]: the `{ok, data, error, metadata}` answer, the request id
 //!   and latency measured around each call.
@@ -41,8 +41,8 @@
 //! - [`pricing`]: the price table behind `cost_usd` and discovery, keyed
 //!   by capability.
 //! - [`wakeup`]: wakes long-polling consumers when a message arrives.
-//! - [`throughput`]: recent publish/ack counts per queue, in memory, for the
-//!   dashboard's charts.
+//! - [`throughput`]: recent publish/ack/failure counts per queue, in memory,
+//!   for the dashboard's charts.
 //! - [`dashboard`]: the web dashboard under `/dashboard` (server-rendered
 //!   HTML, vendored htmx, sign-in with an API key).
 //! - [`maintenance`]: background services: lease expiry, dedupe-key purge,

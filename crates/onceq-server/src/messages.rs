@@ -18,8 +18,8 @@
 use jiff::SignedDuration;
 use onceq_store::{
     ClaimedMessage, DlqRedrive, DlqRedriveOne, LeaseExpiry, MessageAck, MessageClaim, MessageNack,
-    MessagePublish, NackOutcome, NewMessage, PublishOutcome, QueueRef, RedriveOneOutcome,
-    RedriveOutcome, Result, SingleOutcome,
+    MessagePromote, MessagePublish, NackOutcome, NewMessage, PromoteOutcome, PublishOutcome,
+    QueueRef, RedriveOneOutcome, RedriveOutcome, Result, SingleOutcome,
 };
 use onceq_types::MessageStatus;
 
@@ -97,13 +97,22 @@ impl Messages<'_> {
         Ok(acked)
     }
 
-    /// Nacks a lease; counts it, and wakes a consumer when the message is
+    /// Nacks a lease; counts it (and its failure in the throughput), and wakes a consumer when the message is
     /// available again at once (requeued without a delay).
     pub async fn nack(self, project: &str, queue: &str, nack: MessageNack) -> Result<NackOutcome> {
         let state = self.state;
         let at_once = nack.delay.is_zero();
         let outcome = state.store.message_nack(nack).await?;
         state.metrics.nacked(project, queue, &outcome);
+        if outcome.nacked {
+            state.throughput.failed(
+                project,
+                queue,
+                state.clock.now(),
+                1,
+                u64::from(outcome.dead_lettered),
+            );
+        }
         self.wake(project, queue, usize::from(outcome.requeued && at_once));
         Ok(outcome)
     }
@@ -139,6 +148,23 @@ impl Messages<'_> {
         Ok(outcome)
     }
 
+    /// Makes a delayed message available now (the dashboard's "Promote")
+    /// and wakes a consumer if it was.
+    pub async fn promote_now(
+        self,
+        project: &str,
+        queue: &str,
+        promote: MessagePromote,
+    ) -> Result<PromoteOutcome> {
+        let outcome = self.state.store.message_promote_now(promote).await?;
+        self.wake(
+            project,
+            queue,
+            usize::from(outcome == PromoteOutcome::Promoted),
+        );
+        Ok(outcome)
+    }
+
     /// Ends up to `limit` expired leases (the lease reaper): counts them
     /// per queue and wakes, on each queue, one waiting consumer per message
     /// returned to it, so a long poll gets it without waiting for its
@@ -149,7 +175,13 @@ impl Messages<'_> {
         let state = self.state;
         let done = state.store.lease_expire(state.clock.now(), limit).await?;
         state.metrics.leases_expired(&done);
+        let now = state.clock.now();
         for q in &done.by_queue {
+            let (project, name) = (&q.queue.project, &q.queue.queue);
+            let failed = q.requeued + q.dead_lettered;
+            state
+                .throughput
+                .failed(project, name, now, failed, q.dead_lettered);
             let requeued = usize::try_from(q.requeued).unwrap_or(usize::MAX);
             self.wake(&q.queue.project, &q.queue.queue, requeued);
         }

@@ -1,9 +1,10 @@
 //! Recent traffic per queue, for the dashboard's charts: how many messages
-//! were published and acked in each 10-second bucket of the last 15
-//! minutes.
+//! were published, acked, failed (nacked, or their lease expired) and
+//! dead-lettered in each 10-second bucket of the last 15 minutes.
 //!
-//! Kept in memory, per process, and fed by the publish and ack handlers (and
-//! push deliveries' acks) with one call each: no database write per request. The cost on the hot path is
+//! Kept in memory, per process, and fed by the publish, ack and nack
+//! handlers (push deliveries' included) and the lease reaper with one call
+//! each: no database write per request. The cost on the hot path is
 //! one hash, one uncontended-in-practice mutex of one of [`SHARDS`] shards
 //! and two integer writes. Memory is bounded: at most [`MAX_QUEUES`] rings of
 //! [`BUCKETS`] buckets; a ring idle for the whole window is dropped when its
@@ -38,6 +39,8 @@ struct Bucket {
     slot: i64,
     published: u64,
     acked: u64,
+    failed: u64,
+    dead_lettered: u64,
 }
 
 struct Ring {
@@ -51,22 +54,48 @@ struct Shard {
     len: usize,
 }
 
-/// Published and acked counts per bucket, oldest first; the last bucket is
-/// the current, still filling one.
+/// What one call counts on a queue.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Messages stored by publishes (replays excluded).
+    pub published: u64,
+    /// Messages acked.
+    pub acked: u64,
+    /// Hand-outs that failed: nacks, and leases that expired (whether the
+    /// message went back or to the dead-letter queue).
+    pub failed: u64,
+    /// Of those failures, the ones that dead-lettered the message.
+    pub dead_lettered: u64,
+}
+
+/// Counts per bucket, oldest first; the last bucket is the current, still
+/// filling one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Series {
     /// Messages stored by publishes (replays excluded).
     pub published: Vec<u64>,
     /// Messages acked.
     pub acked: Vec<u64>,
+    /// Failed hand-outs (nacks and lease expiries).
+    pub failed: Vec<u64>,
+    /// Messages dead-lettered by a failed hand-out.
+    pub dead_lettered: Vec<u64>,
 }
 
 impl Series {
     /// Sums of the last `n` buckets: (published, acked).
     pub fn recent(&self, n: usize) -> (u64, u64) {
-        let tail = |v: &[u64]| v.iter().rev().take(n).sum();
-        (tail(&self.published), tail(&self.acked))
+        (tail(&self.published, n), tail(&self.acked, n))
     }
+
+    /// Sums of the last `n` buckets: (failed, dead-lettered).
+    pub fn recent_failures(&self, n: usize) -> (u64, u64) {
+        (tail(&self.failed, n), tail(&self.dead_lettered, n))
+    }
+}
+
+fn tail(v: &[u64], n: usize) -> u64 {
+    v.iter().rev().take(n).sum()
 }
 
 /// Per-queue rings of recent traffic (see the module docs).
@@ -91,12 +120,38 @@ fn slot_of(now: Timestamp) -> i64 {
 impl Throughput {
     /// Counts `n` messages published to the queue at `now`.
     pub fn published(&self, project: &str, queue: &str, now: Timestamp, n: u64) {
-        self.record(project, queue, now, n, 0);
+        let counts = Counts {
+            published: n,
+            ..Counts::default()
+        };
+        self.record(project, queue, now, counts);
     }
 
     /// Counts `n` messages acked on the queue at `now`.
     pub fn acked(&self, project: &str, queue: &str, now: Timestamp, n: u64) {
-        self.record(project, queue, now, 0, n);
+        let counts = Counts {
+            acked: n,
+            ..Counts::default()
+        };
+        self.record(project, queue, now, counts);
+    }
+
+    /// Counts `failed` failed hand-outs on the queue at `now`, of which
+    /// `dead_lettered` dead-lettered their message.
+    pub fn failed(
+        &self,
+        project: &str,
+        queue: &str,
+        now: Timestamp,
+        failed: u64,
+        dead_lettered: u64,
+    ) {
+        let counts = Counts {
+            failed,
+            dead_lettered,
+            ..Counts::default()
+        };
+        self.record(project, queue, now, counts);
     }
 
     fn shard(&self, project: &str, queue: &str) -> std::sync::MutexGuard<'_, Shard> {
@@ -106,8 +161,8 @@ impl Throughput {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn record(&self, project: &str, queue: &str, now: Timestamp, published: u64, acked: u64) {
-        if published == 0 && acked == 0 {
+    fn record(&self, project: &str, queue: &str, now: Timestamp, counts: Counts) {
+        if counts == Counts::default() {
             return;
         }
         let slot = slot_of(now);
@@ -144,8 +199,10 @@ impl Throughput {
                 ..Bucket::default()
             };
         }
-        bucket.published += published;
-        bucket.acked += acked;
+        bucket.published += counts.published;
+        bucket.acked += counts.acked;
+        bucket.failed += counts.failed;
+        bucket.dead_lettered += counts.dead_lettered;
         ring.last_slot = ring.last_slot.max(slot);
     }
 
@@ -156,6 +213,8 @@ impl Throughput {
         let mut series = Series {
             published: vec![0; BUCKETS],
             acked: vec![0; BUCKETS],
+            failed: vec![0; BUCKETS],
+            dead_lettered: vec![0; BUCKETS],
         };
         let shard = self.shard(project, queue);
         let Some(ring) = shard.queues.get(project).and_then(|q| q.get(queue)) else {
@@ -166,6 +225,8 @@ impl Throughput {
             if b.slot == slot {
                 series.published[i] = b.published;
                 series.acked[i] = b.acked;
+                series.failed[i] = b.failed;
+                series.dead_lettered[i] = b.dead_lettered;
             }
         }
         series
@@ -218,6 +279,32 @@ mod tests {
         assert_eq!(tp.series("p", "q", later).acked[BUCKETS - 1], 0);
         assert_eq!(tp.series("p", "q", later).published[BUCKETS - 1], 1);
         assert_eq!(tp.series("nobody", "q", later).published, vec![0; BUCKETS]);
+    }
+
+    #[test]
+    fn failures_and_dead_letters_are_counted_apart() {
+        let tp = Throughput::default();
+        tp.failed("p", "q", t(0), 1, 0);
+        tp.failed("p", "q", t(5), 3, 2);
+        tp.acked("p", "q", t(5), 1);
+        let s = tp.series("p", "q", t(5));
+        assert_eq!(s.failed[BUCKETS - 1], 4);
+        assert_eq!(s.dead_lettered[BUCKETS - 1], 2);
+        assert_eq!(s.recent_failures(6), (4, 2));
+        assert_eq!(s.recent(6), (0, 1));
+        // Nothing to count creates no ring.
+        tp.failed("p", "idle", t(5), 0, 0);
+        let charted = |q: &str| {
+            tp.shards.iter().any(|sh| {
+                sh.lock()
+                    .unwrap()
+                    .queues
+                    .get("p")
+                    .is_some_and(|p| p.contains_key(q))
+            })
+        };
+        assert!(charted("q"));
+        assert!(!charted("idle"));
     }
 
     #[test]

@@ -216,6 +216,22 @@ pub trait Store: Send + Sync + 'static {
         p: crate::DlqRedriveOne,
     ) -> crate::Result<crate::RedriveOneOutcome>;
 
+    /// Makes one delayed message of the queue available now, keeping its
+    /// `seq` (see [`crate::MessagePromote`]): `NotDelayed` when it is
+    /// available already or in flight. `QueueNotFound` for an unknown queue.
+    async fn message_promote_now(
+        &self,
+        p: crate::MessagePromote,
+    ) -> crate::Result<crate::PromoteOutcome>;
+    /// The queue's newest `scan` messages whose payload contains a text
+    /// (see [`crate::PayloadSearch`]): reads at most `scan` rows of the
+    /// `(queue, seq)` index, never the backlog. `QueueNotFound` for an
+    /// unknown queue; `Invalid` for bounds outside their range or no text.
+    async fn message_payload_search(
+        &self,
+        p: crate::PayloadSearch,
+    ) -> crate::Result<crate::PayloadMatches>;
+
     // ------------------------------------------------------------ push subscriptions
 
     /// Adds a push subscription to an existing queue (`QueueNotFound`

@@ -112,6 +112,8 @@ traced! {
     fn message_find(&self, p: MessageGet) -> Result<Option<FoundMessage>>;
     fn message_delete(&self, p: MessageDelete) -> Result<SingleOutcome>;
     fn dlq_redrive_one(&self, p: DlqRedriveOne) -> Result<RedriveOneOutcome>;
+    fn message_promote_now(&self, p: MessagePromote) -> Result<PromoteOutcome>;
+    fn message_payload_search(&self, p: PayloadSearch) -> Result<PayloadMatches>;
     fn subscription_insert(&self, p: SubscriptionInsert) -> Result<SubscriptionRecord>;
     fn subscription_list(&self, q: &QueueRef) -> Result<Vec<SubscriptionRecord>>;
     fn subscription_delete(&self, p: SubscriptionDelete) -> Result<bool>;

@@ -1,4 +1,6 @@
-//! The dead letters of a queue: list, redrive all, redrive one, delete one.
+//! The dead letters of a queue: list, redrive all and delete one (each
+//! after a confirmation step), redrive one; a selection's actions are in
+//! [`dlq_selected`](super::dlq_selected).
 //!
 //! The page belongs to the source queue (`/dashboard/queues/jobs/dlq`) and
 //! lists its dead-letter queue's messages. A DLQ shared by several queues
@@ -6,6 +8,7 @@
 //! `POST /v1/queue/dlq/redrive/{queue}` does.
 
 use axum::{
+    body::Bytes,
     extract::{Path, Query, State},
     http::HeaderMap,
     response::{Html, IntoResponse, Redirect, Response},
@@ -16,6 +19,7 @@ use onceq_types::{QueueRecord, QueueStats, scope::Action};
 use serde::Deserialize;
 
 use super::{
+    bulk,
     error::DashError,
     format::{count, dom_id, url_part},
     is_htmx,
@@ -24,6 +28,32 @@ use super::{
     session::{SameOrigin, Viewer},
 };
 use crate::{AppState, validate};
+
+/// The confirmation step: says `what` will happen and repeats the POST to
+/// `url` with `confirm=yes`. A full page, with or without htmx.
+fn confirm_step(viewer: &Viewer, queue: &str, url: &str, what: &str, button: &str) -> Response {
+    let main = html! {
+        div.page-head { h1 { "Confirm: " (what) } }
+        div.notice.danger #confirm-what { p { "This will " (what) "." } }
+        form.card method="post" action=(url) {
+            input type="hidden" name="confirm" value="yes";
+            div.form-actions {
+                button.btn.btn-danger #confirm-button type="submit" autofocus { (button) }
+                a.btn.btn-quiet href=(base(queue)) { "Cancel" }
+            }
+        }
+    };
+    let crumbs = [
+        Crumb::link("Queues", "/dashboard"),
+        Crumb::link(
+            queue.to_owned(),
+            format!("/dashboard/queues/{}", url_part(queue)),
+        ),
+        Crumb::link("Dead letters", base(queue)),
+        Crumb::here("Confirm"),
+    ];
+    layout::html(layout::page("Confirm", viewer, &crumbs, None, main)).into_response()
+}
 
 /// What the last action did, carried through a redirect (no-JS path).
 #[derive(Debug, Deserialize, Default)]
@@ -43,7 +73,11 @@ fn dlq_of(record: &QueueRecord) -> Result<String, DashError> {
 /// Checks a change to `queue`'s dead letters as the API checks
 /// `dlq/redrive`: the key needs `admin`, and its patterns must match both
 /// the queue and the DLQ the change reads. Returns the DLQ's name.
-async fn admin_on_dlq(state: &AppState, viewer: &Viewer, queue: &str) -> Result<String, DashError> {
+pub(super) async fn admin_on_dlq(
+    state: &AppState,
+    viewer: &Viewer,
+    queue: &str,
+) -> Result<String, DashError> {
     viewer.require(Action::Admin)?;
     let (_, record) = queue::record(state, viewer, queue).await?;
     let dlq = dlq_of(&record)?;
@@ -56,7 +90,7 @@ async fn admin_on_dlq(state: &AppState, viewer: &Viewer, queue: &str) -> Result<
     Ok(dlq)
 }
 
-fn base(queue: &str) -> String {
+pub(super) fn base(queue: &str) -> String {
     format!("/dashboard/queues/{}/dlq", url_part(queue))
 }
 
@@ -71,7 +105,7 @@ fn row_actions(queue: &str) -> impl Fn(&MessageRecord) -> Markup + '_ {
             }
             form.inline method="post" action=(format!("{}/{id}/delete", base(queue)))
                 hx-post=(format!("{}/{id}/delete", base(queue))) hx-target="#dlq-live" hx-swap="innerHTML"
-                hx-confirm=(format!("Delete {} for good?", m.message_id)) {
+                hx-confirm=(format!("Delete {} for good?", m.message_id)) hx-vals=r#"{"confirm":"yes"}"# {
                 button.btn.btn-small.btn-danger-quiet id=(dom_id("delete-", &m.message_id)) type="submit"
                     aria-label=(format!("Delete {}", m.message_id)) { "Delete" }
             }
@@ -101,15 +135,23 @@ async fn live_body(
                 div.tile { dt { "Available in " (queue) } dd #source-available { (count(stats.available)) } }
             }
             @if stats.dead_lettered > 0 {
-                form method="post" action=(format!("{}/redrive", base(queue)))
-                    hx-post=(format!("{}/redrive", base(queue))) hx-target="#dlq-live" hx-swap="innerHTML" {
+                // A plain form: its answer is the confirmation step.
+                form method="post" action=(format!("{}/redrive", base(queue))) {
                     button.btn.btn-primary #redrive-all type="submit" {
-                        "Redrive " @if stats.dead_lettered > 1 { "all " } (plural(stats.dead_lettered)) " to " (queue)
+                        "Redrive " @if stats.dead_lettered > 1 { "all " } (plural(stats.dead_lettered)) " to " (queue) "…"
                     }
                 }
             }
         }
-        (queue::table(&dlq, &page.messages, state.clock.now(), Some(&actions), "No dead letters. Messages land here after their last failed hand-out."))
+        (queue::Table {
+            queue: &dlq,
+            messages: &page.messages,
+            now: state.clock.now(),
+            actions: Some(&actions),
+            empty: "No dead letters. Messages land here after their last failed hand-out.",
+            select: Some(super::dlq_selected::FORM_ID),
+            groups: false,
+        }.render())
         (queue::pager(&base(queue), listing, &page))
     };
     Ok((record, stats, body))
@@ -148,6 +190,7 @@ pub async fn page(
     Path(queue): Path<String>,
     Query(q): Query<ListQuery>,
     Query(done): Query<Done>,
+    Query(tally): Query<super::bulk::Tally>,
 ) -> Result<Response, DashError> {
     let queue = queue_name(queue)?;
     let listing = Listing {
@@ -163,6 +206,9 @@ pub async fn page(
                     ". A redrive moves a message back to " (queue) " with its delivery count reset." }
             }
         }
+        @if record.dead_letter_queue.is_some() {
+            (super::bulk::bar(super::dlq_selected::FORM_ID, &format!("{}/selected", base(&queue)), &super::dlq_selected::ACTIONS))
+        }
         (layout::live("dlq-live", &format!("{}/live{}", base(&queue), listing.query(listing.after)), body))
     };
     let crumbs = [
@@ -173,7 +219,8 @@ pub async fn page(
         ),
         Crumb::here("Dead letters"),
     ];
-    let flash = flash_text(&done, &queue);
+    let flash =
+        flash_text(&done, &queue).or_else(|| tally.text(&queue).map(|t| layout::notice(&t)));
     Ok(layout::html(layout::page(
         &format!("Dead letters of {queue}"),
         &viewer,
@@ -244,9 +291,24 @@ pub async fn redrive_all(
     viewer: Viewer,
     Path(queue): Path<String>,
     headers: HeaderMap,
+    body: Bytes,
 ) -> Result<Response, DashError> {
     let queue = queue_name(queue)?;
     admin_on_dlq(&state, &viewer, &queue).await?;
+    if !bulk::confirmed(&body) {
+        let (_, stats) = queue::load(&state, &viewer, &queue).await?;
+        let what = format!(
+            "redrive all {} dead letters back to {queue}",
+            count(stats.dead_lettered)
+        );
+        return Ok(confirm_step(
+            &viewer,
+            &queue,
+            &format!("{}/redrive", base(&queue)),
+            &what,
+            "Redrive all",
+        ));
+    }
     let outcome = state
         .messages()
         .redrive(
@@ -303,10 +365,22 @@ pub async fn delete_one(
     viewer: Viewer,
     Path((queue, id)): Path<(String, String)>,
     headers: HeaderMap,
+    body: Bytes,
 ) -> Result<Response, DashError> {
     let queue = queue_name(queue)?;
     validate::token("message id (in the path)", &id)?;
     let dlq = admin_on_dlq(&state, &viewer, &queue).await?;
+    if !bulk::confirmed(&body) {
+        let url = format!("{}/{}/delete", base(&queue), url_part(&id));
+        let what = format!("delete dead letter {id} from {dlq} for good");
+        return Ok(confirm_step(
+            &viewer,
+            &queue,
+            &url,
+            &what,
+            "Delete for good",
+        ));
+    }
     let outcome = state
         .store
         .message_delete(MessageDelete {

@@ -14,9 +14,14 @@
 //! - [`mod@format`]: numbers, ages, times, payloads, URLs.
 //! - [`sparkline`]: throughput charts as inline SVG.
 //! - [`overview`], [`queue`], [`message`], [`dlq`], [`purge`]: the pages.
+//! - [`bulk`]: "with selected" forms: bounded selections, the confirmation
+//!   step, the tally of what was done; [`dlq_selected`] is the dead-letter
+//!   page's (the queue page's is [`queue::selected`]).
 
 pub mod assets;
+pub mod bulk;
 pub mod dlq;
+pub mod dlq_selected;
 pub mod error;
 pub mod format;
 pub mod layout;
@@ -63,6 +68,10 @@ pub fn routes() -> Router<AppState> {
         .route("/dashboard/queues/{queue}", get(queue::page))
         .route("/dashboard/queues/{queue}/live", get(queue::live))
         .route(
+            "/dashboard/queues/{queue}/selected",
+            post(queue::selected::apply),
+        )
+        .route(
             "/dashboard/queues/{queue}/messages/{id}",
             get(message::page),
         )
@@ -72,6 +81,10 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/dashboard/queues/{queue}/dlq", get(dlq::page))
         .route("/dashboard/queues/{queue}/dlq/live", get(dlq::live))
+        .route(
+            "/dashboard/queues/{queue}/dlq/selected",
+            post(dlq_selected::apply),
+        )
         .route(
             "/dashboard/queues/{queue}/dlq/redrive",
             post(dlq::redrive_all),

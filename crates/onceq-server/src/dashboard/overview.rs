@@ -110,6 +110,7 @@ fn table(rows: &[Row]) -> Markup {
                             th.num scope="col" { "Dead-lettered" }
                             th.num scope="col" { "Oldest" }
                             th scope="col" { "Throughput, 15 min" }
+                            th scope="col" { "Failures, 15 min" }
                         }
                     }
                     tbody {
@@ -119,7 +120,9 @@ fn table(rows: &[Row]) -> Markup {
             }
             p.legend {
                 span.key.key-pub aria-hidden="true" {} " published "
-                span.key.key-ack aria-hidden="true" {} " acked, per 10 s, as seen by this server process"
+                span.key.key-ack aria-hidden="true" {} " acked; "
+                span.key.key-fail aria-hidden="true" {} " failed (nacked or lease expired) "
+                span.key.key-dead aria-hidden="true" {} " dead-lettered, per 10 s, as seen by this server process"
             }
         }
     }
@@ -158,6 +161,10 @@ fn row(r: &Row) -> Markup {
             td.spark-cell data-label="Throughput" {
                 (sparkline::chart(&r.series))
                 (sparkline::last_minute(&r.series))
+            }
+            td.spark-cell data-label="Failures" {
+                (sparkline::failures(&r.series))
+                (sparkline::last_minute_failures(&r.series))
             }
         }
     }

@@ -21,6 +21,9 @@ pub struct MessageList {
     /// Only the message with this id, or the messages published with this
     /// idempotency key (exact match, found through indexes).
     pub search: Option<String>,
+    /// Only messages of this message group (exact match; checked row by
+    /// row along the walk, as the state filter is).
+    pub group_id: Option<String>,
     /// Only messages with a `seq` above this (the previous page's cursor).
     pub after_seq: Option<i64>,
     /// 1..=[`MAX_LIST_LIMIT`] messages.

@@ -15,7 +15,7 @@ use crate::{
     MessageRecord, QueueRef, RedriveOneOutcome, SingleOutcome, StoreError,
 };
 
-fn message_record(row: &Row) -> Result<MessageRecord, Error> {
+pub(super) fn message_record(row: &Row) -> Result<MessageRecord, Error> {
     let state: &str = row.get("state");
     Ok(MessageRecord {
         seq: row.get("seq"),
@@ -36,7 +36,7 @@ fn message_record(row: &Row) -> Result<MessageRecord, Error> {
 }
 
 /// The queue's id, or `QueueNotFound`.
-async fn queue_id(c: &impl GenericClient, q: &QueueRef) -> Result<i64, Error> {
+pub(super) async fn queue_id(c: &impl GenericClient, q: &QueueRef) -> Result<i64, Error> {
     match lookup(c, &q.project, &q.queue).await? {
         Some((id, _)) => Ok(id),
         None => Err(StoreError::QueueNotFound.into()),
@@ -65,13 +65,27 @@ impl PgStore {
             Some(search) => {
                 let stmt = client.prepare_cached(sql::MESSAGE_SEARCH).await?;
                 client
-                    .query(&stmt, &[&queue_id, &after, &p.now, &state, &limit, search])
+                    .query(
+                        &stmt,
+                        &[
+                            &queue_id,
+                            &after,
+                            &p.now,
+                            &state,
+                            &limit,
+                            search,
+                            &p.group_id,
+                        ],
+                    )
                     .await?
             }
             None => {
                 let stmt = client.prepare_cached(sql::MESSAGE_LIST).await?;
                 client
-                    .query(&stmt, &[&queue_id, &after, &p.now, &state, &limit])
+                    .query(
+                        &stmt,
+                        &[&queue_id, &after, &p.now, &state, &limit, &p.group_id],
+                    )
                     .await?
             }
         };

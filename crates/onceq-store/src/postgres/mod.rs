@@ -15,7 +15,7 @@
 //!   takes its next group.
 //! - `key_cache`: key lookups from memory, cleared by LISTEN/NOTIFY.
 //! - `keys`, `queues`, `publish`, `claim`, `lease`, `dlq`,
-//!   `browse`, `subscriptions`, `maintenance`: the operations, by concept.
+//!   `browse`, `triage`, `subscriptions`, `maintenance`: the operations, by concept.
 //! - `observe`: queue depths and pool use for `/metrics`.
 //!
 //! # Concurrency
@@ -51,6 +51,7 @@ mod publish_group;
 mod queues;
 mod sql;
 mod subscriptions;
+mod triage;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -360,6 +361,17 @@ impl crate::Store for PgStore {
 
     async fn dlq_redrive_one(&self, p: crate::DlqRedriveOne) -> Result<crate::RedriveOneOutcome> {
         errors::retrying(self.bound, || self.redrive_one_once(&p)).await
+    }
+
+    async fn message_promote_now(&self, p: crate::MessagePromote) -> Result<crate::PromoteOutcome> {
+        errors::retrying(self.bound, || self.promote_now_once(&p)).await
+    }
+
+    async fn message_payload_search(
+        &self,
+        p: crate::PayloadSearch,
+    ) -> Result<crate::PayloadMatches> {
+        errors::retrying(self.bound, || self.payload_search_once(&p)).await
     }
 
     async fn subscription_insert(

@@ -61,6 +61,7 @@ mod tests {
             limit,
             state: None,
             search: None,
+            group_id: None,
             now: Timestamp::UNIX_EPOCH,
         };
         assert_eq!(window(&list(None, 2)), (i64::MIN, 3));

@@ -11,7 +11,7 @@ use crate::{
     MessageRecord, RedriveOneOutcome, Result, SingleOutcome, StoreError,
 };
 
-fn message_record(row: &Row<'_>) -> rusqlite::Result<MessageRecord> {
+pub(super) fn message_record(row: &Row<'_>) -> rusqlite::Result<MessageRecord> {
     let state: String = row.get(3)?;
     Ok(MessageRecord {
         seq: row.get(0)?,
@@ -45,13 +45,16 @@ pub(super) fn list(conn: &Connection, p: &MessageList) -> Result<MessagePage> {
         Some(search) => conn
             .prepare_cached(sql!("message_search"))?
             .query_map(
-                params![queue.id, after, now, state, limit, search],
+                params![queue.id, after, now, state, limit, search, p.group_id],
                 message_record,
             )?
             .collect::<rusqlite::Result<Vec<_>>>()?,
         None => conn
             .prepare_cached(sql!("message_list"))?
-            .query_map(params![queue.id, after, now, state, limit], message_record)?
+            .query_map(
+                params![queue.id, after, now, state, limit, p.group_id],
+                message_record,
+            )?
             .collect::<rusqlite::Result<Vec<_>>>()?,
     };
     Ok(page::page(fetched, p.limit))
@@ -87,7 +90,7 @@ pub(super) fn find_anywhere(conn: &Connection, p: &MessageGet) -> Result<Option<
 }
 
 /// The message's seq and whether it is in flight, if the queue holds it.
-fn find(conn: &Connection, queue_id: i64, id: &str) -> Result<Option<(i64, bool)>> {
+pub(super) fn find(conn: &Connection, queue_id: i64, id: &str) -> Result<Option<(i64, bool)>> {
     Ok(conn
         .prepare_cached(sql!("message_state"))?
         .query_row(params![queue_id, id], |r| {
@@ -180,14 +183,14 @@ mod tests {
         let search = plan(
             &c,
             sql!("message_search"),
-            rusqlite::params![1, i64::MIN, 0, none, 101, "order-7"],
+            rusqlite::params![1, i64::MIN, 0, none, 101, "order-7", none],
         );
         assert!(!search.contains("SCAN m"), "{search}");
         assert!(search.contains("onceq_messages_idempotency"), "{search}");
         let list = plan(
             &c,
             sql!("message_list"),
-            rusqlite::params![1, 42, 0, none, 101],
+            rusqlite::params![1, 42, 0, none, 101, none],
         );
         assert!(!list.contains("SCAN m"), "{list}");
         assert!(list.contains("onceq_messages_queue"), "{list}");

@@ -7,7 +7,7 @@
 //! - `migrate`: schema migrations.
 //! - `accounts`: credit limits, usage buckets, server heartbeats.
 //! - `keys`, `queues`, `publish`, `claim`, `lease`, `dlq`,
-//!   `browse`, `subscriptions`, `maintenance`, `observe`: the
+//!   `browse`, `triage`, `subscriptions`, `maintenance`, `observe`: the
 //!   operations, one concept each (the same modules as the PostgreSQL
 //!   backend's), written against a plain `&Connection` so they run on either.
 //! - `time`: timestamps as INTEGER microseconds.
@@ -61,6 +61,7 @@ mod queues;
 mod reader;
 mod subscriptions;
 mod time;
+mod triage;
 mod writer;
 
 /// The database file inside the data directory.
@@ -304,6 +305,19 @@ impl Store for SqliteStore {
 
     async fn dlq_redrive_one(&self, p: DlqRedriveOne) -> Result<RedriveOneOutcome> {
         self.writer.run(move |tx| browse::redrive_one(tx, &p)).await
+    }
+
+    async fn message_promote_now(&self, p: crate::MessagePromote) -> Result<crate::PromoteOutcome> {
+        self.writer.run(move |tx| triage::promote_now(tx, &p)).await
+    }
+
+    async fn message_payload_search(
+        &self,
+        p: crate::PayloadSearch,
+    ) -> Result<crate::PayloadMatches> {
+        self.readers
+            .run(move |conn| triage::payload_search(conn, &p))
+            .await
     }
 
     async fn subscription_insert(&self, p: SubscriptionInsert) -> Result<SubscriptionRecord> {

@@ -33,6 +33,7 @@ impl Harness {
             queue: self.q(queue),
             state: None,
             search: None,
+            group_id: None,
             after_seq: None,
             limit: 100,
             now: self.now,
@@ -251,6 +252,7 @@ async fn list_search_by_id_and_idempotency_key(mut h: Harness) {
 
     let search = |s: &str| MessageList {
         search: Some(s.to_owned()),
+        group_id: None,
         ..h.listing("jobs")
     };
     assert_eq!(h.list_ids(search(&plain)).await, vec![plain.clone()]);
@@ -304,6 +306,7 @@ async fn list_and_get_are_scoped_to_the_queue_and_project(h: Harness) {
     assert_eq!(b.list_ids(b.listing("jobs")).await, vec![theirs.clone()]);
     let search = |s: &str| MessageList {
         search: Some(s.to_owned()),
+        group_id: None,
         ..h.listing("jobs")
     };
     assert!(h.list_ids(search(&elsewhere)).await.is_empty());

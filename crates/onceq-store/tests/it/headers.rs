@@ -45,6 +45,7 @@ impl Harness {
                 queue: self.q(queue),
                 state: None,
                 search: None,
+                group_id: None,
                 after_seq: None,
                 limit: 100,
                 now: self.now,

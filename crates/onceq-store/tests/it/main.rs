@@ -97,6 +97,7 @@ mod readiness;
 mod stats;
 mod subscriptions;
 mod tenancy;
+mod triage;
 mod update;
 
 /// The project a harness acts as unless told otherwise.

@@ -1,6 +1,7 @@
 //! One queue: its settings and depths, and its messages, paged by `seq`
-//! (keyset, never OFFSET), filtered by state, searchable by message id or
-//! idempotency key.
+//! (keyset, never OFFSET), filtered by state and message group, searchable
+//! by message id or idempotency key (indexes), or in payloads (bounded:
+//! [`search`]); actions on a selection of them ([`selected`]).
 
 use axum::{
     extract::{Path, Query, State},
@@ -8,7 +9,7 @@ use axum::{
 };
 use maud::html;
 use onceq_store::{MessageList, MessagePage, QueueRef};
-use onceq_types::{MessageStatus, QueueRecord, QueueStats, names};
+use onceq_types::{MessageStatus, QueueRecord, QueueStats, QueueType, names};
 use serde::Deserialize;
 
 use super::{
@@ -20,9 +21,11 @@ use super::{
 use crate::{AppState, validate::MAX_TOKEN_BYTES};
 
 mod render;
+pub mod search;
+pub mod selected;
 
-pub use render::{badge, pager, table};
-use render::{filters, live_body, settings};
+pub use render::{Table, badge, pager, table};
+use render::{View, filters, live_body, settings};
 
 /// Messages per page.
 pub const PAGE_SIZE: u32 = 50;
@@ -44,8 +47,14 @@ pub fn queue_name(name: String) -> Result<String, DashError> {
 pub struct ListQuery {
     /// `available`, `delayed`, `in_flight`, or empty for all.
     pub state: Option<String>,
-    /// A message id or idempotency key.
+    /// A message id or idempotency key; with `in=payload`, a text to find
+    /// in payloads.
     pub q: Option<String>,
+    /// `payload` to search `q` in payloads; empty or `id` for ids and keys.
+    #[serde(rename = "in")]
+    pub search_in: Option<String>,
+    /// A message group (FIFO queues).
+    pub group: Option<String>,
     /// The paging cursor: list messages after this `seq`.
     pub after: Option<String>,
     /// Set by the purge's redirect: how many messages it deleted.
@@ -59,6 +68,10 @@ pub struct Listing {
     pub state: Option<MessageStatus>,
     /// Search text.
     pub search: Option<String>,
+    /// Search `search` in payloads (bounded) instead of ids and keys.
+    pub in_payloads: bool,
+    /// Message group filter.
+    pub group: Option<String>,
     /// Cursor.
     pub after: Option<i64>,
 }
@@ -86,6 +99,24 @@ impl Listing {
                 "q must be a message id or idempotency key: 1 to {MAX_TOKEN_BYTES} bytes, no control characters"
             )));
         }
+        let in_payloads = match q.search_in.as_deref().map(str::trim) {
+            None | Some("") | Some("id") => false,
+            Some("payload") => true,
+            Some(other) => {
+                return Err(DashError::BadRequest(format!(
+                    "in must be id or payload (got {:?})",
+                    preview(other, 40)
+                )));
+            }
+        };
+        let group = q
+            .group
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty());
+        if let Some(g) = &group {
+            crate::validate::token("group", g)
+                .map_err(|e| DashError::BadRequest(e.message().to_owned()))?;
+        }
         let after = match q.after.as_deref().map(str::trim) {
             None | Some("") => None,
             Some(a) => Some(a.parse::<i64>().map_err(|_| {
@@ -98,6 +129,8 @@ impl Listing {
         Ok(Self {
             state,
             search,
+            in_payloads,
+            group,
             after,
         })
     }
@@ -110,6 +143,12 @@ impl Listing {
         }
         if let Some(q) = &self.search {
             parts.push(format!("q={}", url_part(q)));
+            if self.in_payloads {
+                parts.push("in=payload".to_owned());
+            }
+        }
+        if let Some(g) = &self.group {
+            parts.push(format!("group={}", url_part(g)));
         }
         if let Some(after) = after {
             parts.push(format!("after={after}"));
@@ -167,6 +206,7 @@ pub async fn messages(
             queue: viewer.queue(queue)?,
             state: listing.state,
             search: listing.search.clone(),
+            group_id: listing.group.clone(),
             after_seq: listing.after,
             limit: PAGE_SIZE,
             now: state.clock.now(),
@@ -175,25 +215,54 @@ pub async fn messages(
         .map_err(|e| DashError::store(e, queue))
 }
 
+/// The messages a listing shows: a page of the queue's, or, for a search
+/// in payloads, its bounded matches and how far it read.
+pub async fn listed(
+    state: &AppState,
+    viewer: &Viewer,
+    queue: &str,
+    listing: &Listing,
+) -> Result<(MessagePage, Option<search::Bound>), DashError> {
+    match (&listing.search, listing.in_payloads) {
+        (Some(text), true) => {
+            let (page, bound) = search::payloads(state, viewer, queue, text).await?;
+            Ok((page, Some(bound)))
+        }
+        _ => Ok((messages(state, viewer, queue, listing).await?, None)),
+    }
+}
+
 /// `GET /dashboard/queues/{queue}`.
 pub async fn page(
     State(state): State<AppState>,
     viewer: Viewer,
     Path(queue): Path<String>,
     Query(q): Query<ListQuery>,
+    Query(tally): Query<super::bulk::Tally>,
 ) -> Result<Response, DashError> {
     let queue = queue_name(queue)?;
     let flash = q
         .purged
         .as_deref()
         .and_then(|n| n.parse::<i64>().ok())
-        .map(|n| layout::notice(&format!("Purged {queue}: {} messages deleted.", count(n))));
+        .map(|n| layout::notice(&format!("Purged {queue}: {} messages deleted.", count(n))))
+        .or_else(|| tally.text(&queue).map(|t| layout::notice(&t)));
     let listing = Listing::parse(q)?;
     let (record, stats) = load(&state, &viewer, &queue).await?;
-    let page = messages(&state, &viewer, &queue, &listing).await?;
+    let (page, bound) = listed(&state, &viewer, &queue, &listing).await?;
     let subscriptions = super::subscriptions::section(&state, &viewer, &queue).await?;
     let now = state.clock.now();
     let base = format!("/dashboard/queues/{}", url_part(&queue));
+    let fifo = record.queue_type == QueueType::Fifo;
+    let view = View {
+        queue: &queue,
+        stats: &stats,
+        listing: &listing,
+        page: &page,
+        bound: bound.as_ref(),
+        fifo,
+        now,
+    };
     let main = html! {
         div.page-head {
             h1 { (queue) }
@@ -205,9 +274,10 @@ pub async fn page(
                 a.btn.btn-danger-quiet href=(format!("{base}/purge")) { "Purge…" }
             }
         }
-        (filters(&queue, &listing))
+        (filters(&queue, &listing, fifo))
+        (super::bulk::bar(selected::FORM_ID, &format!("{base}/selected"), &selected::ACTIONS))
         (layout::live("queue-live", &format!("{base}/live{}", listing.query(listing.after)),
-            live_body(&queue, &stats, &listing, &page, now)))
+            live_body(&view)))
         (subscriptions)
     };
     let crumbs = [
@@ -226,9 +296,16 @@ pub async fn live(
 ) -> Result<Html<String>, DashError> {
     let queue = queue_name(queue)?;
     let listing = Listing::parse(q)?;
-    let (_, stats) = load(&state, &viewer, &queue).await?;
-    let page = messages(&state, &viewer, &queue, &listing).await?;
-    Ok(Html(
-        live_body(&queue, &stats, &listing, &page, state.clock.now()).into_string(),
-    ))
+    let (record, stats) = load(&state, &viewer, &queue).await?;
+    let (page, bound) = listed(&state, &viewer, &queue, &listing).await?;
+    let view = View {
+        queue: &queue,
+        stats: &stats,
+        listing: &listing,
+        page: &page,
+        bound: bound.as_ref(),
+        fifo: record.queue_type == QueueType::Fifo,
+        now: state.clock.now(),
+    };
+    Ok(Html(live_body(&view).into_string()))
 }

@@ -49,51 +49,106 @@ pub fn table(
     actions: Option<&dyn Fn(&MessageRecord) -> Markup>,
     empty: &str,
 ) -> Markup {
-    html! {
-        @if messages.is_empty() {
-            div.empty { p { (empty) } }
-        } @else {
-            div.table-wrap {
-                table.data.messages.with-actions[actions.is_some()] {
-                    caption.sr-only { "Messages of " (queue) ", oldest first" }
-                    thead {
-                        tr {
-                            th scope="col" { "Message" }
-                            th scope="col" { "State" }
-                            th.num scope="col" { "Deliveries" }
-                            th scope="col" { "Published" }
-                            th scope="col" { "Visible" }
-                            @if actions.is_none() { th scope="col" { "Lease ends" } }
-                            th scope="col" { "Payload" }
-                            @if actions.is_some() { th scope="col" { span.sr-only { "Actions" } } }
+    Table {
+        queue,
+        messages,
+        now,
+        actions,
+        empty,
+        select: None,
+        groups: false,
+    }
+    .render()
+}
+
+/// A table of messages and what it shows beside the messages.
+pub struct Table<'a> {
+    /// The queue whose pages the ids link to.
+    pub queue: &'a str,
+    /// The rows.
+    pub messages: &'a [MessageRecord],
+    /// For the relative times.
+    pub now: jiff::Timestamp,
+    /// Each row's buttons, if any.
+    pub actions: Option<&'a dyn Fn(&MessageRecord) -> Markup>,
+    /// What an empty table says.
+    pub empty: &'a str,
+    /// The id of the "with selected" form the rows' checkboxes join.
+    pub select: Option<&'a str>,
+    /// Show each message's group (FIFO queues).
+    pub groups: bool,
+}
+
+impl Table<'_> {
+    /// The table, or the empty notice.
+    pub fn render(&self) -> Markup {
+        let Table {
+            queue,
+            messages,
+            now,
+            actions,
+            empty,
+            select,
+            groups,
+        } = *self;
+        html! {
+            @if messages.is_empty() {
+                div.empty { p { (empty) } }
+            } @else {
+                div.table-wrap {
+                    table.data.messages.with-actions[actions.is_some()] {
+                        caption.sr-only { "Messages of " (queue) ", oldest first" }
+                        thead {
+                            tr {
+                                @if select.is_some() { th scope="col" { span.sr-only { "Select" } } }
+                                th scope="col" { "Message" }
+                                @if groups { th scope="col" { "Group" } }
+                                th scope="col" { "State" }
+                                th.num scope="col" { "Deliveries" }
+                                th scope="col" { "Published" }
+                                th scope="col" { "Visible" }
+                                @if actions.is_none() { th scope="col" { "Lease ends" } }
+                                th scope="col" { "Payload" }
+                                @if actions.is_some() { th scope="col" { span.sr-only { "Actions" } } }
+                            }
                         }
-                    }
-                    tbody {
-                        @for m in messages {
-                            tr id=(dom_id("row-", &m.message_id)) {
-                                th scope="row" {
-                                    a.mono id=(dom_id("msg-", &m.message_id))
-                                        href=(format!("/dashboard/queues/{}/messages/{}", url_part(queue), url_part(&m.message_id))) {
-                                        (m.message_id)
+                        tbody {
+                            @for m in messages {
+                                tr id=(dom_id("row-", &m.message_id)) {
+                                    @if let Some(form) = select {
+                                        td.select-cell { (super::super::bulk::checkbox(form, &m.message_id)) }
                                     }
-                                    @if let Some(key) = &m.idempotency_key {
-                                        div.sub.mono title="Idempotency key" { "key " (key) }
+                                    th scope="row" {
+                                        a.mono id=(dom_id("msg-", &m.message_id))
+                                            href=(format!("/dashboard/queues/{}/messages/{}", url_part(queue), url_part(&m.message_id))) {
+                                            (m.message_id)
+                                        }
+                                        @if let Some(key) = &m.idempotency_key {
+                                            div.sub.mono title="Idempotency key" { "key " (key) }
+                                        }
                                     }
+                                    @if groups {
+                                        td.mono data-label="Group" {
+                                            @if let Some(g) = &m.group_id {
+                                                a href=(format!("/dashboard/queues/{}?group={}", url_part(queue), url_part(g))) { (g) }
+                                            } @else { span.muted { "—" } }
+                                        }
+                                    }
+                                    td data-label="State" { (badge(m.status)) }
+                                    td.num data-label="Deliveries" { (m.delivery_count) }
+                                    td data-label="Published" { (time_rel(m.created_at, now)) }
+                                    td data-label="Visible" { (time_rel(m.visible_at, now)) }
+                                    // Dead letters (the tables with actions) are rarely in
+                                    // flight, and their badge says so: the room goes to
+                                    // the buttons.
+                                    @if actions.is_none() {
+                                        td data-label="Lease ends" {
+                                            @if let Some(t) = m.lease_expires_at { (time_rel(t, now)) } @else { span.muted { "—" } }
+                                        }
+                                    }
+                                    td.preview data-label="Payload" { code { (preview(&m.payload, 90)) } }
+                                    @if let Some(actions) = actions { td.actions { (actions(m)) } }
                                 }
-                                td data-label="State" { (badge(m.status)) }
-                                td.num data-label="Deliveries" { (m.delivery_count) }
-                                td data-label="Published" { (time_rel(m.created_at, now)) }
-                                td data-label="Visible" { (time_rel(m.visible_at, now)) }
-                                // Dead letters (the tables with actions) are rarely in
-                                // flight, and their badge says so: the room goes to
-                                // the buttons.
-                                @if actions.is_none() {
-                                    td data-label="Lease ends" {
-                                        @if let Some(t) = m.lease_expires_at { (time_rel(t, now)) } @else { span.muted { "—" } }
-                                    }
-                                }
-                                td.preview data-label="Payload" { code { (preview(&m.payload, 90)) } }
-                                @if let Some(actions) = actions { td.actions { (actions(m)) } }
                             }
                         }
                     }
@@ -119,24 +174,45 @@ pub fn pager(base: &str, listing: &Listing, page: &MessagePage) -> Markup {
     }
 }
 
-pub(super) fn live_body(
-    queue: &str,
-    stats: &QueueStats,
-    listing: &Listing,
-    page: &MessagePage,
-    now: jiff::Timestamp,
-) -> Markup {
+/// What the live part of a queue's page shows.
+pub(super) struct View<'a> {
+    pub queue: &'a str,
+    pub stats: &'a QueueStats,
+    pub listing: &'a Listing,
+    pub page: &'a MessagePage,
+    /// How far a payload search read, when the listing is one.
+    pub bound: Option<&'a super::search::Bound>,
+    pub fifo: bool,
+    pub now: jiff::Timestamp,
+}
+
+pub(super) fn live_body(v: &View<'_>) -> Markup {
+    let (queue, listing) = (v.queue, v.listing);
     let base = format!("/dashboard/queues/{}", url_part(queue));
-    let empty = match (&listing.search, listing.state) {
-        (Some(q), _) => format!("No message with id or idempotency key {q:?} here."),
-        (None, Some(s)) => format!("No {} messages.", badge_word(s)),
-        (None, None) if listing.after.is_some() => "No more messages.".to_owned(),
-        (None, None) => "This queue holds no messages.".to_owned(),
+    let empty = match (&listing.search, listing.state, &listing.group) {
+        (Some(q), _, _) if listing.in_payloads => {
+            format!("No message among the newest searched has {q:?} in its payload.")
+        }
+        (Some(q), _, _) => format!("No message with id or idempotency key {q:?} here."),
+        (None, _, Some(g)) => format!("No messages in group {g:?}."),
+        (None, Some(s), None) => format!("No {} messages.", badge_word(s)),
+        (None, None, None) if listing.after.is_some() => "No more messages.".to_owned(),
+        (None, None, None) => "This queue holds no messages.".to_owned(),
+    };
+    let table = Table {
+        queue,
+        messages: &v.page.messages,
+        now: v.now,
+        actions: None,
+        empty: &empty,
+        select: Some(super::selected::FORM_ID),
+        groups: v.fifo,
     };
     html! {
-        (tiles(queue, stats))
-        (table(queue, &page.messages, now, None, &empty))
-        (pager(&base, listing, page))
+        (tiles(queue, v.stats))
+        @if let Some(bound) = v.bound { (super::search::note(bound)) }
+        (table.render())
+        (pager(&base, listing, v.page))
     }
 }
 
@@ -154,7 +230,13 @@ pub(super) fn settings(record: &QueueRecord) -> Markup {
             li { "max retries " strong { (record.max_retries) } }
             li { "lease " strong { (age(record.visibility_timeout_default.into())) } }
             li { "retention " strong { (record.message_retention_days) " d" } }
-            li { "priority " strong { @if record.enable_priority { "on" } @else { "off" } } }
+            // A FIFO queue ignores priority (stored as 0): saying "on" or
+            // "off" would claim a setting it does not have.
+            @if record.queue_type != onceq_types::QueueType::Fifo {
+                li { "priority " strong { @if record.enable_priority { "on" } @else { "off" } } }
+            } @else {
+                li { "in order per message group" }
+            }
             @if let Some(dlq) = &record.dead_letter_queue {
                 li { "DLQ " a href=(format!("/dashboard/queues/{}", url_part(dlq))) { (dlq) } }
             }
@@ -162,13 +244,13 @@ pub(super) fn settings(record: &QueueRecord) -> Markup {
     }
 }
 
-pub(super) fn filters(queue: &str, listing: &Listing) -> Markup {
+pub(super) fn filters(queue: &str, listing: &Listing, fifo: bool) -> Markup {
     let base = format!("/dashboard/queues/{}", url_part(queue));
     let tab = |state: Option<MessageStatus>, label: &str| {
         let l = Listing {
             state,
-            search: listing.search.clone(),
             after: None,
+            ..listing.clone()
         };
         let current = listing.state == state;
         html! {
@@ -189,10 +271,22 @@ pub(super) fn filters(queue: &str, listing: &Listing) -> Markup {
                 }
                 label for="q" { "Find a message" }
                 input #q type="search" name="q" value=[listing.search.as_deref()]
-                    placeholder="message id or idempotency key" spellcheck="false";
+                    placeholder="id, idempotency key or payload text" spellcheck="false";
+                label.sr-only for="search-in" { "Search in" }
+                select #search-in name="in" {
+                    option value="id" selected[!listing.in_payloads] { "ids and keys" }
+                    option value="payload" selected[listing.in_payloads] {
+                        "payloads (newest " (super::search::SCAN) ")"
+                    }
+                }
+                @if fifo {
+                    label for="group" { "Group" }
+                    input #group type="text" name="group" value=[listing.group.as_deref()]
+                        placeholder="any" spellcheck="false" size="10";
+                }
                 button.btn type="submit" { "Search" }
-                @if listing.search.is_some() {
-                    a.btn.btn-quiet href=(format!("{base}{}", Listing { search: None, ..listing.clone() }.query(None))) { "Clear" }
+                @if listing.search.is_some() || listing.group.is_some() {
+                    a.btn.btn-quiet href=(format!("{base}{}", Listing { search: None, group: None, in_payloads: false, ..listing.clone() }.query(None))) { "Clear" }
                 }
             }
         }

@@ -4,7 +4,8 @@
 -- whose time has come counts as available, as queue_stats counts it
 -- (`rules::visibility::reported`).
 -- $1 queue id, $2 cursor (the lowest bigint for the first page), $3 now,
--- $4 state or NULL, $5 limit.
+-- $4 state or NULL, $5 limit, $6 message group or NULL (checked row by
+-- row along the walk, as the state filter is).
 SELECT m.seq, m.id, m.payload,
        CASE WHEN m.state = 'delayed' AND m.visible_at <= $3 THEN 'available' ELSE m.state END AS state,
        m.priority, m.group_id, m.idempotency_key, m.delivery_count,
@@ -13,5 +14,6 @@ FROM onceq_messages m
 WHERE m.queue_id = $1 AND m.seq > $2
   AND ($4::text IS NULL
        OR CASE WHEN m.state = 'delayed' AND m.visible_at <= $3 THEN 'available' ELSE m.state END = $4)
+  AND ($6::text IS NULL OR m.group_id = $6)
 ORDER BY m.seq
 LIMIT $5

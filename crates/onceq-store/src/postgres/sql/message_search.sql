@@ -1,7 +1,8 @@
 -- The queue's message with id $6, and its messages published with
 -- idempotency key $6: two index probes (the primary key, and
 -- onceq_messages_idempotency from V5), never a scan of the backlog.
--- Then the same cursor, state filter and limit as message_list.sql.
+-- Then the same cursor, state filter and limit as message_list.sql, and
+-- the message group filter ($7 or NULL).
 SELECT s.*
 FROM (
     SELECT m.seq, m.id, m.payload,
@@ -18,6 +19,6 @@ FROM (
     FROM onceq_messages m
     WHERE m.queue_id = $1 AND m.idempotency_key = $6
 ) s
-WHERE s.seq > $2 AND ($4::text IS NULL OR s.state = $4)
+WHERE s.seq > $2 AND ($7::text IS NULL OR s.group_id = $7) AND ($4::text IS NULL OR s.state = $4)
 ORDER BY s.seq
 LIMIT $5

@@ -1,0 +1,104 @@
+//! `POST /dashboard/queues/{queue}/selected`: "with selected" on a queue's
+//! messages: **delete** (after a confirmation step) or **promote** (a
+//! delayed message made available now). Bounded and tallied as
+//! [`bulk`](super::super::bulk) says.
+
+use axum::{
+    body::Bytes,
+    extract::{Path, State},
+    response::{IntoResponse, Redirect, Response},
+};
+use onceq_store::{MessageDelete, MessagePromote, PromoteOutcome, SingleOutcome};
+use onceq_types::scope::Action;
+
+use super::super::{
+    bulk::{self, Selection, Tally},
+    error::DashError,
+    format::url_part,
+    layout::{self, Crumb},
+    session::{SameOrigin, Viewer},
+};
+use super::{queue_name, record};
+use crate::AppState;
+
+/// The actions of a queue's "with selected" bar: (value, label).
+pub const ACTIONS: [(&str, &str); 2] = [("promote", "Promote (run now)"), ("delete", "Delete…")];
+
+/// The id of the queue page's "with selected" form.
+pub const FORM_ID: &str = "bulk";
+
+/// See the module docs.
+pub async fn apply(
+    State(state): State<AppState>,
+    _: SameOrigin,
+    viewer: Viewer,
+    Path(queue): Path<String>,
+    body: Bytes,
+) -> Result<Response, DashError> {
+    let queue = queue_name(queue)?;
+    viewer.require(Action::Admin)?;
+    let selection = Selection::parse(&body, &["delete", "promote"])?;
+    let (q, _) = record(&state, &viewer, &queue).await?;
+    let base = format!("/dashboard/queues/{}", url_part(&queue));
+    if selection.action == "delete" && !selection.confirmed {
+        let what = format!("delete from {queue} for good");
+        let main = bulk::confirm_page(
+            &format!("{base}/selected"),
+            &base,
+            &selection,
+            &what,
+            "Delete for good",
+        );
+        let crumbs = [
+            Crumb::link("Queues", "/dashboard"),
+            Crumb::link(queue.clone(), base.clone()),
+            Crumb::here("Confirm"),
+        ];
+        let page = layout::page("Confirm", &viewer, &crumbs, None, main);
+        return Ok(layout::html(page).into_response());
+    }
+    let now = state.clock.now();
+    let mut tally;
+    if selection.action == "delete" {
+        tally = Tally::of("deleted");
+        for id in selection.ids {
+            let outcome = state
+                .store
+                .message_delete(MessageDelete {
+                    queue: q.clone(),
+                    message_id: id,
+                    now,
+                })
+                .await
+                .map_err(|e| DashError::store(e, &queue))?;
+            match outcome {
+                SingleOutcome::Done => tally.ok += 1,
+                SingleOutcome::InFlight => tally.held += 1,
+                SingleOutcome::NotFound => tally.gone += 1,
+            }
+        }
+    } else {
+        tally = Tally::of("promoted");
+        for id in selection.ids {
+            let outcome = state
+                .messages()
+                .promote_now(
+                    &viewer.project,
+                    &queue,
+                    MessagePromote {
+                        queue: q.clone(),
+                        message_id: id,
+                        now,
+                    },
+                )
+                .await
+                .map_err(|e| DashError::store(e, &queue))?;
+            match outcome {
+                PromoteOutcome::Promoted => tally.ok += 1,
+                PromoteOutcome::NotDelayed => tally.skipped += 1,
+                PromoteOutcome::NotFound => tally.gone += 1,
+            }
+        }
+    }
+    Ok(Redirect::to(&format!("{base}?{}", tally.query())).into_response())
+}
