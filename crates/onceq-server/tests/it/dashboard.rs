@@ -28,7 +28,7 @@ both!(queue_page_lists_push_subscriptions_without_secrets);
 both!(the_dashboard_keeps_the_keys_rate_limit);
 
 /// `application/x-www-form-urlencoded` bodies, as a browser sends them.
-trait FormPairs {
+pub(crate) trait FormPairs {
     fn form_pairs(self, pairs: &[(&str, &str)]) -> Self;
 }
 
@@ -55,21 +55,21 @@ impl FormPairs for reqwest::RequestBuilder {
 }
 
 /// An HTML answer.
-struct Page {
-    status: StatusCode,
-    headers: header::HeaderMap,
-    body: String,
+pub(crate) struct Page {
+    pub(crate) status: StatusCode,
+    pub(crate) headers: header::HeaderMap,
+    pub(crate) body: String,
 }
 
 impl Page {
-    fn location(&self) -> &str {
+    pub(crate) fn location(&self) -> &str {
         self.headers
             .get(header::LOCATION)
             .map(|v| v.to_str().unwrap())
             .unwrap_or("")
     }
 
-    fn set_cookie(&self) -> &str {
+    pub(crate) fn set_cookie(&self) -> &str {
         self.headers
             .get(header::SET_COOKIE)
             .map(|v| v.to_str().unwrap())
@@ -77,7 +77,7 @@ impl Page {
     }
 
     #[track_caller]
-    fn has(&self, text: &str) -> &Self {
+    pub(crate) fn has(&self, text: &str) -> &Self {
         assert!(
             self.body.contains(text),
             "expected {text:?} in the page (status {}):\n{}",
@@ -88,7 +88,7 @@ impl Page {
     }
 
     #[track_caller]
-    fn lacks(&self, text: &str) -> &Self {
+    pub(crate) fn lacks(&self, text: &str) -> &Self {
         assert!(
             !self.body.contains(text),
             "did not expect {text:?} in:\n{}",
@@ -100,9 +100,9 @@ impl Page {
 
 /// A browser of the dashboard: no redirects followed, the key's cookie
 /// sent when signed in, and the headers a same-origin page sends.
-struct Browser<'a> {
+pub(crate) struct Browser<'a> {
     server: &'a TestServer,
-    http: reqwest::Client,
+    pub(crate) http: reqwest::Client,
     cookie: Option<String>,
 }
 
@@ -119,17 +119,17 @@ impl<'a> Browser<'a> {
     }
 
     /// Signed in with `key` (the cookie the sign-in sets, see below).
-    fn signed_in(server: &'a TestServer, key: &str) -> Self {
+    pub(crate) fn signed_in(server: &'a TestServer, key: &str) -> Self {
         let mut b = Self::new(server);
         b.cookie = Some(format!("onceq_key={}", hex::encode(key)));
         b
     }
 
-    fn origin(&self) -> String {
+    pub(crate) fn origin(&self) -> String {
         format!("http://{}", self.server.addr)
     }
 
-    async fn send(&self, req: reqwest::RequestBuilder) -> Page {
+    pub(crate) async fn send(&self, req: reqwest::RequestBuilder) -> Page {
         let req = match &self.cookie {
             Some(c) => req.header(header::COOKIE, c),
             None => req,
@@ -142,12 +142,12 @@ impl<'a> Browser<'a> {
         }
     }
 
-    async fn get(&self, path: &str) -> Page {
+    pub(crate) async fn get(&self, path: &str) -> Page {
         self.send(self.http.get(self.server.url(path))).await
     }
 
     /// A fragment request, as htmx makes it.
-    async fn get_htmx(&self, path: &str) -> Page {
+    pub(crate) async fn get_htmx(&self, path: &str) -> Page {
         self.send(
             self.http
                 .get(self.server.url(path))
@@ -157,7 +157,7 @@ impl<'a> Browser<'a> {
     }
 
     /// A plain form POST from a dashboard page.
-    async fn post_form(&self, path: &str, form: &[(&str, &str)]) -> Page {
+    pub(crate) async fn post_form(&self, path: &str, form: &[(&str, &str)]) -> Page {
         self.send(
             self.http
                 .post(self.server.url(path))
@@ -168,8 +168,21 @@ impl<'a> Browser<'a> {
         .await
     }
 
+    /// A form's POST through htmx (with the values htmx adds, such as
+    /// `hx-vals`).
+    pub(crate) async fn post_htmx_form(&self, path: &str, form: &[(&str, &str)]) -> Page {
+        self.send(
+            self.http
+                .post(self.server.url(path))
+                .header(header::ORIGIN, self.origin())
+                .header("hx-request", "true")
+                .form_pairs(form),
+        )
+        .await
+    }
+
     /// A button's POST through htmx.
-    async fn post_htmx(&self, path: &str) -> Page {
+    pub(crate) async fn post_htmx(&self, path: &str) -> Page {
         self.send(
             self.http
                 .post(self.server.url(path))
@@ -181,7 +194,7 @@ impl<'a> Browser<'a> {
 }
 
 /// Publishes, claims and nacks without requeue: a dead letter of `queue`.
-async fn dead_letter(s: &TestServer, queue: &str, payload: serde_json::Value) -> String {
+pub(crate) async fn dead_letter(s: &TestServer, queue: &str, payload: serde_json::Value) -> String {
     let id = s.publish(queue, payload).await;
     let r = s
         .post(
@@ -311,8 +324,8 @@ async fn changes_must_come_from_the_dashboard(b: Backend) {
     // Nothing moved.
     assert_eq!(s.stats("jobs").await["dead_lettered"], 1);
 
-    let ok = me.post_htmx(path).await;
-    assert_eq!(ok.status, StatusCode::OK);
+    let ok = me.post_form(path, &[("confirm", "yes")]).await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER);
     assert_eq!(s.stats("jobs").await["dead_lettered"], 0);
 }
 
@@ -585,9 +598,20 @@ async fn dlq_redrive_one_delete_one_and_all(b: Backend) {
         .await
         .has("is no longer in the dead-letter queue");
 
-    // Delete one, without JavaScript: a redirect to the page and its flash.
-    let del = me
+    // Delete one, without JavaScript: first a confirmation step that
+    // changes nothing, then a redirect to the page and its flash.
+    let ask = me
         .post_form(&format!("/dashboard/queues/jobs/dlq/{b2}/delete"), &[])
+        .await;
+    assert_eq!(ask.status, StatusCode::OK);
+    ask.has(&format!("delete dead letter {b2} from jobs-dlq for good"))
+        .has(r#"name="confirm" value="yes""#);
+    assert_eq!(s.stats("jobs").await["dead_lettered"], 3);
+    let del = me
+        .post_form(
+            &format!("/dashboard/queues/jobs/dlq/{b2}/delete"),
+            &[("confirm", "yes")],
+        )
         .await;
     assert_eq!(del.status, StatusCode::SEE_OTHER);
     assert!(
@@ -608,13 +632,29 @@ async fn dlq_redrive_one_delete_one_and_all(b: Backend) {
         )
         .await;
     assert_eq!(r.ok().data()["items"][0]["message_id"], c.as_str());
-    me.post_htmx(&format!("/dashboard/queues/jobs/dlq/{c}/delete"))
-        .await
-        .has("is in flight");
+    // Through htmx, the browser's dialog confirmed (`hx-vals`).
+    page.has(r#"hx-vals="{&quot;confirm&quot;:&quot;yes&quot;}""#);
+    me.post_htmx_form(
+        &format!("/dashboard/queues/jobs/dlq/{c}/delete"),
+        &[("confirm", "yes")],
+    )
+    .await
+    .has("is in flight");
 
-    // Redrive all moves what is not in flight.
+    // Redrive all asks first (without and with htmx: the button is a plain
+    // form), then moves what is not in flight.
+    for ask in [
+        me.post_form("/dashboard/queues/jobs/dlq/redrive", &[])
+            .await,
+        me.post_htmx("/dashboard/queues/jobs/dlq/redrive").await,
+    ] {
+        assert_eq!(ask.status, StatusCode::OK);
+        ask.has("redrive all 2 dead letters back to jobs")
+            .has(r#"id="confirm-button""#);
+    }
+    assert_eq!(s.stats("jobs").await["dead_lettered"], 2);
     let all = me
-        .post_form("/dashboard/queues/jobs/dlq/redrive", &[])
+        .post_form("/dashboard/queues/jobs/dlq/redrive", &[("confirm", "yes")])
         .await;
     assert_eq!(
         all.location(),
