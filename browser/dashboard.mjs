@@ -3,8 +3,12 @@
 // ONCEQ_BASE and ONCEQ_API_KEY). The story: sign in; a message published
 // through the API appears without a reload; one is dead-lettered through
 // the API and the queue's numbers change on screen; it is redriven from the
-// DLQ page with the keyboard, and the numbers change back. Any script error
-// or Content-Security-Policy violation on a page fails the run.
+// DLQ page with the keyboard, and the numbers change back. Then the actions
+// on a selection: a payload search (bounded, saying so), a ticked box that
+// survives the live refresh, "with selected: promote" and "delete" (through
+// its confirmation step), "Redrive all" (through its confirmation step) and
+// a selection of dead letters deleted. Any script error or
+// Content-Security-Policy violation on a page fails the run.
 import assert from "node:assert/strict";
 import { client, launch, waitFor } from "./lib.mjs";
 
@@ -117,6 +121,79 @@ try {
   assert.equal(await text("#message-deliveries"), "0");
   assert.ok((await text("pre.payload")).includes('"to": "ada@example.com"'));
   step("queue numbers back, message page shows it");
+
+  // Selections. Two delayed reports, found by their payloads.
+  const delayed = async (user) =>
+    (await api("POST", "/v1/queue/publish", {
+      queue: "reports", payload: { user }, delay_seconds: 3600,
+    })).message_id;
+  const grace = await delayed("grace");
+  const linus = await delayed("linus");
+  await page.goto(base + "/dashboard/queues/reports");
+  await page.getByLabel("Find a message").fill("grace");
+  await page.locator("#search-in").selectOption("payload");
+  await page.keyboard.press("Enter");
+  await page.waitForURL(/in=payload/);
+  assert.ok((await text("#search-bound")).includes("among the newest 2 messages"));
+  await page.locator(`#msg-${grace}`).waitFor();
+  assert.equal(await page.locator(`#msg-${linus}`).count(), 0);
+  step("payload search finds one, says how far it read");
+
+  // A ticked box survives the live refresh.
+  await page.goto(base + "/dashboard/queues/reports");
+  await page.locator(`#sel-${grace}`).check();
+  await page.evaluate(() => new Promise((done) =>
+    document.body.addEventListener("htmx:afterSettle", done, { once: true })));
+  assert.ok(await page.locator(`#sel-${grace}`).isChecked(), "the selection outlived a refresh");
+  await page.locator("#bulk-action").selectOption("promote");
+  await page.locator("#bulk-apply").click();
+  await page.waitForURL(/did=promoted/);
+  assert.ok((await text("#flash")).includes("Promoted: 1 message"));
+  assert.equal(await text("#stat-delayed"), "1");
+  step("with selected: promote");
+
+  // Delete asks first.
+  await page.locator(`#sel-${linus}`).check();
+  await page.locator("#bulk-action").selectOption("delete");
+  await page.locator("#bulk-apply").click();
+  await page.locator("#confirm-what").waitFor();
+  assert.ok((await text("#confirm-what")).includes(linus));
+  assert.equal((await api("GET", "/v1/queue/stats/reports")).message_count, 2, "nothing deleted yet");
+  await page.locator("#confirm-button").click();
+  await page.waitForURL(/did=deleted/);
+  assert.ok((await text("#flash")).includes("Deleted: 1 message"));
+  assert.equal((await api("GET", "/v1/queue/stats/reports")).message_count, 1);
+  step("with selected: delete, after its confirmation");
+
+  // Redrive all asks first too; then dead letters deleted by selection.
+  const deadLetter = async (n) => {
+    await api("POST", "/v1/queue/publish", { queue: "alerts", payload: { n } });
+    const got = await api("POST", "/v1/queue/consume", { queue: "alerts", max_messages: 1 });
+    await api("POST", "/v1/queue/nack", {
+      queue: "alerts", message_id: got.items[0].message_id, receipt: got.items[0].receipt, requeue: false,
+    });
+    return got.items[0].message_id;
+  };
+  await deadLetter(1);
+  await deadLetter(2);
+  await page.goto(base + "/dashboard/queues/alerts/dlq");
+  await page.locator("#redrive-all").click();
+  await page.locator("#confirm-what").waitFor();
+  assert.ok((await text("#confirm-what")).includes("redrive all 2 dead letters back to alerts"));
+  assert.equal((await api("GET", "/v1/queue/stats/alerts")).dead_lettered, 2, "nothing moved yet");
+  await page.locator("#confirm-button").click();
+  await waitFor("the redrive's notice", async () => (await text("#flash")).includes("Redrove 2 messages to alerts."));
+  assert.equal((await api("GET", "/v1/queue/stats/alerts")).dead_lettered, 0);
+  const doomed = await deadLetter(3);
+  await page.goto(base + "/dashboard/queues/alerts/dlq");
+  await page.locator(`#sel-${doomed}`).check();
+  await page.locator("#dlq-bulk-action").selectOption("delete");
+  await page.locator("#bulk-apply").click();
+  await page.locator("#confirm-button").click();
+  await page.waitForURL(/did=deleted/);
+  assert.ok((await text("#flash")).includes("Deleted: 1 message"));
+  assert.equal((await api("GET", "/v1/queue/stats/alerts")).dead_lettered, 0);
+  step("redrive all and a dead letter deleted, each after its confirmation");
 
   // Signing out ends the session.
   await page.getByRole("button", { name: "Sign out" }).click();
