@@ -4,7 +4,8 @@
 //
 // The throughput charts show what this server process saw, so the seeding
 // runs in real time for SEED_SECONDS (default 120): bursts of publishes,
-// workers that ack most messages, fail some (to the DLQ) and hold a few.
+// workers that ack most messages, retry some (nacks: the failures chart),
+// fail some (to the DLQ) and hold a few.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { client, launch, waitFor } from "./lib.mjs";
@@ -37,6 +38,7 @@ async function work(queue, max, fate) {
     const f = fate(m);
     if (f === "ack") await api("POST", "/v1/queue/ack", { queue, message_id: m.message_id, receipt: m.receipt });
     if (f === "fail") await api("POST", "/v1/queue/nack", { queue, message_id: m.message_id, receipt: m.receipt, requeue: false });
+    if (f === "retry") await api("POST", "/v1/queue/nack", { queue, message_id: m.message_id, receipt: m.receipt, requeue: true });
     // "hold": left in flight under its lease.
   }
 }
@@ -60,7 +62,7 @@ while (Date.now() - started < seconds * 1000) {
     await publish("invoices", { invoice: `INV-2026-${1000 + tick}`, amount_cents: 1250 * (tick % 17 + 1), currency: "EUR" },
       { message_group_id: pick(tenants, tick) });
   }
-  await work("emails", Math.max(1, wave - (tick % 4 === 0 ? 1 : 0)), () => "ack");
+  await work("emails", Math.max(1, wave - (tick % 4 === 0 ? 1 : 0)), () => (tick % 5 === 0 ? "retry" : "ack"));
   if (tick % 3 === 0) await work("exports", 1, () => "ack");
   await work("webhooks", 1, () => (tick % 13 === 0 ? "fail" : "ack"));
   if (tick % 4 === 0) await work("invoices", 2, () => "ack");
@@ -108,5 +110,17 @@ await shoot("dark", "message", "/dashboard/queues/webhooks/dlq", {
   },
 });
 await shoot("light", "purge", "/dashboard/queues/exports/purge");
+await shoot("light", "fifo", "/dashboard/queues/invoices");
+await shoot("light", "search", "/dashboard/queues/emails?q=acme&in=payload");
+await shoot("light", "confirm", "/dashboard/queues/emails?state=delayed", {
+  prepare: async (page) => {
+    const boxes = page.locator("input.select");
+    await boxes.nth(0).check();
+    await boxes.nth(1).check();
+    await page.locator("#bulk-action").selectOption("delete");
+    await page.locator("#bulk-apply").click();
+    await page.locator("#confirm-what").waitFor();
+  },
+});
 await shoot("light", "signin", "/dashboard/signin");
 console.log(`screenshots: wrote ${shots.join(", ")}`);
