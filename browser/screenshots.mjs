@@ -73,6 +73,12 @@ for (let i = 0; i < 4; i++) {
   await publish("emails", { to: `later${i}@acme.example`, template: "weekly-digest", locale: "en" }, { delay_seconds: 3600 });
 }
 await work("exports", 2, () => "hold");
+// Invoices waiting in their groups, one group's head in flight.
+for (let i = 0; i < 9; i++) {
+  await publish("invoices", { invoice: `INV-2026-${5000 + i}`, amount_cents: 990 * (i + 1), currency: "EUR" },
+    { message_group_id: pick(tenants.slice(0, 3), i) });
+}
+await work("invoices", 1, () => "hold");
 await publish("webhooks", { event: "invoice.paid", endpoint: "https://hooks.initech.example/onceq", attempt: 1, note: "<b>escaped</b>" },
   { idempotency_key: "evt_7Hq2" });
 await work("webhooks", 10, (m) => (m.idempotency_key === "evt_7Hq2" ? "fail" : "ack"));

@@ -158,6 +158,14 @@ impl Tally {
     }
 }
 
+fn capitalised(s: &str) -> String {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
 fn messages(n: u32) -> String {
     if n == 1 {
         "1 message".into()
@@ -178,7 +186,7 @@ pub fn confirm_page(
     html! {
         div.page-head { h1 { "Confirm: " (what) } }
         div.notice.danger #confirm-what {
-            p { (what) ": " strong { (messages(selection.ids.len() as u32)) } "." }
+            p { (capitalised(what)) ": " strong { (messages(selection.ids.len() as u32)) } "." }
             ul.mono.confirm-ids {
                 @for id in &selection.ids { li { (id) } }
             }

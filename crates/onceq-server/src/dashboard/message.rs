@@ -166,6 +166,7 @@ pub async fn page(
     let main = html! {
         div.page-head {
             h1 { "Message " span.mono { (id) } }
+            @if let Some(m) = &message { (queue::selected::one(&queue, m)) }
         }
         (layout::live("message-live", &format!("{base}/live"), live_body(&queue, &record, message.as_ref(), now)))
         @if let Some(m) = &message {

@@ -109,8 +109,7 @@ fn table(rows: &[Row]) -> Markup {
                             th.num scope="col" { "In flight" }
                             th.num scope="col" { "Dead-lettered" }
                             th.num scope="col" { "Oldest" }
-                            th scope="col" { "Throughput, 15 min" }
-                            th scope="col" { "Failures, 15 min" }
+                            th scope="col" { "Throughput and failures, 15 min" }
                         }
                     }
                     tbody {
@@ -158,13 +157,17 @@ fn row(r: &Row) -> Markup {
             td.num data-label="Oldest" {
                 @if s.message_count > 0 { (age(s.oldest_message_age_seconds)) } @else { span.muted { "—" } }
             }
-            td.spark-cell data-label="Throughput" {
-                (sparkline::chart(&r.series))
-                (sparkline::last_minute(&r.series))
-            }
-            td.spark-cell data-label="Failures" {
-                (sparkline::failures(&r.series))
-                (sparkline::last_minute_failures(&r.series))
+            // Failures under the throughput, in the same cell: a column of
+            // their own would push the table past a laptop's width.
+            td.spark-cell data-label="Throughput and failures" {
+                div.spark-line {
+                    (sparkline::chart(&r.series))
+                    (sparkline::last_minute(&r.series))
+                }
+                div.spark-line {
+                    (sparkline::failures(&r.series))
+                    (sparkline::last_minute_failures(&r.series))
+                }
             }
         }
     }

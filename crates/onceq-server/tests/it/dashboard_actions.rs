@@ -50,6 +50,19 @@ async fn queue_selection_promotes_and_deletes_after_confirming(b: Backend) {
         .await
         .has(&format!(r#"id="sel-{doomed}""#));
 
+    // The delayed message's own page offers both, as one-id selections.
+    me.get(&format!("/dashboard/queues/jobs/messages/{later}"))
+        .await
+        .has(r#"id="promote-one""#)
+        .has(r#"id="delete-one""#)
+        .has(&format!(
+            r#"<input type="hidden" name="id" value="{later}">"#
+        ));
+    me.get(&format!("/dashboard/queues/jobs/messages/{now}"))
+        .await
+        .lacks(r#"id="promote-one""#)
+        .has(r#"id="delete-one""#);
+
     // Promote needs no confirmation: the delayed one runs now, the other
     // is reported as not delayed.
     let done = me

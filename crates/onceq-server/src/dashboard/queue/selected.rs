@@ -8,8 +8,9 @@ use axum::{
     extract::{Path, State},
     response::{IntoResponse, Redirect, Response},
 };
-use onceq_store::{MessageDelete, MessagePromote, PromoteOutcome, SingleOutcome};
-use onceq_types::scope::Action;
+use maud::{Markup, html};
+use onceq_store::{MessageDelete, MessagePromote, MessageRecord, PromoteOutcome, SingleOutcome};
+use onceq_types::{MessageStatus, scope::Action};
 
 use super::super::{
     bulk::{self, Selection, Tally},
@@ -26,6 +27,30 @@ pub const ACTIONS: [(&str, &str); 2] = [("promote", "Promote (run now)"), ("dele
 
 /// The id of the queue page's "with selected" form.
 pub const FORM_ID: &str = "bulk";
+
+/// One message's buttons (its own page): the same form with its one id,
+/// so promote and delete act, and ask, exactly as from the list.
+pub fn one(queue: &str, m: &MessageRecord) -> Markup {
+    let url = format!("/dashboard/queues/{}/selected", url_part(queue));
+    html! {
+        div.head-actions {
+            @if m.status == MessageStatus::Delayed {
+                form.inline method="post" action=(url) {
+                    input type="hidden" name="action" value="promote";
+                    input type="hidden" name="id" value=(m.message_id);
+                    button.btn #promote-one type="submit" { "Promote (run now)" }
+                }
+            }
+            @if m.status != MessageStatus::InFlight {
+                form.inline method="post" action=(url) {
+                    input type="hidden" name="action" value="delete";
+                    input type="hidden" name="id" value=(m.message_id);
+                    button.btn.btn-danger-quiet #delete-one type="submit" { "Delete…" }
+                }
+            }
+        }
+    }
+}
 
 /// See the module docs.
 pub async fn apply(
