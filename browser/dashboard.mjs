@@ -195,6 +195,48 @@ try {
   assert.equal((await api("GET", "/v1/queue/stats/alerts")).dead_lettered, 0);
   step("redrive all and a dead letter deleted, each after its confirmation");
 
+  // A selection of dead letters redriven, after its confirmation.
+  const back = await deadLetter(4);
+  await page.goto(base + "/dashboard/queues/alerts/dlq");
+  await page.locator(`#sel-${back}`).check();
+  await page.locator("#dlq-bulk-action").selectOption("redrive");
+  await page.locator("#bulk-apply").click();
+  await page.locator("#confirm-button").click();
+  await page.waitForURL(/did=redrove/);
+  assert.ok((await text("#flash")).includes("Redrove to alerts: 1 message"));
+  step("with selected: redrive dead letters");
+
+  // The overview charts the failures (every nack above dead-lettered).
+  await page.goto(base + "/dashboard");
+  await waitFor("alerts' failures on the overview", async () =>
+    !(await text("tr:has(#queue-alerts) .rate-dead")).startsWith("0"));
+  assert.equal(await page.locator("tr:has(#queue-alerts) polyline.spark-fail").count(), 1);
+  step("failures charted");
+
+  // A delayed message promoted from its own page.
+  const ada = await delayed("ada");
+  await page.goto(base + `/dashboard/queues/reports/messages/${ada}`);
+  await page.locator("#promote-one").click();
+  await page.waitForURL(/did=promoted/);
+  assert.ok((await text("#flash")).includes("Promoted: 1 message"));
+  step("promoted from the message page");
+
+  // A FIFO queue: groups shown, one group's link filters the list.
+  await api("POST", "/v1/queue/create", { name: "orders", type: "fifo" });
+  const inGroup = async (g) => (await api("POST", "/v1/queue/publish", {
+    queue: "orders", payload: { g }, message_group_id: g,
+  })).message_id;
+  const a1 = await inGroup("a");
+  const b1 = await inGroup("b");
+  await page.goto(base + "/dashboard/queues/orders");
+  assert.ok((await text("ul.settings")).includes("in order per message group"));
+  assert.ok(!(await text("ul.settings")).includes("priority"));
+  await page.locator('a[href$="?group=b"]').first().click();
+  await page.waitForURL(/group=b/);
+  await page.locator(`#msg-${b1}`).waitFor();
+  assert.equal(await page.locator(`#msg-${a1}`).count(), 0);
+  step("FIFO page shows groups and filters by one");
+
   // Signing out ends the session.
   await page.getByRole("button", { name: "Sign out" }).click();
   await page.waitForURL(base + "/dashboard/signin");
