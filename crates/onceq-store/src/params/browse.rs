@@ -21,8 +21,8 @@ pub struct MessageList {
     /// Only the message with this id, or the messages published with this
     /// idempotency key (exact match, found through indexes).
     pub search: Option<String>,
-    /// Only messages of this message group (exact match; checked row by
-    /// row along the walk, as the state filter is).
+    /// Only messages of this message group (exact match; the
+    /// `(queue, group_id, seq)` index of V2 can answer it).
     pub group_id: Option<String>,
     /// Only messages with a `seq` above this (the previous page's cursor).
     pub after_seq: Option<i64>,

@@ -68,6 +68,13 @@ mod tests {
             rusqlite::params![1, 0, 1000, "alice", 50],
         );
         let count = plan(&c, sql!("message_recent_count"), rusqlite::params![1, 1001]);
+        // The group filter of message_list walks an index too.
+        let group = plan(
+            &c,
+            sql!("message_list"),
+            rusqlite::params![1, 42, 0, None::<&str>, 51, "g"],
+        );
+        assert!(!group.contains("SCAN m"), "{group}");
         for plan in [search, count] {
             assert!(
                 !plan.contains("SCAN m\n") && !plan.ends_with("SCAN m"),

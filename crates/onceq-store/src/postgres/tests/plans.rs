@@ -43,7 +43,7 @@ async fn message_browsing_uses_indexes() {
         client
             .query(
                 &format!("EXPLAIN {}", crate::postgres::sql::MESSAGE_SEARCH),
-                &[&queue_id, &i64::MIN, &now, &state, &101i64, &"key-77"],
+                &[&queue_id, &i64::MIN, &now, &state, &101i64, &"key-77", &state],
             )
             .await
             .unwrap(),
@@ -55,13 +55,60 @@ async fn message_browsing_uses_indexes() {
         client
             .query(
                 &format!("EXPLAIN {}", crate::postgres::sql::MESSAGE_LIST),
-                &[&queue_id, &42i64, &now, &state, &101i64],
+                &[&queue_id, &42i64, &now, &state, &101i64, &state],
             )
             .await
             .unwrap(),
     );
     assert!(!list.contains("Seq Scan"), "{list}");
     assert!(list.contains("onceq_messages_queue"), "{list}");
+    // The group filter walks the group index (V2) from the cursor.
+    let group = plan(
+        client
+            .query(
+                &format!("EXPLAIN {}", crate::postgres::sql::MESSAGE_LIST),
+                &[&queue_id, &42i64, &now, &state, &101i64, &Some("g")],
+            )
+            .await
+            .unwrap(),
+    );
+    assert!(!group.contains("Seq Scan"), "{group}");
+    assert!(group.contains("onceq_messages_group"), "{group}");
+
+    // The payload search reads the newest 1 000 of the 20 000 backward
+    // along (queue_id, seq), and no more: run, not only planned.
+    let payloads = plan(
+        client
+            .query(
+                &format!(
+                    "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) {}",
+                    crate::postgres::sql::MESSAGE_PAYLOAD_SEARCH
+                ),
+                &[&queue_id, &now, &1000i64, &"nothing-matches", &50i64],
+            )
+            .await
+            .unwrap(),
+    );
+    assert!(!payloads.contains("Seq Scan"), "{payloads}");
+    assert!(
+        payloads.contains("Index Scan Backward using onceq_messages_queue"),
+        "{payloads}"
+    );
+    assert!(payloads.contains("actual rows=1000 "), "{payloads}");
+    let count = plan(
+        client
+            .query(
+                &format!(
+                    "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) {}",
+                    crate::postgres::sql::MESSAGE_RECENT_COUNT
+                ),
+                &[&queue_id, &1001i64],
+            )
+            .await
+            .unwrap(),
+    );
+    assert!(!count.contains("Seq Scan"), "{count}");
+    assert!(count.contains("actual rows=1001 "), "{count}");
 }
 
 /// Every hot statement, planned as it runs (generic, under

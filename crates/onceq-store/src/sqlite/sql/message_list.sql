@@ -4,8 +4,8 @@
 -- whose time has come counts as available, as queue_stats counts it
 -- (`rules::visibility::reported`).
 -- ?1 queue id, ?2 cursor (the lowest integer for the first page), ?3 now,
--- ?4 state or NULL, ?5 limit, ?6 message group or NULL (checked row by
--- row along the walk, as the state filter is).
+-- ?4 state or NULL, ?5 limit, ?6 message group or NULL (the planner may walk
+-- onceq_messages_group (queue_id, group_id, seq) from V2 instead).
 SELECT m.seq, m.id, m.payload,
        CASE WHEN m.state = 'delayed' AND m.visible_at <= ?3 THEN 'available' ELSE m.state END AS state,
        m.priority, m.group_id, m.idempotency_key, m.delivery_count,
