@@ -89,24 +89,31 @@ impl Selection {
     }
 }
 
-/// What a selection's changes did, message by message.
+/// What a selection's changes did, message by message. Read back from
+/// the redirect's query leniently: a count that is not a number reads as 0
+/// (it only words a notice), so a mangled link still shows its page.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Tally {
     /// The action done (`deleted`, `promoted`, `redrove`), for the flash.
     pub did: Option<String>,
     /// Messages changed.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub ok: u32,
     /// Messages left alone because a consumer holds them.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub held: u32,
     /// Messages no longer there.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub gone: u32,
     /// Messages left alone because the action does not apply to their
     /// state (a promote of a message that is not delayed).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub skipped: u32,
+}
+
+fn lenient<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let s = String::deserialize(d)?;
+    Ok(s.trim().parse().unwrap_or(0))
 }
 
 impl Tally {

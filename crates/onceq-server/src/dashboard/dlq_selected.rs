@@ -1,7 +1,7 @@
 //! `POST /dashboard/queues/{queue}/dlq/selected`: "with selected" on a
 //! queue's dead letters: **redrive** them back to the queue or **delete**
 //! them for good, both after a confirmation step. Bounded and tallied as
-//! [`bulk`](super::bulk) says; the checks are those of the single-message
+//! [`bulk`] says; the checks are those of the single-message
 //! actions (`admin`, and the key's patterns must match the DLQ).
 
 use axum::{

@@ -1,7 +1,7 @@
 //! `POST /dashboard/queues/{queue}/selected`: "with selected" on a queue's
 //! messages: **delete** (after a confirmation step) or **promote** (a
 //! delayed message made available now). Bounded and tallied as
-//! [`bulk`](super::super::bulk) says.
+//! [`bulk`] says.
 
 use axum::{
     body::Bytes,

@@ -43,7 +43,15 @@ async fn message_browsing_uses_indexes() {
         client
             .query(
                 &format!("EXPLAIN {}", crate::postgres::sql::MESSAGE_SEARCH),
-                &[&queue_id, &i64::MIN, &now, &state, &101i64, &"key-77", &state],
+                &[
+                    &queue_id,
+                    &i64::MIN,
+                    &now,
+                    &state,
+                    &101i64,
+                    &"key-77",
+                    &state,
+                ],
             )
             .await
             .unwrap(),
