@@ -6,7 +6,7 @@
 //! handlers (push deliveries' included) and the lease reaper with one call
 //! each: no database write per request. The cost on the hot path is
 //! one hash, one uncontended-in-practice mutex of one of [`SHARDS`] shards
-//! and two integer writes. Memory is bounded: at most [`MAX_QUEUES`] rings of
+//! and four integer writes. Memory is bounded: at most [`MAX_QUEUES`] rings of
 //! [`BUCKETS`] buckets; a ring idle for the whole window is dropped when its
 //! shard needs room, and a queue that finds its shard full of active rings is
 //! not charted (its depths, which come from the database, still show).
