@@ -237,6 +237,34 @@ async fn dlq_selection_redrives_and_deletes_after_confirming(b: Backend) {
         (Some(2), Some(1))
     );
 
+    // Refusals change nothing: not from the dashboard, over a page, no id.
+    let evil = me
+        .send(
+            me.http
+                .post(s.url(path))
+                .header(reqwest::header::ORIGIN, "http://evil.example")
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(format!("action=delete&confirm=yes&id={c}")),
+        )
+        .await;
+    assert_eq!(evil.status, StatusCode::FORBIDDEN);
+    let many: Vec<String> = (0..51).map(|n| format!("qmsg_{n}")).collect();
+    let mut form = vec![("action", "delete"), ("confirm", "yes")];
+    form.extend(many.iter().map(|m| ("id", m.as_str())));
+    let over = me.post_form(path, &form).await;
+    assert_eq!(over.status, StatusCode::BAD_REQUEST);
+    over.has("at most 50 messages");
+    let none = me
+        .post_form(path, &[("action", "redrive"), ("confirm", "yes")])
+        .await;
+    assert_eq!(none.status, StatusCode::BAD_REQUEST);
+    let promote = me
+        .post_form(path, &[("action", "promote"), ("id", &c)])
+        .await;
+    assert_eq!(promote.status, StatusCode::BAD_REQUEST);
+    promote.has("action must be one of redrive, delete");
+    assert_eq!(s.stats("jobs").await["dead_lettered"], 1);
+
     let done = me
         .post_form(
             path,
