@@ -181,26 +181,34 @@ fn messages(n: u32) -> String {
     }
 }
 
-/// The confirmation step of a selection: what will happen, the ids, and
-/// the same form again with `confirm=yes` (or a way back).
+/// The confirmation step of a destructive action: what will happen (and,
+/// for a selection, which messages), and the same POST to `action_url`
+/// again with `confirm=yes` (or a way `back`). The one confirmation every
+/// page uses.
 pub fn confirm_page(
     action_url: &str,
     back: &str,
-    selection: &Selection,
+    selection: Option<&Selection>,
     what: &str,
     button: &str,
 ) -> Markup {
     html! {
         div.page-head { h1 { "Confirm: " (what) } }
         div.notice.danger #confirm-what {
-            p { (capitalised(what)) ": " strong { (messages(selection.ids.len() as u32)) } "." }
-            ul.mono.confirm-ids {
-                @for id in &selection.ids { li { (id) } }
+            @if let Some(selection) = selection {
+                p { (capitalised(what)) ": " strong { (messages(selection.ids.len() as u32)) } "." }
+                ul.mono.confirm-ids {
+                    @for id in &selection.ids { li { (id) } }
+                }
+            } @else {
+                p { "This will " (what) "." }
             }
         }
         form.card method="post" action=(action_url) {
-            input type="hidden" name="action" value=(selection.action);
-            @for id in &selection.ids { input type="hidden" name="id" value=(id); }
+            @if let Some(selection) = selection {
+                input type="hidden" name="action" value=(selection.action);
+                @for id in &selection.ids { input type="hidden" name="id" value=(id); }
+            }
             input type="hidden" name="confirm" value="yes";
             div.form-actions {
                 button.btn.btn-danger #confirm-button type="submit" autofocus { (button) }

@@ -32,17 +32,7 @@ use crate::{AppState, validate};
 /// The confirmation step: says `what` will happen and repeats the POST to
 /// `url` with `confirm=yes`. A full page, with or without htmx.
 fn confirm_step(viewer: &Viewer, queue: &str, url: &str, what: &str, button: &str) -> Response {
-    let main = html! {
-        div.page-head { h1 { "Confirm: " (what) } }
-        div.notice.danger #confirm-what { p { "This will " (what) "." } }
-        form.card method="post" action=(url) {
-            input type="hidden" name="confirm" value="yes";
-            div.form-actions {
-                button.btn.btn-danger #confirm-button type="submit" autofocus { (button) }
-                a.btn.btn-quiet href=(base(queue)) { "Cancel" }
-            }
-        }
-    };
+    let main = bulk::confirm_page(url, &base(queue), None, what, button);
     let crumbs = [
         Crumb::link("Queues", "/dashboard"),
         Crumb::link(

@@ -57,7 +57,7 @@ pub async fn apply(
         let main = bulk::confirm_page(
             &format!("{back}/selected"),
             &back,
-            &selection,
+            Some(&selection),
             &what,
             button,
         );

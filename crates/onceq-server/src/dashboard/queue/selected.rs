@@ -70,7 +70,7 @@ pub async fn apply(
         let main = bulk::confirm_page(
             &format!("{base}/selected"),
             &base,
-            &selection,
+            Some(&selection),
             &what,
             "Delete for good",
         );
