@@ -9,6 +9,7 @@
 //! - `observation`
 //! - `browse`
 //! - `subscriptions`
+//! - `cron`
 
 /// Names a queue inside a project.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +31,7 @@ impl QueueRef {
 }
 
 mod browse;
+mod cron;
 mod keys;
 mod maintenance;
 mod messages;
@@ -38,6 +40,7 @@ mod queues;
 mod subscriptions;
 
 pub use browse::*;
+pub use cron::*;
 pub use keys::*;
 pub use maintenance::*;
 pub use messages::*;
