@@ -12,6 +12,8 @@ mod harness;
 mod admin;
 mod auth;
 mod consume;
+mod cron;
+mod cron_servers;
 mod dashboard;
 mod early_answers;
 mod envelope;
