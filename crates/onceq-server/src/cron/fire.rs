@@ -48,7 +48,15 @@ pub async fn fire(state: &AppState, job: &CronRecord, now: Timestamp) -> Result<
             // A stored schedule that no longer parses (its zone left the
             // tzdb): end it, saying why, rather than retry it every pass.
             tracing::warn!(job_id = %job.job.job_id, error = %why, "cron schedule ended: it no longer parses");
-            return advance(state, job, scheduled, None, false, run(scheduled, now, None, RunOutcome::Failed, Some(why))).await;
+            return advance(
+                state,
+                job,
+                scheduled,
+                None,
+                false,
+                run(scheduled, now, None, RunOutcome::Failed, Some(why)),
+            )
+            .await;
         }
     };
     let CronTarget::Queue(queue) = &job.spec.target else {
@@ -78,7 +86,9 @@ fn next_tick(job: &CronRecord, now: Timestamp) -> Result<Option<Timestamp>, Stri
 
 /// Whether this run, counted, is the schedule's last.
 fn reaches_max(job: &CronRecord) -> bool {
-    job.spec.max_runs.is_some_and(|max| job.run_count + 1 >= max)
+    job.spec
+        .max_runs
+        .is_some_and(|max| job.run_count + 1 >= max)
 }
 
 /// Whether the previous run's message is still held (waiting or in flight).

@@ -28,9 +28,11 @@ fn refused(field: &str, why: impl std::fmt::Display, hint: &str) -> ApiError {
 }
 
 const EXPR_HINT: &str = "send five fields (min hour dom month dow), six with seconds first, or @yearly, @monthly, @weekly, @daily, @hourly";
-const ZONE_HINT: &str = "send an IANA time zone name such as Europe/Paris, or leave timezone out for UTC";
+const ZONE_HINT: &str =
+    "send an IANA time zone name such as Europe/Paris, or leave timezone out for UTC";
 const WHEN_HINT: &str = "send cron_expr for a repeating schedule or run_at for one run, not both";
-const TARGET_HINT: &str = "send queue to publish into a queue of this project, or task to deliver to a URL, not both";
+const TARGET_HINT: &str =
+    "send queue to publish into a queue of this project, or task to deliver to a URL, not both";
 
 /// Checks a create's body.
 pub fn create(req: CronCreate, push: &PushConfig) -> Result<CreateInput, ApiError> {
@@ -101,8 +103,13 @@ pub fn update(
 pub fn parsed(spec: &CronSpec) -> Result<Schedule, ApiError> {
     match (&spec.cron_expr, spec.run_at) {
         (Some(expr), _) => {
-            let cron = schedule::parse_expr(expr)
-                .map_err(|e| refused("cron_expr", format!("{expr:?} is not a cron expression: {}", e.0), EXPR_HINT))?;
+            let cron = schedule::parse_expr(expr).map_err(|e| {
+                refused(
+                    "cron_expr",
+                    format!("{expr:?} is not a cron expression: {}", e.0),
+                    EXPR_HINT,
+                )
+            })?;
             let zone = schedule::parse_zone(&spec.timezone)
                 .map_err(|e| refused("timezone", e.0, ZONE_HINT))?;
             Ok(Schedule::Cron(Box::new(cron), zone))
@@ -113,7 +120,11 @@ pub fn parsed(spec: &CronSpec) -> Result<Schedule, ApiError> {
                 .map_err(|e| refused("timezone", e.0, ZONE_HINT))?;
             Ok(Schedule::Once(at))
         }
-        (None, None) => Err(refused("cron_expr", "cron_expr or run_at is required", WHEN_HINT)),
+        (None, None) => Err(refused(
+            "cron_expr",
+            "cron_expr or run_at is required",
+            WHEN_HINT,
+        )),
     }
 }
 
@@ -127,7 +138,11 @@ fn when(
             "cron_expr and run_at are both given; a schedule has one",
             WHEN_HINT,
         )),
-        (None, None) => Err(refused("cron_expr", "cron_expr or run_at is required", WHEN_HINT)),
+        (None, None) => Err(refused(
+            "cron_expr",
+            "cron_expr or run_at is required",
+            WHEN_HINT,
+        )),
         (Some(expr), None) => {
             if expr.trim().is_empty() || expr.len() > MAX_EXPR_BYTES {
                 return Err(refused(

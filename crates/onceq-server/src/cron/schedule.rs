@@ -118,7 +118,14 @@ mod tests {
             ["2026-01-01T15:00:00Z"],
             "midnight in Tokyo"
         );
-        for bad in ["", "* * * *", "61 * * * *", "* * * * * * 2030", "@sometimes", "x y z a b"] {
+        for bad in [
+            "",
+            "* * * *",
+            "61 * * * *",
+            "* * * * * * 2030",
+            "@sometimes",
+            "x y z a b",
+        ] {
             assert!(parse_expr(bad).is_err(), "{bad:?} accepted");
         }
         for bad in ["Mars/Olympus", "", "/etc/passwd", "../UTC", "Europe/../UTC"] {

@@ -48,7 +48,9 @@ fn until(next_at: Option<Timestamp>, now: Timestamp, poll: Duration) -> Duration
 
 fn failed(state: &AppState, e: &StoreError) {
     let unavailable = matches!(e, StoreError::Unavailable(_));
-    state.metrics.db_error(ErrorSource::Maintenance, unavailable);
+    state
+        .metrics
+        .db_error(ErrorSource::Maintenance, unavailable);
     if unavailable {
         crate::outage::unavailable("cron_firing", e);
     } else {

@@ -20,8 +20,7 @@ use crate::{
     envelope::Reply,
     extract::Body,
     openapi::responses::{
-        InvalidParams, NotFound, Ok, OkList, Refused, StoreFailed, TimedOut, TooLarge,
-        Unauthorized,
+        InvalidParams, NotFound, Ok, OkList, Refused, StoreFailed, TimedOut, TooLarge, Unauthorized,
     },
     validate,
 };
@@ -45,10 +44,10 @@ pub async fn create(
     let input = input::create(req, &state.config.push)?;
     check_target(&state, &caller, &input.spec.target).await?;
     let now = state.clock.now();
-    let next_run_at = input
-        .schedule
-        .first(now)
-        .map_err(|e| ApiError::invalid(format!("cron_expr: {}", e.0)).with_hint("check the day of month and month: the expression must match some date"))?;
+    let next_run_at = input.schedule.first(now).map_err(|e| {
+        ApiError::invalid(format!("cron_expr: {}", e.0))
+            .with_hint("check the day of month and month: the expression must match some date")
+    })?;
     let inserted = state
         .store
         .cron_insert(CronInsert {

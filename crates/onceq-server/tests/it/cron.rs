@@ -91,11 +91,19 @@ async fn create_get_list_delete(b: Backend) {
     assert_eq!(a["cron_expr"], "*/5 * * * *");
     assert_eq!(a["run_at"], Value::Null);
     assert_eq!(a["timezone"], "UTC", "the default zone");
-    assert_eq!(a["next_run_at"], at(300), "T0 is 12:00:00; the first tick 12:05");
+    assert_eq!(
+        a["next_run_at"],
+        at(300),
+        "T0 is 12:00:00; the first tick 12:05"
+    );
     assert_eq!(a["queue"], "reports");
     assert_eq!(a["task"], Value::Null);
     assert_eq!(a["payload"], json!({"kind": "report"}));
-    assert_eq!(a["headers"], json!({"x-source": "cron"}), "names lower-cased");
+    assert_eq!(
+        a["headers"],
+        json!({"x-source": "cron"}),
+        "names lower-cased"
+    );
     assert_eq!(a["max_runs"], 3);
     assert_eq!(a["overlap_policy"], "skip");
     assert_eq!(a["run_count"], 0);
@@ -125,7 +133,12 @@ async fn create_get_list_delete(b: Backend) {
     assert_eq!(ids, vec![a["job_id"].clone(), once["job_id"].clone()]);
 
     let r = s
-        .send(reqwest::Method::DELETE, &format!("/v1/cron/delete/{id}"), None, Some(&s.key))
+        .send(
+            reqwest::Method::DELETE,
+            &format!("/v1/cron/delete/{id}"),
+            None,
+            Some(&s.key),
+        )
         .await;
     r.ok();
     assert_eq!(r.data(), &json!({"job_id": id, "deleted": true}));
@@ -149,35 +162,91 @@ async fn refusals_name_the_field_with_a_hint_and_store_nothing(b: Backend) {
     let q = "reports";
     for (body, field) in [
         (json!({"queue": q}), "cron_expr or run_at is required"),
-        (json!({"cron_expr": "* * * * *", "run_at": at(60), "queue": q}), "cron_expr and run_at"),
+        (
+            json!({"cron_expr": "* * * * *", "run_at": at(60), "queue": q}),
+            "cron_expr and run_at",
+        ),
         (json!({"cron_expr": "61 * * * *", "queue": q}), "cron_expr"),
         (json!({"cron_expr": "* * * *", "queue": q}), "cron_expr"),
-        (json!({"cron_expr": "0 0 0 1 1 * 2030", "queue": q}), "cron_expr"),
+        (
+            json!({"cron_expr": "0 0 0 1 1 * 2030", "queue": q}),
+            "cron_expr",
+        ),
         (json!({"cron_expr": "@sometimes", "queue": q}), "cron_expr"),
         (json!({"cron_expr": "", "queue": q}), "cron_expr"),
         (json!({"cron_expr": "0 0 30 2 *", "queue": q}), "cron_expr"),
-        (json!({"cron_expr": "* * * * *", "timezone": "Mars/Olympus", "queue": q}), "timezone"),
-        (json!({"cron_expr": "* * * * *", "timezone": "/etc/localtime", "queue": q}), "timezone"),
-        (json!({"run_at": at(60), "timezone": "Nowhere", "queue": q}), "timezone"),
+        (
+            json!({"cron_expr": "* * * * *", "timezone": "Mars/Olympus", "queue": q}),
+            "timezone",
+        ),
+        (
+            json!({"cron_expr": "* * * * *", "timezone": "/etc/localtime", "queue": q}),
+            "timezone",
+        ),
+        (
+            json!({"run_at": at(60), "timezone": "Nowhere", "queue": q}),
+            "timezone",
+        ),
         (json!({"run_at": "tomorrow", "queue": q}), "run_at"),
-        (json!({"cron_expr": "* * * * *"}), "queue or task is required"),
-        (json!({"cron_expr": "* * * * *", "queue": q, "task": "https://example.com/x"}), "queue and task"),
-        (json!({"cron_expr": "* * * * *", "queue": "missing"}), "queue: \"missing\" does not exist"),
-        (json!({"cron_expr": "* * * * *", "queue": "bad name!"}), "queue must match"),
-        (json!({"cron_expr": "* * * * *", "task": "https://example.com/x"}), "task"),
-        (json!({"cron_expr": "* * * * *", "task": "ftp://example.com/x"}), "task"),
-        (json!({"cron_expr": "* * * * *", "queue": q, "max_runs": 0}), "max_runs"),
-        (json!({"cron_expr": "* * * * *", "queue": q, "overlap_policy": "sometimes"}), "overlap_policy"),
-        (json!({"cron_expr": "* * * * *", "queue": q, "headers": {"bad name": "x"}}), "headers"),
-        (json!({"cron_expr": "* * * * *", "queue": q, "headers": [1]}), "headers"),
-        (json!({"cron_expr": "* * * * *", "queue": q, "name": "a\u{7}b"}), "name"),
-        (json!({"cron_expr": "* * * * *", "queue": q, "idempotency_key": ""}), "idempotency_key"),
+        (
+            json!({"cron_expr": "* * * * *"}),
+            "queue or task is required",
+        ),
+        (
+            json!({"cron_expr": "* * * * *", "queue": q, "task": "https://example.com/x"}),
+            "queue and task",
+        ),
+        (
+            json!({"cron_expr": "* * * * *", "queue": "missing"}),
+            "queue: \"missing\" does not exist",
+        ),
+        (
+            json!({"cron_expr": "* * * * *", "queue": "bad name!"}),
+            "queue must match",
+        ),
+        (
+            json!({"cron_expr": "* * * * *", "task": "https://example.com/x"}),
+            "task",
+        ),
+        (
+            json!({"cron_expr": "* * * * *", "task": "ftp://example.com/x"}),
+            "task",
+        ),
+        (
+            json!({"cron_expr": "* * * * *", "queue": q, "max_runs": 0}),
+            "max_runs",
+        ),
+        (
+            json!({"cron_expr": "* * * * *", "queue": q, "overlap_policy": "sometimes"}),
+            "overlap_policy",
+        ),
+        (
+            json!({"cron_expr": "* * * * *", "queue": q, "headers": {"bad name": "x"}}),
+            "headers",
+        ),
+        (
+            json!({"cron_expr": "* * * * *", "queue": q, "headers": [1]}),
+            "headers",
+        ),
+        (
+            json!({"cron_expr": "* * * * *", "queue": q, "name": "a\u{7}b"}),
+            "name",
+        ),
+        (
+            json!({"cron_expr": "* * * * *", "queue": q, "idempotency_key": ""}),
+            "idempotency_key",
+        ),
     ] {
         let r = s.post("/v1/cron/create", body.clone()).await;
         let message = r.err(400, "INVALID_PARAMS");
-        assert!(message.contains(field), "{body}: {message:?} does not name {field:?}");
         assert!(
-            r.body["error"]["hint"].as_str().is_some_and(|h| !h.is_empty()),
+            message.contains(field),
+            "{body}: {message:?} does not name {field:?}"
+        );
+        assert!(
+            r.body["error"]["hint"]
+                .as_str()
+                .is_some_and(|h| !h.is_empty()),
             "{body}: no hint: {}",
             r.body
         );
@@ -188,9 +257,15 @@ async fn refusals_name_the_field_with_a_hint_and_store_nothing(b: Backend) {
     let id = a["job_id"].as_str().unwrap();
     for (body, field) in [
         (json!({}), "job_id"),
-        (json!({"job_id": id, "timezone": "Mars/Olympus"}), "timezone"),
+        (
+            json!({"job_id": id, "timezone": "Mars/Olympus"}),
+            "timezone",
+        ),
         (json!({"job_id": id, "cron_expr": "nope"}), "cron_expr"),
-        (json!({"job_id": id, "cron_expr": "* * * * *", "run_at": at(5)}), "cron_expr and run_at"),
+        (
+            json!({"job_id": id, "cron_expr": "* * * * *", "run_at": at(5)}),
+            "cron_expr and run_at",
+        ),
         (json!({"job_id": id, "queue": "missing"}), "queue"),
     ] {
         let r = s.post("/v1/cron/update", body.clone()).await;
@@ -227,11 +302,7 @@ async fn create_with_an_idempotency_key_answers_the_first_job(b: Backend) {
     );
     // Another project's key space is its own.
     let theirs = s
-        .post_as(
-            &s.other_key,
-            "/v1/queue/create",
-            json!({"name": "reports"}),
-        )
+        .post_as(&s.other_key, "/v1/queue/create", json!({"name": "reports"}))
         .await;
     theirs.ok();
     let r = s
@@ -255,7 +326,10 @@ async fn each_tick_publishes_once_with_its_dedupe_key(b: Backend) {
     .await;
     let id = a["job_id"].as_str().unwrap().to_owned();
     tick(&s, 299).await;
-    assert!(drain(&s, "reports").await.is_empty(), "not due before 12:05");
+    assert!(
+        drain(&s, "reports").await.is_empty(),
+        "not due before 12:05"
+    );
     tick(&s, 1).await;
     // Fired again (another pass, as another server would): no second message.
     cron_firing::pass(&s.state).await.unwrap();
@@ -303,7 +377,11 @@ async fn missed_ticks_fire_once(b: Backend) {
         "the run carries the first missed tick"
     );
     assert_eq!(j["runs"][0]["fired_at"], at(3720));
-    assert_eq!(j["next_run_at"], at(3900), "the first tick after now: 13:05");
+    assert_eq!(
+        j["next_run_at"],
+        at(3900),
+        "the first tick after now: 13:05"
+    );
     assert_eq!(j["run_count"], 1);
 }
 
@@ -311,16 +389,26 @@ async fn one_shot_and_max_runs_end_the_schedule(b: Backend) {
     let s = TestServer::in_process(b).await;
     queue(&s, "reports").await;
     let once = create(&s, json!({"run_at": at(90), "queue": "reports"})).await;
-    let limited = create(&s, json!({"cron_expr": "* * * * *", "queue": "reports", "max_runs": 2})).await;
+    let limited = create(
+        &s,
+        json!({"cron_expr": "* * * * *", "queue": "reports", "max_runs": 2}),
+    )
+    .await;
     tick(&s, 60).await; // 12:01: limited's first
     tick(&s, 30).await; // 12:01:30: the one-shot
     tick(&s, 30).await; // 12:02: limited's second and last
     tick(&s, 3600).await;
     assert_eq!(drain(&s, "reports").await.len(), 3);
     let once = job(&s, once["job_id"].as_str().unwrap()).await;
-    assert_eq!((once["run_count"].clone(), once["next_run_at"].clone()), (json!(1), Value::Null));
+    assert_eq!(
+        (once["run_count"].clone(), once["next_run_at"].clone()),
+        (json!(1), Value::Null)
+    );
     let limited = job(&s, limited["job_id"].as_str().unwrap()).await;
-    assert_eq!((limited["run_count"].clone(), limited["next_run_at"].clone()), (json!(2), Value::Null));
+    assert_eq!(
+        (limited["run_count"].clone(), limited["next_run_at"].clone()),
+        (json!(2), Value::Null)
+    );
     // A one-shot whose time has passed fires at once.
     let late = create(&s, json!({"run_at": at(0), "queue": "reports"})).await;
     assert_eq!(late["next_run_at"], at(0));
@@ -338,11 +426,18 @@ async fn paused_jobs_do_not_fire_and_resume_skips_missed_ticks(b: Backend) {
     assert_eq!(r.data()["paused"], true);
     assert_eq!(r.data()["next_run_at"], at(300), "pause keeps the tick");
     tick(&s, 1200).await;
-    assert!(drain(&s, "reports").await.is_empty(), "paused: nothing fired");
+    assert!(
+        drain(&s, "reports").await.is_empty(),
+        "paused: nothing fired"
+    );
     let r = s.post(&format!("/v1/cron/resume/{id}"), json!({})).await;
     r.ok();
     assert_eq!(r.data()["paused"], false);
-    assert_eq!(r.data()["next_run_at"], at(1500), "the ticks missed while paused are skipped");
+    assert_eq!(
+        r.data()["next_run_at"],
+        at(1500),
+        "the ticks missed while paused are skipped"
+    );
     tick(&s, 0).await;
     assert!(drain(&s, "reports").await.is_empty());
     tick(&s, 300).await;
@@ -387,7 +482,11 @@ async fn update_changes_the_schedule(b: Backend) {
     let s = TestServer::in_process(b).await;
     queue(&s, "reports").await;
     queue(&s, "other").await;
-    let a = create(&s, json!({"cron_expr": "@daily", "queue": "reports", "name": "n"})).await;
+    let a = create(
+        &s,
+        json!({"cron_expr": "@daily", "queue": "reports", "name": "n"}),
+    )
+    .await;
     let id = a["job_id"].as_str().unwrap();
     let r = s
         .post(
@@ -403,7 +502,9 @@ async fn update_changes_the_schedule(b: Backend) {
     assert_eq!(u["name"], "n", "fields not given are kept");
     assert_eq!(u["payload"], json!([1]));
     // From a repeating schedule to a one-shot.
-    let r = s.post("/v1/cron/update", json!({"job_id": id, "run_at": at(120)})).await;
+    let r = s
+        .post("/v1/cron/update", json!({"job_id": id, "run_at": at(120)}))
+        .await;
     r.ok();
     assert_eq!(r.data()["cron_expr"], Value::Null);
     assert_eq!(r.data()["next_run_at"], at(120));
@@ -430,7 +531,10 @@ async fn daylight_saving_in_a_real_zone(b: Backend) {
     )
     .await;
     let id = a["job_id"].as_str().unwrap();
-    assert_eq!(a["next_run_at"], "2027-03-28T01:00:00Z", "03:00 CEST: 02:30 is skipped");
+    assert_eq!(
+        a["next_run_at"], "2027-03-28T01:00:00Z",
+        "03:00 CEST: 02:30 is skipped"
+    );
     s.clock.advance(SignedDuration::from_hours(14)); // 2027-03-28T02:00Z
     cron_firing::pass(&s.state).await.unwrap();
     let j = job(&s, id).await;
@@ -438,17 +542,26 @@ async fn daylight_saving_in_a_real_zone(b: Backend) {
     assert_eq!(j["next_run_at"], "2027-03-29T00:30:00Z", "02:30 CEST");
     // Autumn: one run for the repeated 02:30. Paused over the summer, so
     // no server's loop fires the ticks between.
-    s.post(&format!("/v1/cron/pause/{id}"), json!({})).await.ok();
+    s.post(&format!("/v1/cron/pause/{id}"), json!({}))
+        .await
+        .ok();
     let autumn: Timestamp = "2027-10-30T12:00:00Z".parse().unwrap();
     let now = s.clock.now();
     s.clock.advance(autumn.duration_since(now));
     let r = s.post(&format!("/v1/cron/resume/{id}"), json!({})).await;
     r.ok();
-    assert_eq!(r.data()["next_run_at"], "2027-10-31T00:30:00Z", "02:30 CEST, the first instant");
+    assert_eq!(
+        r.data()["next_run_at"],
+        "2027-10-31T00:30:00Z",
+        "02:30 CEST, the first instant"
+    );
     s.clock.advance(SignedDuration::from_hours(13)); // 2027-10-31T01:00Z
     cron_firing::pass(&s.state).await.unwrap();
     let j = job(&s, id).await;
-    assert_eq!(j["next_run_at"], "2027-11-01T01:30:00Z", "not 01:30Z (the repeat): next day, 02:30 CET");
+    assert_eq!(
+        j["next_run_at"], "2027-11-01T01:30:00Z",
+        "not 01:30Z (the repeat): next day, 02:30 CET"
+    );
     s.clock.advance(SignedDuration::from_hours(1)); // past the repeated 02:30 CET
     cron_firing::pass(&s.state).await.unwrap();
     let runs: Vec<_> = job(&s, id).await["runs"]
@@ -457,7 +570,10 @@ async fn daylight_saving_in_a_real_zone(b: Backend) {
         .iter()
         .map(|r| r["scheduled_at"].clone())
         .collect();
-    assert_eq!(runs, vec![json!("2027-10-31T00:30:00Z"), json!("2027-03-28T01:00:00Z")]);
+    assert_eq!(
+        runs,
+        vec![json!("2027-10-31T00:30:00Z"), json!("2027-03-28T01:00:00Z")]
+    );
     assert_eq!(drain(&s, "reports").await.len(), 2);
     drop(store);
 }
@@ -470,7 +586,12 @@ async fn discovery_and_openapi_list_the_cron_endpoints(b: Backend) {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| (c["id"].as_str().unwrap().to_owned(), c["path"].as_str().unwrap().to_owned()))
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_owned(),
+                c["path"].as_str().unwrap().to_owned(),
+            )
+        })
         .collect();
     for (id, path) in [
         ("cron.create", "/v1/cron/create"),
@@ -481,11 +602,27 @@ async fn discovery_and_openapi_list_the_cron_endpoints(b: Backend) {
         ("cron.resume", "/v1/cron/resume/{job_id}"),
         ("cron.delete", "/v1/cron/delete/{job_id}"),
     ] {
-        assert!(listed.contains(&(id.to_owned(), path.to_owned())), "{id} missing");
+        assert!(
+            listed.contains(&(id.to_owned(), path.to_owned())),
+            "{id} missing"
+        );
     }
     let doc = s.get("/openapi.json").await.body;
-    for op in ["cron_create", "cron_list", "cron_get", "cron_update", "cron_pause", "cron_resume", "cron_delete", "cron_delete_post"] {
-        assert!(doc.to_string().contains(&format!("\"operationId\":\"{op}\"")), "{op} not in /openapi.json");
+    for op in [
+        "cron_create",
+        "cron_list",
+        "cron_get",
+        "cron_update",
+        "cron_pause",
+        "cron_resume",
+        "cron_delete",
+        "cron_delete_post",
+    ] {
+        assert!(
+            doc.to_string()
+                .contains(&format!("\"operationId\":\"{op}\"")),
+            "{op} not in /openapi.json"
+        );
     }
 }
 
@@ -495,16 +632,28 @@ async fn other_projects_cannot_see_a_job(b: Backend) {
     let a = create(&s, json!({"cron_expr": "@hourly", "queue": "reports"})).await;
     let id = a["job_id"].as_str().unwrap();
     let k = &s.other_key;
-    s.get_as(k, &format!("/v1/cron/get/{id}")).await.err(404, "NOT_FOUND");
-    s.post_as(k, &format!("/v1/cron/pause/{id}"), json!({})).await.err(404, "NOT_FOUND");
-    s.post_as(k, &format!("/v1/cron/delete/{id}"), json!({})).await.err(404, "NOT_FOUND");
-    s.post_as(k, "/v1/cron/update", json!({"job_id": id, "payload": 1})).await.err(404, "NOT_FOUND");
+    s.get_as(k, &format!("/v1/cron/get/{id}"))
+        .await
+        .err(404, "NOT_FOUND");
+    s.post_as(k, &format!("/v1/cron/pause/{id}"), json!({}))
+        .await
+        .err(404, "NOT_FOUND");
+    s.post_as(k, &format!("/v1/cron/delete/{id}"), json!({}))
+        .await
+        .err(404, "NOT_FOUND");
+    s.post_as(k, "/v1/cron/update", json!({"job_id": id, "payload": 1}))
+        .await
+        .err(404, "NOT_FOUND");
     let theirs = s.get_as(k, "/v1/cron/list").await;
     assert_eq!(theirs.data()["items"], json!([]));
     // Their queue of the same name is theirs: a job of ours never fires there.
-    s.post_as(k, "/v1/queue/create", json!({"name": "reports"})).await.ok();
+    s.post_as(k, "/v1/queue/create", json!({"name": "reports"}))
+        .await
+        .ok();
     tick(&s, 3600).await;
-    let r = s.post_as(k, "/v1/queue/consume", json!({"queue": "reports"})).await;
+    let r = s
+        .post_as(k, "/v1/queue/consume", json!({"queue": "reports"}))
+        .await;
     assert_eq!(r.data()["items"], json!([]));
     assert_eq!(job(&s, id).await["run_count"], 1);
 }

@@ -21,7 +21,9 @@ both!(ticks_missed_while_no_server_ran_fire_once_on_restart);
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_servers_on_one_database_publish_each_tick_once() {
     let (_db, a, b) = TestServer::two_on_one_database(Default::default).await;
-    a.post("/v1/queue/create", json!({"name": "ticks"})).await.ok();
+    a.post("/v1/queue/create", json!({"name": "ticks"}))
+        .await
+        .ok();
     const JOBS: usize = 4;
     const TICKS: usize = 15;
     let mut ids = Vec::new();
@@ -54,7 +56,11 @@ async fn two_servers_on_one_database_publish_each_tick_once() {
         .map(|m| m["idempotency_key"].as_str().unwrap().to_owned())
         .collect();
     let unique: HashSet<_> = keys.iter().collect();
-    assert_eq!(unique.len(), keys.len(), "a tick was published twice: {keys:?}");
+    assert_eq!(
+        unique.len(),
+        keys.len(),
+        "a tick was published twice: {keys:?}"
+    );
     assert_eq!(got.len(), JOBS * TICKS, "a tick was lost");
     let mut per_job: BTreeMap<&str, usize> = BTreeMap::new();
     for key in &keys {
@@ -80,8 +86,15 @@ async fn two_servers_on_one_database_publish_each_tick_once() {
 async fn a_run_half_fired_before_a_crash_is_a_replay_after_restart(b: Backend) {
     let store = fresh_store(b).await;
     let first = TestServer::on_store(store.store.clone(), Default::default()).await;
-    first.post("/v1/queue/create", json!({"name": "ticks"})).await.ok();
-    let j = create(&first, json!({"cron_expr": "* * * * *", "queue": "ticks", "payload": {"p": 1}})).await;
+    first
+        .post("/v1/queue/create", json!({"name": "ticks"}))
+        .await
+        .ok();
+    let j = create(
+        &first,
+        json!({"cron_expr": "* * * * *", "queue": "ticks", "payload": {"p": 1}}),
+    )
+    .await;
     let id = j["job_id"].as_str().unwrap().to_owned();
     let tick = j["next_run_at"].as_str().unwrap().to_owned();
     // Step 1 of a firing, done; step 2 never happens.
@@ -117,8 +130,15 @@ async fn a_run_half_fired_before_a_crash_is_a_replay_after_restart(b: Backend) {
 async fn ticks_missed_while_no_server_ran_fire_once_on_restart(b: Backend) {
     let store = fresh_store(b).await;
     let first = TestServer::on_store(store.store.clone(), Default::default()).await;
-    first.post("/v1/queue/create", json!({"name": "ticks"})).await.ok();
-    let j = create(&first, json!({"cron_expr": "*/5 * * * *", "queue": "ticks"})).await;
+    first
+        .post("/v1/queue/create", json!({"name": "ticks"}))
+        .await
+        .ok();
+    let j = create(
+        &first,
+        json!({"cron_expr": "*/5 * * * *", "queue": "ticks"}),
+    )
+    .await;
     let id = j["job_id"].as_str().unwrap().to_owned();
     first.stop().await;
 

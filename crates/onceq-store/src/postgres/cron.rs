@@ -9,8 +9,8 @@ use super::db::GenericClient;
 use super::errors::Error;
 use super::{PgStore, sql};
 use crate::{
-    CronAdvance, CronDue, CronInsert, CronInserted, CronPause, CronRecord, CronRef,
-    CronRunOutcome, CronRunRecord, CronSpec, CronTarget, CronUpdate, StoreError,
+    CronAdvance, CronDue, CronInsert, CronInserted, CronPause, CronRecord, CronRef, CronRunOutcome,
+    CronRunRecord, CronSpec, CronTarget, CronUpdate, StoreError,
 };
 
 /// A schedule from a row of the statements' shared column list.
@@ -221,7 +221,10 @@ impl PgStore {
     pub(super) async fn cron_delete_once(&self, job: &CronRef) -> Result<bool, Error> {
         let client = self.client().await?;
         let delete = client.prepare_cached(sql::CRON_DELETE).await?;
-        Ok(client.execute(&delete, &[&job.project, &job.job_id]).await? > 0)
+        Ok(client
+            .execute(&delete, &[&job.project, &job.job_id])
+            .await?
+            > 0)
     }
 
     pub(super) async fn cron_due_once(

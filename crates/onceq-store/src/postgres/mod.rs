@@ -36,6 +36,7 @@ mod accounts;
 mod ack_group;
 mod browse;
 mod claim;
+mod cron;
 mod db;
 mod dlq;
 mod errors;
@@ -52,7 +53,6 @@ mod publish_group;
 mod queues;
 mod sql;
 mod subscriptions;
-mod cron;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -9,8 +9,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::time;
 use crate::{
-    CronAdvance, CronDue, CronInsert, CronInserted, CronPause, CronRecord, CronRef,
-    CronRunOutcome, CronRunRecord, CronSpec, CronTarget, CronUpdate, Result, StoreError, ids,
+    CronAdvance, CronDue, CronInsert, CronInserted, CronPause, CronRecord, CronRef, CronRunOutcome,
+    CronRunRecord, CronSpec, CronTarget, CronUpdate, Result, StoreError, ids,
 };
 
 /// A schedule from a row of the statements' shared column list.
@@ -95,10 +95,13 @@ pub(super) fn insert(conn: &Connection, p: &CronInsert) -> Result<CronInserted> 
         time::micros(p.now),
     ])?;
     if n > 0 {
-        let job = get(conn, &CronRef {
-            project: p.project.clone(),
-            job_id: id,
-        })?
+        let job = get(
+            conn,
+            &CronRef {
+                project: p.project.clone(),
+                job_id: id,
+            },
+        )?
         .ok_or_else(|| StoreError::internal("inserted cron job not found"))?;
         return Ok(CronInserted { job, created: true });
     }

@@ -49,6 +49,7 @@ mod accounts;
 mod browse;
 mod claim;
 mod conn;
+mod cron;
 mod dlq;
 mod errors;
 mod keys;
@@ -60,7 +61,6 @@ mod publish;
 mod queues;
 mod reader;
 mod subscriptions;
-mod cron;
 mod time;
 mod writer;
 
@@ -343,7 +343,9 @@ impl Store for SqliteStore {
 
     async fn cron_list(&self, project: &str) -> Result<Vec<crate::CronRecord>> {
         let project = project.to_owned();
-        self.readers.run(move |conn| cron::list(conn, &project)).await
+        self.readers
+            .run(move |conn| cron::list(conn, &project))
+            .await
     }
 
     async fn cron_update(&self, p: crate::CronUpdate) -> Result<Option<crate::CronRecord>> {
@@ -360,7 +362,9 @@ impl Store for SqliteStore {
     }
 
     async fn cron_due(&self, now: Timestamp, limit: u32) -> Result<crate::CronDue> {
-        self.readers.run(move |conn| cron::due(conn, now, limit)).await
+        self.readers
+            .run(move |conn| cron::due(conn, now, limit))
+            .await
     }
 
     async fn cron_advance(&self, p: crate::CronAdvance) -> Result<bool> {

@@ -173,8 +173,21 @@ async fn cron_is_per_project(h: Harness) {
     let a = h.schedule(spec("reports"), Some(h.t(60))).await;
     let other = h.as_project("proj-b").await;
     assert_eq!(other.cron(&a.job.job_id).await, None);
-    assert!(other.store.cron_list(&other.project).await.unwrap().is_empty());
-    assert!(!other.store.cron_delete(&other.job(&a.job.job_id)).await.unwrap());
+    assert!(
+        other
+            .store
+            .cron_list(&other.project)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        !other
+            .store
+            .cron_delete(&other.job(&a.job.job_id))
+            .await
+            .unwrap()
+    );
     let pause = CronPause {
         job: other.job(&a.job.job_id),
         paused: true,
@@ -231,7 +244,11 @@ async fn cron_pause_hides_from_due_and_resume_sets_the_tick(mut h: Harness) {
     assert!(paused.paused);
     assert_eq!(paused.next_run_at, Some(h.t(60)), "pause keeps the tick");
     h.advance(120);
-    assert_eq!(h.due_ids().await, (vec![], None), "paused: not due, no next");
+    assert_eq!(
+        h.due_ids().await,
+        (vec![], None),
+        "paused: not due, no next"
+    );
     let resumed = h
         .store
         .cron_pause(CronPause {
@@ -272,10 +289,16 @@ async fn cron_advance_records_one_run_per_tick(mut h: Harness) {
     let a = h.schedule(spec("reports"), Some(h.t(60))).await;
     let id = a.job.job_id.clone();
     h.advance(61);
-    assert!(h.advance_job(&id, h.t(60), Some(h.t(120)), Some("qmsg_1")).await);
+    assert!(
+        h.advance_job(&id, h.t(60), Some(h.t(120)), Some("qmsg_1"))
+            .await
+    );
     // A second firing of the same tick (another server; this one after a
     // crash) changes nothing.
-    assert!(!h.advance_job(&id, h.t(60), Some(h.t(180)), Some("qmsg_2")).await);
+    assert!(
+        !h.advance_job(&id, h.t(60), Some(h.t(180)), Some("qmsg_2"))
+            .await
+    );
     let job = h.cron(&id).await.unwrap();
     assert_eq!(job.next_run_at, Some(h.t(120)));
     assert_eq!(job.run_count, 1);
@@ -298,13 +321,20 @@ async fn cron_advance_counts_and_ends(mut h: Harness) {
     let a = h.schedule(s, Some(h.t(60))).await;
     let id = a.job.job_id;
     h.advance(60);
-    assert!(h.advance_job(&id, h.t(60), Some(h.t(120)), Some("m1")).await);
+    assert!(
+        h.advance_job(&id, h.t(60), Some(h.t(120)), Some("m1"))
+            .await
+    );
     h.advance(60);
     assert!(h.advance_job(&id, h.t(120), None, Some("m2")).await);
     let job = h.cron(&id).await.unwrap();
     assert_eq!((job.run_count, job.next_run_at), (2, None));
     h.advance(3600);
-    assert_eq!(h.due_ids().await, (vec![], None), "an ended schedule is never due");
+    assert_eq!(
+        h.due_ids().await,
+        (vec![], None),
+        "an ended schedule is never due"
+    );
 }
 
 async fn cron_runs_keep_the_newest_twenty(mut h: Harness) {
@@ -326,7 +356,10 @@ async fn cron_run_outcome_sets_a_task_result(mut h: Harness) {
     let a = h.schedule(spec("reports"), Some(h.t(60))).await;
     let id = a.job.job_id;
     h.advance(60);
-    assert!(h.advance_job(&id, h.t(60), Some(h.t(120)), Some("m1")).await);
+    assert!(
+        h.advance_job(&id, h.t(60), Some(h.t(120)), Some("m1"))
+            .await
+    );
     let set = |scheduled_at, outcome, error: Option<&str>| CronRunOutcome {
         job_id: id.clone(),
         scheduled_at,
@@ -374,9 +407,10 @@ async fn cron_concurrent_advances_of_one_tick_record_one_run(mut h: Harness) {
     let mut tasks = Vec::new();
     for i in 0..8 {
         let store = match &url {
-            Some(url) if i % 2 == 1 => std::sync::Arc::new(
-                onceq_store::postgres::PgStore::connect(url).await.unwrap(),
-            ) as std::sync::Arc<dyn onceq_store::Store>,
+            Some(url) if i % 2 == 1 => {
+                std::sync::Arc::new(onceq_store::postgres::PgStore::connect(url).await.unwrap())
+                    as std::sync::Arc<dyn onceq_store::Store>
+            }
             _ => h.store.clone(),
         };
         let p = CronAdvance {
@@ -386,7 +420,9 @@ async fn cron_concurrent_advances_of_one_tick_record_one_run(mut h: Harness) {
             counted: true,
             run: run(h.t(60), h.now, Some(&format!("m{i}"))),
         };
-        tasks.push(tokio::spawn(async move { store.cron_advance(p).await.unwrap() }));
+        tasks.push(tokio::spawn(
+            async move { store.cron_advance(p).await.unwrap() },
+        ));
     }
     let mut won = 0;
     for t in tasks {
