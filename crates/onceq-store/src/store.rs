@@ -264,8 +264,9 @@ pub trait Store: Send + Sync + 'static {
     /// call advanced it. A second call for the same tick (another server,
     /// or this one after a crash) changes nothing and answers false.
     async fn cron_advance(&self, p: crate::CronAdvance) -> crate::Result<bool>;
-    /// Sets how a recorded run ended (a task's delivery); false if no such
-    /// run is kept.
+    /// Sets how a run ended (a task's delivery), recording the run if its
+    /// advance has not yet (see [`crate::CronRunOutcome`]); false if the
+    /// schedule is gone.
     async fn cron_run_outcome(&self, p: crate::CronRunOutcome) -> crate::Result<bool>;
 
     // ------------------------------------------------------------ maintenance

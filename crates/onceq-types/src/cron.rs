@@ -56,7 +56,8 @@ request! {
             schema(pattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}(-dlq)?$")
         )]
         pub queue: Option<String>,
-        /// A URL each run is delivered to, as a push delivery is.
+        /// A URL each run is delivered to, as a push delivery is (signed
+        /// with the generated secret the answer shows once).
         #[serde(skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 2048))]
         pub task: Option<String>,
@@ -246,6 +247,10 @@ pub struct CronJob {
     pub created_at: Timestamp,
     /// Its recent runs, newest first (at most 20; empty in `list`).
     pub runs: Vec<CronRun>,
+    /// A task schedule's signing secret (`whsec_…`): only in the answer
+    /// that created it, as a push subscription's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
 }
 
 /// The answer of `cron/delete`.

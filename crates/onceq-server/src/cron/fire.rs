@@ -59,12 +59,13 @@ pub async fn fire(state: &AppState, job: &CronRecord, now: Timestamp) -> Result<
             .await;
         }
     };
-    let CronTarget::Queue(queue) = &job.spec.target else {
-        // Task targets are refused at create (docs/cron.md); a stored one
-        // (from a later server version) is left alone.
-        return Ok(Fired::Lost);
+    // A task run is published into the schedule's own queue, whose push
+    // subscription delivers it (`super::task`).
+    let queue = match &job.spec.target {
+        CronTarget::Queue(queue) => queue.clone(),
+        CronTarget::Task(_) => super::task::queue_of(&job.job.job_id),
     };
-    let queue = QueueRef::new(job.job.project.clone(), queue.clone());
+    let queue = QueueRef::new(job.job.project.clone(), queue);
     if job.spec.overlap_policy == OverlapPolicy::Skip && previous_held(state, job, &queue).await? {
         let skipped = run(scheduled, now, None, RunOutcome::Skipped, None);
         // A skipped run does not count toward max_runs: the schedule goes on.

@@ -8,6 +8,8 @@
 //! - [`fire`]: firing one due run: publish with the run's dedupe key, then
 //!   advance the schedule with a compare and set.
 //! - [`shown`]: a stored schedule as the API shows it.
+//! - [`task`]: task URLs through the push machinery (a queue of the
+//!   schedule's with a push subscription to the URL).
 //!
 //! The loop that fires them is `maintenance::cron_firing`.
 
@@ -15,3 +17,4 @@ pub mod fire;
 pub mod input;
 pub mod schedule;
 pub mod shown;
+pub mod task;

@@ -28,6 +28,7 @@ pub fn job(record: CronRecord) -> Result<CronJob, ApiError> {
         paused: record.paused,
         created_at: record.created_at,
         runs: record.runs.into_iter().map(run).collect(),
+        secret: None,
     })
 }
 

@@ -16,12 +16,13 @@ use utoipa::IntoParams;
 use crate::{
     ApiError, AppState,
     caller::Caller,
-    cron::{input, shown},
+    cron::{input, shown, task},
     envelope::Reply,
     extract::Body,
     openapi::responses::{
         InvalidParams, NotFound, Ok, OkList, Refused, StoreFailed, TimedOut, TooLarge, Unauthorized,
     },
+    routes::push::generated_secret,
     validate,
 };
 
@@ -32,7 +33,7 @@ use crate::{
     operation_id = "cron_create",
     tag = "cron",
     summary = "Create a cron schedule",
-    description = "A schedule publishes payload (and headers) into an existing queue of the key's project at each tick of cron_expr (five fields, six with seconds first, or @hourly-style names) read in timezone (IANA, default UTC), or once at run_at. Each run is published exactly once, however many servers share the database: its message carries the idempotency key cron:<job_id>:<scheduled time>. A repeated create with the same idempotency_key answers the first schedule (metadata.idempotent_replay: true). task URLs are not served yet (400). 400 for a bad expression or zone, both or neither of cron_expr and run_at, both or neither of queue and task, an unknown queue.",
+    description = "A schedule publishes payload (and headers) into an existing queue of the key's project at each tick of cron_expr (five fields, six with seconds first, or @hourly-style names) read in timezone (IANA, default UTC), or once at run_at. Each run is published exactly once, however many servers share the database: its message carries the idempotency key cron:<job_id>:<scheduled time>. A repeated create with the same idempotency_key answers the first schedule (metadata.idempotent_replay: true). a task URL gets a queue of its own (cron-task-<id>) with a push subscription to it: each run is delivered as a push delivery is (signed with the secret this answer shows once, retried, SSRF-guarded). 400 for a bad expression or zone, both or neither of cron_expr and run_at, both or neither of queue and task, an unknown queue.",
     request_body = CronCreate,
     responses(Ok<CronJob>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, StoreFailed)
 )]
@@ -48,6 +49,10 @@ pub async fn create(
         ApiError::invalid(format!("cron_expr: {}", e.0))
             .with_hint("check the day of month and month: the expression must match some date")
     })?;
+    let task_url = match &input.spec.target {
+        CronTarget::Task(url) => Some(url.clone()),
+        CronTarget::Queue(_) => None,
+    };
     let inserted = state
         .store
         .cron_insert(CronInsert {
@@ -59,14 +64,29 @@ pub async fn create(
         })
         .await
         .map_err(|e| ApiError::from_store(e, ""))?;
+    let mut secret = None;
+    if let (Some(url), true) = (task_url, inserted.created) {
+        let job = job_ref(&caller, &inserted.job.job.job_id);
+        match task::provision(&state, &job.project, &job.job_id, &url, generated_secret()).await {
+            Ok(subscription) => secret = Some(subscription.secret),
+            Err(e) => {
+                // Nothing half-stored: the schedule goes with its queue.
+                let _ = task::unprovision(&state, &job.project, &job.job_id).await;
+                let _ = state.store.cron_delete(&job).await;
+                return Err(ApiError::from_store(e, ""));
+            }
+        }
+    }
     state.cron_wake.notify_one();
-    Ok(caller
-        .reply(shown::job(inserted.job)?)
-        .replay(!inserted.created))
+    let shown = CronJob {
+        secret,
+        ..shown::job(inserted.job)?
+    };
+    Ok(caller.reply(shown).replay(!inserted.created))
 }
 
 /// A target the caller may use: an existing queue of its project that its
-/// key's patterns allow. Task URLs are not served yet.
+/// key's patterns allow, or a task URL (already checked by the SSRF guard).
 async fn check_target(
     state: &AppState,
     caller: &Caller,
@@ -88,12 +108,7 @@ async fn check_target(
             }
             Ok(())
         }
-        CronTarget::Task(_) => Err(ApiError::invalid(
-            "task: task URLs are not served by this server yet",
-        )
-        .with_hint(
-            "publish into a queue with a push subscription to the URL (POST /v1/queue/push_subscribe/{queue}) instead",
-        )),
+        CronTarget::Task(_) => Ok(()),
     }
 }
 
@@ -187,6 +202,15 @@ pub async fn update(
     let mut spec = old.spec.clone();
     let schedule = input::update(&mut spec, req, &state.config.push)?;
     if spec.target != old.spec.target {
+        let task = |t: &CronTarget| matches!(t, CronTarget::Task(_));
+        if task(&spec.target) || task(&old.spec.target) {
+            // A task schedule owns its queue and its subscription's secret:
+            // a new URL is a new schedule.
+            return Err(ApiError::invalid(
+                "task: the target of a task schedule cannot change, nor can a queue schedule become one",
+            )
+            .with_hint("delete the schedule and create a new one with the new target"));
+        }
         check_target(&state, &caller, &spec.target).await?;
     }
     let now = state.clock.now();
@@ -298,7 +322,7 @@ async fn set_paused(
     operation_id = "cron_delete",
     tag = "cron",
     summary = "Delete a cron schedule",
-    description = "The schedule and its runs are deleted; messages its runs published stay in their queue. POST to the same path does the same (operation cron_delete_post). 404 NOT_FOUND for an unknown job_id.",
+    description = "The schedule and its runs are deleted; messages its runs published stay in their queue (a task schedule's own queue goes with it). POST to the same path does the same (operation cron_delete_post). 404 NOT_FOUND for an unknown job_id.",
     params(JobParam),
     responses(Ok<CronDeleted>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
 )]
@@ -307,13 +331,19 @@ pub async fn delete(
     caller: Caller,
     JobPath(job_id): JobPath,
 ) -> Result<Reply<CronDeleted>, ApiError> {
+    let job = found(&state, &caller, &job_id).await?;
     let deleted = state
         .store
-        .cron_delete(&job_ref(&caller, &job_id))
+        .cron_delete(&job.job)
         .await
         .map_err(|e| ApiError::from_store(e, ""))?;
     if !deleted {
         return Err(not_found(&job_id));
+    }
+    if let CronTarget::Task(_) = job.spec.target {
+        task::unprovision(&state, &caller.project, &job_id)
+            .await
+            .map_err(|e| ApiError::from_store(e, ""))?;
     }
     Ok(caller.reply(CronDeleted {
         job_id,

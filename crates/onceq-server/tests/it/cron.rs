@@ -205,7 +205,7 @@ async fn refusals_name_the_field_with_a_hint_and_store_nothing(b: Backend) {
             "queue must match",
         ),
         (
-            json!({"cron_expr": "* * * * *", "task": "https://example.com/x"}),
+            json!({"cron_expr": "* * * * *", "task": "http://example.com/x"}),
             "task",
         ),
         (

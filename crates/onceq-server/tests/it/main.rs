@@ -14,6 +14,7 @@ mod auth;
 mod consume;
 mod cron;
 mod cron_servers;
+mod cron_task;
 mod dashboard;
 mod early_answers;
 mod envelope;

@@ -164,13 +164,20 @@ pub struct CronAdvance {
     pub run: CronRunRecord,
 }
 
-/// `cron_run_outcome`: a task run's delivery ended.
+/// `cron_run_outcome`: a task run's delivery ended. It may end before the
+/// firing server recorded the run: then the run is recorded with this
+/// outcome, and the advance fills in its firing.
 #[derive(Debug, Clone)]
 pub struct CronRunOutcome {
     /// The schedule.
     pub job_id: String,
     /// The run's tick.
     pub scheduled_at: Timestamp,
+    /// The message delivered.
+    pub message_id: String,
+    /// When the delivery ended (the run's `fired_at` until the advance
+    /// records its own).
+    pub now: Timestamp,
     /// `delivered` or `failed`.
     pub outcome: RunOutcome,
     /// Why it failed.

@@ -297,7 +297,14 @@ impl PgStore {
         Ok(client
             .execute(
                 &set,
-                &[&p.job_id, &p.scheduled_at, &p.outcome.as_str(), &p.error],
+                &[
+                    &p.job_id,
+                    &p.scheduled_at,
+                    &p.outcome.as_str(),
+                    &p.error,
+                    &p.now,
+                    &p.message_id,
+                ],
             )
             .await?
             > 0)

@@ -244,7 +244,9 @@ pub(super) fn run_outcome(conn: &Connection, p: &CronRunOutcome) -> Result<bool>
             p.job_id,
             time::micros(p.scheduled_at),
             p.outcome.as_str(),
-            p.error
+            p.error,
+            time::micros(p.now),
+            p.message_id,
         ])?;
     Ok(n > 0)
 }

@@ -356,32 +356,60 @@ async fn cron_run_outcome_sets_a_task_result(mut h: Harness) {
     let a = h.schedule(spec("reports"), Some(h.t(60))).await;
     let id = a.job.job_id;
     h.advance(60);
+    let set = |h: &Harness, scheduled_at, outcome, error: Option<&str>| CronRunOutcome {
+        job_id: id.clone(),
+        scheduled_at,
+        message_id: "m1".into(),
+        now: h.now,
+        outcome,
+        error: error.map(str::to_owned),
+    };
+    // After the advance: the recorded run gets the outcome.
     assert!(
         h.advance_job(&id, h.t(60), Some(h.t(120)), Some("m1"))
             .await
     );
-    let set = |scheduled_at, outcome, error: Option<&str>| CronRunOutcome {
-        job_id: id.clone(),
-        scheduled_at,
-        outcome,
-        error: error.map(str::to_owned),
-    };
     assert!(
         h.store
-            .cron_run_outcome(set(h.t(60), RunOutcome::Failed, Some("HTTP 500")))
+            .cron_run_outcome(set(&h, h.t(60), RunOutcome::Failed, Some("HTTP 500")))
             .await
             .unwrap()
-    );
-    assert!(
-        !h.store
-            .cron_run_outcome(set(h.t(61), RunOutcome::Failed, None))
-            .await
-            .unwrap(),
-        "no run at that tick"
     );
     let job = h.cron(&id).await.unwrap();
     assert_eq!(job.runs[0].outcome, RunOutcome::Failed);
     assert_eq!(job.runs[0].error.as_deref(), Some("HTTP 500"));
+    assert_eq!(job.runs[0].fired_at, h.t(60));
+    // Before the advance (the delivery was quicker than the firing server):
+    // the run is recorded with the outcome, and the advance fills in its
+    // firing and keeps the outcome.
+    h.advance(60);
+    let delivered_at = h.now;
+    assert!(
+        h.store
+            .cron_run_outcome(set(&h, h.t(120), RunOutcome::Delivered, None))
+            .await
+            .unwrap()
+    );
+    h.advance(1);
+    assert!(
+        h.advance_job(&id, h.t(120), Some(h.t(180)), Some("m2"))
+            .await
+    );
+    let job = h.cron(&id).await.unwrap();
+    assert_eq!(job.runs[0].scheduled_at, h.t(120));
+    assert_eq!(job.runs[0].outcome, RunOutcome::Delivered);
+    assert_eq!(job.runs[0].message_id.as_deref(), Some("m2"));
+    assert_eq!(job.runs[0].fired_at, h.now);
+    assert_ne!(job.runs[0].fired_at, delivered_at);
+    assert_eq!(job.run_count, 2);
+    // A schedule that is gone records nothing.
+    assert!(h.store.cron_delete(&h.job(&id)).await.unwrap());
+    assert!(
+        !h.store
+            .cron_run_outcome(set(&h, h.t(180), RunOutcome::Delivered, None))
+            .await
+            .unwrap()
+    );
 }
 
 async fn cron_store_refuses_a_job_with_two_whens(h: Harness) {
