@@ -8,13 +8,20 @@ use serde_json::value::RawValue;
 use super::{ServerArgs, client};
 use crate::output;
 
+// Parsed once per process: the size of one variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum CronCmd {
-    /// Create a schedule publishing into an existing queue.
+    /// Create a schedule publishing into an existing queue (or delivering to
+    /// a URL with --task).
     Create {
         /// The queue each run publishes into.
-        #[arg(long)]
-        queue: String,
+        #[arg(long, conflicts_with = "task", required_unless_present = "task")]
+        queue: Option<String>,
+        /// A URL each run is delivered to, as a push delivery is (the
+        /// signing secret is printed once).
+        #[arg(long, value_name = "URL")]
+        task: Option<String>,
         /// Five fields (min hour dom month dow), six with seconds first, or
         /// @hourly, @daily, @weekly, @monthly, @yearly.
         #[arg(
@@ -90,6 +97,7 @@ pub async fn run(cmd: CronCmd) -> anyhow::Result<()> {
     match cmd {
         CronCmd::Create {
             queue,
+            task,
             cron_expr,
             at,
             timezone,
@@ -106,8 +114,8 @@ pub async fn run(cmd: CronCmd) -> anyhow::Result<()> {
                 cron_expr,
                 run_at: at,
                 timezone,
-                queue: Some(queue),
-                task: None,
+                queue,
+                task,
                 payload: payload.map(json_arg("--payload")).transpose()?,
                 headers: header_args(&headers)?,
                 max_runs,
@@ -115,7 +123,11 @@ pub async fn run(cmd: CronCmd) -> anyhow::Result<()> {
                 idempotency_key,
             };
             let created = client(&server)?.cron_create(&req).await?;
-            show(&created.job, server.json)
+            show(&created.job, server.json)?;
+            if let (Some(secret), false) = (&created.job.secret, server.json) {
+                println!("secret: {secret}  (shown once: deliveries are signed with it)");
+            }
+            Ok(())
         }
         CronCmd::List { server } => {
             let jobs = client(&server)?.cron_list().await?;
@@ -128,7 +140,10 @@ pub async fn run(cmd: CronCmd) -> anyhow::Result<()> {
                     vec![
                         j.job_id.clone(),
                         when(j),
-                        j.queue.clone().unwrap_or_else(|| "-".into()),
+                        j.queue
+                            .clone()
+                            .or_else(|| j.task.clone())
+                            .unwrap_or_else(|| "-".into()),
                         next(j),
                         j.run_count.to_string(),
                         if j.paused { "paused" } else { "active" }.to_owned(),
@@ -136,7 +151,7 @@ pub async fn run(cmd: CronCmd) -> anyhow::Result<()> {
                 })
                 .collect();
             output::table(
-                &["JOB_ID", "WHEN", "QUEUE", "NEXT_RUN_AT", "RUNS", "STATE"],
+                &["JOB_ID", "WHEN", "TARGET", "NEXT_RUN_AT", "RUNS", "STATE"],
                 rows,
             );
             Ok(())
@@ -223,7 +238,13 @@ fn show(j: &CronJob, json: bool) -> anyhow::Result<()> {
         ("job_id", j.job_id.clone()),
         ("name", j.name.clone().unwrap_or_else(|| "-".into())),
         ("when", when(j)),
-        ("queue", j.queue.clone().unwrap_or_else(|| "-".into())),
+        (
+            "target",
+            j.queue
+                .clone()
+                .or_else(|| j.task.clone())
+                .unwrap_or_else(|| "-".into()),
+        ),
         ("next_run_at", next(j)),
         ("run_count", j.run_count.to_string()),
         (

@@ -11,7 +11,10 @@ use crate::process::{ServerProcess, run, run_ok};
 fn cron_commands_and_a_one_shot_fired_by_the_server() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_str().unwrap();
-    let server = ServerProcess::start(&["--data-dir", data], &[("ONCEQ_API_KEY", "cron-cli-key")]);
+    let server = ServerProcess::start(
+        &["--data-dir", data, "--push-allow-loopback"],
+        &[("ONCEQ_API_KEY", "cron-cli-key")],
+    );
     let env = [
         ("ONCEQ_URL", server.url.as_str()),
         ("ONCEQ_API_KEY", "cron-cli-key"),
@@ -89,6 +92,21 @@ fn cron_commands_and_a_one_shot_fired_by_the_server() {
     assert_eq!(resumed["paused"], false);
     let deleted = run_ok(&["cron", "delete", &id], &env);
     assert!(deleted.contains(&id), "{deleted}");
+
+    // A task schedule: its signing secret is printed once.
+    let task = run_ok(
+        &[
+            "cron",
+            "create",
+            "--task",
+            "http://127.0.0.1:9/hook",
+            "--cron",
+            "@daily",
+        ],
+        &env,
+    );
+    assert!(task.contains("secret: whsec_"), "{task}");
+    assert!(task.contains("http://127.0.0.1:9/hook"), "{task}");
 
     // Errors say what is wrong, and exit non-zero.
     let out = run(&["cron", "get", &id], &env);
