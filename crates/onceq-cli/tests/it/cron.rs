@@ -1,7 +1,7 @@
 //! `onceq cron …` against a real `onceq serve` (embedded store, system
-//! clock): create, list, get, pause, resume, delete, their errors, and a
-//! one-shot fired by the server's own loop (waited for with a long-polling
-//! consume, not a sleep).
+//! clock, no system tzdb): create, list, get, pause, resume, delete, their
+//! errors, and a one-shot fired by the server's own loop (waited for with a
+//! long-polling consume, not a sleep).
 
 use serde_json::Value;
 
@@ -13,7 +13,9 @@ fn cron_commands_and_a_one_shot_fired_by_the_server() {
     let data = dir.path().to_str().unwrap();
     let server = ServerProcess::start(
         &["--data-dir", data, "--push-allow-loopback"],
-        &[("ONCEQ_API_KEY", "cron-cli-key")],
+        // No system tzdb where the server looks (as in the FROM scratch
+        // image): zones come from the copy bundled in the binary.
+        &[("ONCEQ_API_KEY", "cron-cli-key"), ("TZDIR", "/nonexistent-tzdb")],
     );
     let env = [
         ("ONCEQ_URL", server.url.as_str()),
