@@ -30,6 +30,8 @@
 //! - [`drain`]: waits for the queue to empty (redriving dead letters that
 //!   still need their work, as an operator would).
 //! - [`check`]: reads both databases and finds lost and duplicated work.
+//! - [`cron`]: the cron scenario: schedules firing every second through
+//!   the chaos, then a count of the messages per tick (exactly one each).
 //! - [`logs`]: counts what the workers logged (outcomes, lost leases).
 //! - [`report`]: [`Report`] and how it prints.
 //! - [`mod@run`]: [`run()`], the sequence of all of the above.
@@ -41,6 +43,7 @@ pub mod check;
 pub mod client;
 pub mod cluster;
 pub mod config;
+pub mod cron;
 pub mod drain;
 pub mod faults;
 pub mod logs;

@@ -61,6 +61,8 @@ pub struct Report {
     pub drained: Drained,
     /// The check.
     pub findings: Findings,
+    /// The cron scenario's count.
+    pub cron: crate::cron::Findings,
     /// Where the logs are.
     pub run_dir: PathBuf,
 }
@@ -78,7 +80,7 @@ impl Report {
 
     /// Nothing lost, nothing duplicated, nothing else broken, drained.
     pub fn passed(&self) -> bool {
-        self.findings.passed() && self.drained.settled
+        self.findings.passed() && self.drained.settled && self.cron.passed()
     }
 
     /// Faults of `kind` injected.
@@ -213,6 +215,35 @@ impl fmt::Display for Report {
                 x.ledger_unrecorded.len()
             )?;
         }
+        let c = &self.cron;
+        writeln!(
+            f,
+            "  cron: {} schedule(s) (every 1 s, every 2 s); ticks fired {}, messages {}; runs per tick: min {}, max {}{}",
+            c.schedules,
+            c.ticks_fired,
+            c.messages,
+            c.min_per_tick,
+            c.max_per_tick,
+            if c.max_per_tick == 1 && c.min_per_tick == 1 {
+                " (exactly one each)"
+            } else {
+                ""
+            }
+        )?;
+        writeln!(
+            f,
+            "  cron: runs lost {}, duplicated ticks {}, stray messages {}; collapsed (no server could fire) {}, half-fired at the check {}",
+            c.lost,
+            c.duplicated.len(),
+            c.stray,
+            c.collapsed,
+            c.half_fired
+        )?;
+        list(
+            f,
+            "cron ticks published twice (job, tick, messages)",
+            &c.duplicated,
+        )?;
         writeln!(f, "  logs: {}", self.run_dir.display())?;
         write!(
             f,

@@ -6,8 +6,9 @@
 //!    redelivery sampler running beside it.
 //! 3. Faults stop (PostgreSQL is up, killed processes come back), then the
 //!    drain ([`drain::run`]).
-//! 4. The check ([`check::run`]) and the worker logs ([`logs::read`]):
-//!    the [`Report`].
+//! 4. The check ([`check::run`]), the cron scenario's count
+//!    ([`cron::check`]) and the worker logs ([`logs::read`]): the
+//!    [`Report`].
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -24,7 +25,7 @@ use crate::faults::{self, Counts, Kind};
 use crate::pipeline::{Binaries, Pipeline};
 use crate::report::Report;
 use crate::sampler::{self, Seen};
-use crate::{check, client, drain, logs};
+use crate::{check, client, cron, drain, logs};
 
 /// Runs the pipeline under faults and checks it. An `Err` means the run
 /// could not be carried out (a binary missing, PostgreSQL not starting);
@@ -52,6 +53,9 @@ pub async fn run(config: Config) -> anyhow::Result<Report> {
     // Whatever happens below, the children die with the run.
     let _stop_guard = stop.clone().drop_guard();
     let pipeline = Arc::new(Pipeline::start(&config, &cluster, &bins, &run_dir, &stop).await?);
+
+    // The cron scenario fires through everything that follows.
+    let cron_setup = cron::start(pipeline.server_ports[0]).await?;
 
     let seen = Arc::new(Seen::default());
     let sampling = stop.child_token();
@@ -115,6 +119,7 @@ pub async fn run(config: Config) -> anyhow::Result<Report> {
     sampling.cancel();
     let _ = sampler.await;
     let findings = check::run(&load.keys, &cluster.queue_url, &cluster.app_url).await?;
+    let cron = cron::check(&cron_setup, &cluster.queue_url).await?;
     stop.cancel();
     let worker_log = logs::read(&run_dir);
 
@@ -150,6 +155,7 @@ pub async fn run(config: Config) -> anyhow::Result<Report> {
         worker_log,
         drained,
         findings,
+        cron,
         run_dir: PathBuf::from(&run_dir),
     };
     // Beside the logs, for a run that failed in a test.

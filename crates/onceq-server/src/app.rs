@@ -26,7 +26,9 @@ use crate::{
     ApiError, AppState, dashboard, envelope,
     guard::{Guarded, guard},
     metrics, openapi,
-    routes::{account, admin, consume, discovery, health, lease, message, publish, push, queues},
+    routes::{
+        account, admin, consume, cron, discovery, health, lease, message, publish, push, queues,
+    },
 };
 
 /// Builds the HTTP application over `state`.
@@ -113,6 +115,14 @@ fn keyed() -> Vec<(&'static CapabilityDef, UtoipaMethodRouter<AppState>)> {
         (&cap::PUSH_SUBSCRIPTIONS, routes!(push::list)),
         (&cap::PUSH_UNSUBSCRIBE, routes!(push::unsubscribe)),
         (&cap::PUSH_UNSUBSCRIBE, routes!(push::unsubscribe_post)),
+        (&cap::CRON_CREATE, routes!(cron::create)),
+        (&cap::CRON_LIST, routes!(cron::list)),
+        (&cap::CRON_GET, routes!(cron::get)),
+        (&cap::CRON_UPDATE, routes!(cron::update)),
+        (&cap::CRON_PAUSE, routes!(cron::pause)),
+        (&cap::CRON_RESUME, routes!(cron::resume)),
+        (&cap::CRON_DELETE, routes!(cron::delete)),
+        (&cap::CRON_DELETE, routes!(cron::delete_post)),
         (&cap::BALANCE, routes!(account::balance)),
         (&cap::USAGE, routes!(account::usage)),
         (&cap::ADMIN_KEYS, routes!(admin::keys_list)),
@@ -187,6 +197,7 @@ mod tests {
                 "POST",
                 "/v1/queue/push_unsubscribe/{queue}/{subscription_id}",
             ),
+            ("POST", "/v1/cron/delete/{job_id}"),
         ]
         .into();
         let mut guarded = BTreeSet::new();

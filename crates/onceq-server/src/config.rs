@@ -20,6 +20,12 @@ pub struct ServerConfig {
     /// How often expired dedupe keys and messages past retention are
     /// removed (default 60 s).
     pub purge_interval: Duration,
+    /// The longest the cron loop sleeps between looks at the schedules
+    /// (default 1 s): a run is due on this server at its tick (the loop
+    /// wakes then), but a schedule created or resumed on another server is
+    /// seen within this. It bounds how late a run fires while a server is
+    /// up (docs/cron.md).
+    pub cron_poll_interval: Duration,
     /// While long-polling, how often a waiting consumer re-checks the store
     /// even without a local wake-up: covers publishes on other servers that
     /// share the database, and delayed messages coming due (default 250 ms).
@@ -120,6 +126,7 @@ impl Default for ServerConfig {
             lease_reap_interval: Duration::from_secs(1),
             lease_reap_batch: 1000,
             purge_interval: Duration::from_secs(60),
+            cron_poll_interval: Duration::from_secs(1),
             long_poll_recheck: Duration::from_millis(250),
             max_body_bytes: 4 * 1024 * 1024,
             max_batch: onceq_types::MAX_BATCH,

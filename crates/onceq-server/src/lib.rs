@@ -46,7 +46,9 @@
 //! - [`dashboard`]: the web dashboard under `/dashboard` (server-rendered
 //!   HTML, vendored htmx, sign-in with an API key).
 //! - [`maintenance`]: background services: lease expiry, dedupe-key purge,
-//!   retention, metrics upkeep, account sync.
+//!   retention, metrics upkeep, account sync, cron firing.
+//! - [`cron`]: cron schedules: expressions and zones, create/update input,
+//!   firing a run exactly once, the API's view of a schedule.
 //! - [`metrics`]: Prometheus counters, histograms and gauges; `GET /metrics`.
 //! - [`outage`]: one WARN per database outage, not one per failed request.
 //! - [`openapi`]: the OpenAPI document generated from the handlers;
@@ -70,6 +72,7 @@ pub mod caller;
 pub mod clock;
 pub mod config;
 pub mod connections;
+pub mod cron;
 pub mod dashboard;
 pub mod envelope;
 pub mod error;

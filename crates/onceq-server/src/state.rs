@@ -30,6 +30,9 @@ pub struct AppState {
     /// Recent publish/ack counts per queue (this process only), for the
     /// dashboard's charts.
     pub throughput: Arc<Throughput>,
+    /// Wakes this server's cron loop when a schedule's next tick changed
+    /// here (create, update, resume).
+    pub cron_wake: Arc<tokio::sync::Notify>,
 }
 
 impl AppState {
@@ -45,6 +48,7 @@ impl AppState {
             shutdown: CancellationToken::new(),
             accounts: Arc::new(Accounts::default()),
             throughput: Arc::new(Throughput::default()),
+            cron_wake: Arc::new(tokio::sync::Notify::new()),
         }
     }
 

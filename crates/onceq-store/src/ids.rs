@@ -22,3 +22,8 @@ pub fn payload_hash(payload: &str) -> [u8; 32] {
 pub fn subscription_id() -> String {
     format!("psub_{}", uuid::Uuid::now_v7().simple())
 }
+
+/// A new cron schedule id: `cron_` and a UUID v7 in hex.
+pub fn cron_id() -> String {
+    format!("cron_{}", uuid::Uuid::now_v7().simple())
+}

@@ -258,6 +258,33 @@ pub trait Store: Send + Sync + 'static {
         now: jiff::Timestamp,
     ) -> crate::Result<Vec<crate::SubscriptionDue>>;
 
+    // ------------------------------------------------------------ cron
+
+    /// Stores a schedule. With an idempotency key already used in the
+    /// project, stores nothing and answers that schedule (`created: false`).
+    async fn cron_insert(&self, p: crate::CronInsert) -> crate::Result<crate::CronInserted>;
+    /// One schedule of a project, with its recent runs (newest first).
+    async fn cron_get(&self, job: &crate::CronRef) -> crate::Result<Option<crate::CronRecord>>;
+    /// The project's schedules, oldest first, without their runs.
+    async fn cron_list(&self, project: &str) -> crate::Result<Vec<crate::CronRecord>>;
+    /// Replaces a schedule's spec and next tick; `None` if no such schedule.
+    async fn cron_update(&self, p: crate::CronUpdate) -> crate::Result<Option<crate::CronRecord>>;
+    /// Pauses or resumes a schedule; `None` if no such schedule.
+    async fn cron_pause(&self, p: crate::CronPause) -> crate::Result<Option<crate::CronRecord>>;
+    /// Deletes a schedule and its runs; false if no such schedule.
+    async fn cron_delete(&self, job: &crate::CronRef) -> crate::Result<bool>;
+    /// The schedules of every project due at `now` (see [`crate::CronDue`]).
+    async fn cron_due(&self, now: jiff::Timestamp, limit: u32) -> crate::Result<crate::CronDue>;
+    /// Records a fired run and advances its schedule, in one transaction,
+    /// only while the schedule's next tick is still the run's: true if this
+    /// call advanced it. A second call for the same tick (another server,
+    /// or this one after a crash) changes nothing and answers false.
+    async fn cron_advance(&self, p: crate::CronAdvance) -> crate::Result<bool>;
+    /// Sets how a run ended (a task's delivery), recording the run if its
+    /// advance has not yet (see [`crate::CronRunOutcome`]); false if the
+    /// schedule is gone.
+    async fn cron_run_outcome(&self, p: crate::CronRunOutcome) -> crate::Result<bool>;
+
     // ------------------------------------------------------------ maintenance
 
     /// Ends up to `limit` leases that expired at or before `now`, in every

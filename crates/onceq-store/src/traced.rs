@@ -118,6 +118,15 @@ traced! {
     fn subscription_list(&self, q: &QueueRef) -> Result<Vec<SubscriptionRecord>>;
     fn subscription_delete(&self, p: SubscriptionDelete) -> Result<bool>;
     fn subscription_scan(&self, now: Timestamp) -> Result<Vec<SubscriptionDue>>;
+    fn cron_insert(&self, p: CronInsert) -> Result<CronInserted>;
+    fn cron_get(&self, job: &CronRef) -> Result<Option<CronRecord>>;
+    fn cron_list(&self, project: &str) -> Result<Vec<CronRecord>>;
+    fn cron_update(&self, p: CronUpdate) -> Result<Option<CronRecord>>;
+    fn cron_pause(&self, p: CronPause) -> Result<Option<CronRecord>>;
+    fn cron_delete(&self, job: &CronRef) -> Result<bool>;
+    fn cron_due(&self, now: Timestamp, limit: u32) -> Result<CronDue>;
+    fn cron_advance(&self, p: CronAdvance) -> Result<bool>;
+    fn cron_run_outcome(&self, p: CronRunOutcome) -> Result<bool>;
     fn lease_expire(&self, now: Timestamp, limit: u32) -> Result<LeaseExpiry>;
     fn dedupe_purge(&self, now: Timestamp) -> Result<u64>;
     fn message_retention_purge(&self, now: Timestamp) -> Result<u64>;

@@ -205,6 +205,62 @@ pub const PUSH_UNSUBSCRIBE: CapabilityDef = CapabilityDef {
     unit: Unit::Call,
     action: Action::Admin,
 };
+/// `POST /v1/cron/create`.
+pub const CRON_CREATE: CapabilityDef = CapabilityDef {
+    id: "cron.create",
+    method: "POST",
+    path: "/v1/cron/create",
+    unit: Unit::Call,
+    action: Action::Admin,
+};
+/// `GET /v1/cron/list`.
+pub const CRON_LIST: CapabilityDef = CapabilityDef {
+    id: "cron.list",
+    method: "GET",
+    path: "/v1/cron/list",
+    unit: Unit::Call,
+    action: Action::Read,
+};
+/// `GET /v1/cron/get/{job_id}`.
+pub const CRON_GET: CapabilityDef = CapabilityDef {
+    id: "cron.get",
+    method: "GET",
+    path: "/v1/cron/get/{job_id}",
+    unit: Unit::Call,
+    action: Action::Read,
+};
+/// `POST /v1/cron/update`.
+pub const CRON_UPDATE: CapabilityDef = CapabilityDef {
+    id: "cron.update",
+    method: "POST",
+    path: "/v1/cron/update",
+    unit: Unit::Call,
+    action: Action::Admin,
+};
+/// `POST /v1/cron/pause/{job_id}`.
+pub const CRON_PAUSE: CapabilityDef = CapabilityDef {
+    id: "cron.pause",
+    method: "POST",
+    path: "/v1/cron/pause/{job_id}",
+    unit: Unit::Call,
+    action: Action::Admin,
+};
+/// `POST /v1/cron/resume/{job_id}`.
+pub const CRON_RESUME: CapabilityDef = CapabilityDef {
+    id: "cron.resume",
+    method: "POST",
+    path: "/v1/cron/resume/{job_id}",
+    unit: Unit::Call,
+    action: Action::Admin,
+};
+/// `DELETE /v1/cron/delete/{job_id}`.
+pub const CRON_DELETE: CapabilityDef = CapabilityDef {
+    id: "cron.delete",
+    method: "DELETE",
+    path: "/v1/cron/delete/{job_id}",
+    unit: Unit::Call,
+    action: Action::Admin,
+};
 /// `GET /v1/admin/keys` (admin API: needs the `accounts` action).
 pub const ADMIN_KEYS: CapabilityDef = CapabilityDef {
     id: "admin.keys.list",
@@ -293,6 +349,13 @@ pub const CAPABILITIES: &[CapabilityDef] = &[
     PUSH_SUBSCRIBE,
     PUSH_SUBSCRIPTIONS,
     PUSH_UNSUBSCRIBE,
+    CRON_CREATE,
+    CRON_LIST,
+    CRON_GET,
+    CRON_UPDATE,
+    CRON_PAUSE,
+    CRON_RESUME,
+    CRON_DELETE,
     ADMIN_KEYS,
     ADMIN_KEYS_CREATE,
     ADMIN_KEYS_REVOKE,

@@ -20,6 +20,7 @@
 //! - [`names`]: validation of queue names.
 //! - `openapi` (feature `openapi`): schemas the `ToSchema` derives cannot
 //!   express; the server builds its OpenAPI document from these types.
+//! - [`cron`]: cron schedules: their calls, their record and their runs.
 //! - [`clock`]: the injectable clock (the one thing here that reads state:
 //!   the system time).
 #![warn(missing_docs)]
@@ -28,6 +29,7 @@ pub mod account;
 pub mod admin;
 pub mod capability;
 pub mod clock;
+pub mod cron;
 pub mod envelope;
 pub mod error;
 pub mod message;

@@ -53,7 +53,8 @@ mod trace_context;
 pub mod worker;
 
 pub use client::{
-    Client, ConsumeOptions, Error, NackOptions, PublishOptions, Published, Refusal, RetryPolicy,
+    Client, ConsumeOptions, CronCreated, Error, NackOptions, PublishOptions, Published, Refusal,
+    RetryPolicy,
 };
 #[cfg(feature = "postgres")]
 pub use onceq_pg as pg;

@@ -31,6 +31,13 @@ async fn small_run_loses_and_duplicates_nothing() {
         "no duplicate sends:\n{report}"
     );
     assert!(report.replays_answered > 0, "no replay answered:\n{report}");
+    // The cron scenario: each tick that fired published exactly one message.
+    assert!(report.cron.passed(), "cron:\n{report}");
+    assert!(
+        report.cron.ticks_fired >= 10,
+        "too few cron ticks:\n{report}"
+    );
+    assert_eq!(report.cron.max_per_tick, 1, "{report}");
     // Logs are kept only when something failed.
     let _ = std::fs::remove_dir_all(&report.run_dir);
 }

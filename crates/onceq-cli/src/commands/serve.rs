@@ -36,6 +36,10 @@ pub struct ServeArgs {
     /// How often expired dedupe keys and old messages are purged, in seconds.
     #[arg(long, env = "ONCEQ_PURGE_SECS", default_value_t = 60)]
     purge_secs: u64,
+    /// The longest the cron loop waits between looks at the schedules, in
+    /// milliseconds: how late a run may fire while a server is up.
+    #[arg(long, env = "ONCEQ_CRON_POLL_MS", default_value_t = 1_000)]
+    cron_poll_ms: u64,
     /// Prices per capability, e.g. "queue.publish=0.00002" (default: all free).
     #[arg(long, env = "ONCEQ_PRICES", default_value = "")]
     prices: String,
@@ -153,6 +157,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         "--store-timeout-ms must be positive"
     );
     anyhow::ensure!(args.purge_secs > 0, "--purge-secs must be positive");
+    anyhow::ensure!(args.cron_poll_ms > 0, "--cron-poll-ms must be positive");
     anyhow::ensure!(
         args.account_sync_ms > 0,
         "--account-sync-ms must be positive"
@@ -174,6 +179,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         dedupe_window: Duration::from_secs(args.dedupe_window_secs),
         lease_reap_interval: Duration::from_millis(args.lease_reap_ms),
         purge_interval: Duration::from_secs(args.purge_secs),
+        cron_poll_interval: Duration::from_millis(args.cron_poll_ms),
         max_batch: args.max_batch,
         // 4 MiB per 10 messages: a full batch of 256 KiB payloads fits.
         max_body_bytes: 4 * 1024 * 1024 * args.max_batch.div_ceil(10),

@@ -1,6 +1,6 @@
 //! End-to-end tests of the `onceq` binary: the real process, real stores,
 //! real HTTP. `process` starts servers; `cli` drives the subcommands;
-//! `daily` the commands of daily work (queue, ack/nack/extend, message,
+//! `cron` the cron commands and a one-shot fired by the server; `daily` the commands of daily work (queue, ack/nack/extend, message,
 //! queues with depths, dlq) on both stores; `errors` what failures say;
 //! `accounts` the key scopes, rotation and project limits; `bench` runs
 //! `onceq bench` in small;
@@ -18,6 +18,7 @@ mod bench;
 mod cli;
 mod compat;
 mod container;
+mod cron;
 mod daily;
 mod dashboard;
 mod deb;

@@ -10,8 +10,10 @@
 //! - [`account_sync`]: writes usage, records the heartbeat, re-reads credit
 //!   and rate limits.
 //! - [`metrics_upkeep`]: folds latency samples into their histograms.
+//! - [`cron_firing`]: fires due cron runs, woken at the next tick.
 
 pub mod account_sync;
+pub mod cron_firing;
 pub mod lease_reaper;
 pub mod metrics_upkeep;
 pub mod purger;
@@ -26,6 +28,7 @@ pub fn spawn_all(state: &AppState, tracker: &TaskTracker) {
     tracker.spawn(purger::run(state.clone()));
     tracker.spawn(account_sync::run(state.clone()));
     tracker.spawn(metrics_upkeep::run(state.clone()));
+    tracker.spawn(cron_firing::run(state.clone()));
 }
 
 /// Runs `tick` every `interval` until shutdown. A failing tick is logged

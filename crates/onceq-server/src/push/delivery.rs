@@ -164,6 +164,9 @@ async fn ack(ctx: &Ctx, target: &Target, message: &ClaimedMessage) {
         )
         .await;
     failed(ctx, &acked);
+    if let Ok(true) = acked {
+        crate::cron::task::delivery_ended(&ctx.state, &queue.queue, message, None).await;
+    }
     let (subscription, message_id) = (&target.record.subscription_id, &message.message_id);
     match acked {
         Ok(true) => {
@@ -204,6 +207,11 @@ async fn nack(ctx: &Ctx, target: &Target, message: &ClaimedMessage, reason: &str
         )
         .await;
     failed(ctx, &nacked);
+    if let Ok(o) = &nacked
+        && o.dead_lettered
+    {
+        crate::cron::task::delivery_ended(&ctx.state, &queue.queue, message, Some(reason)).await;
+    }
     let (subscription, message_id) = (&target.record.subscription_id, &message.message_id);
     let delivery_count = message.delivery_count;
     match nacked {

@@ -10,6 +10,7 @@
 pub mod account;
 pub mod admin;
 pub mod consume;
+pub mod cron;
 pub mod discovery;
 pub mod health;
 pub mod lease;

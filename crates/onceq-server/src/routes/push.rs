@@ -217,7 +217,7 @@ fn checked_secret(secret: String) -> Result<String, ApiError> {
 }
 
 /// `whsec_` and 256 random bits in hex.
-fn generated_secret() -> String {
+pub(crate) fn generated_secret() -> String {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
     format!("whsec_{}", hex::encode(bytes))

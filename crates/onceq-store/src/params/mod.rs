@@ -10,6 +10,7 @@
 //! - `browse`
 //! - `subscriptions`
 //! - `triage`
+//! - `cron`
 
 /// Names a queue inside a project.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +32,7 @@ impl QueueRef {
 }
 
 mod browse;
+mod cron;
 mod keys;
 mod maintenance;
 mod messages;
@@ -40,6 +42,7 @@ mod subscriptions;
 mod triage;
 
 pub use browse::*;
+pub use cron::*;
 pub use keys::*;
 pub use maintenance::*;
 pub use messages::*;

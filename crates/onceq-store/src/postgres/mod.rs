@@ -15,7 +15,8 @@
 //!   takes its next group.
 //! - `key_cache`: key lookups from memory, cleared by LISTEN/NOTIFY.
 //! - `keys`, `queues`, `publish`, `claim`, `lease`, `dlq`,
-//!   `browse`, `triage`, `subscriptions`, `maintenance`: the operations, by concept.
+//!   `browse`, `triage`, `subscriptions`, `cron`, `maintenance`: the
+//!   operations, by concept.
 //! - `observe`: queue depths and pool use for `/metrics`.
 //!
 //! # Concurrency
@@ -35,6 +36,7 @@ mod accounts;
 mod ack_group;
 mod browse;
 mod claim;
+mod cron;
 mod db;
 mod dlq;
 mod errors;
@@ -396,6 +398,44 @@ impl crate::Store for PgStore {
 
     async fn subscription_scan(&self, now: jiff::Timestamp) -> Result<Vec<crate::SubscriptionDue>> {
         errors::retrying(self.bound, || self.subscription_scan_once(now)).await
+    }
+
+    async fn cron_insert(&self, p: crate::CronInsert) -> Result<crate::CronInserted> {
+        // Made once, so a retried insert reuses it.
+        let id = crate::ids::cron_id();
+        errors::retrying(self.bound, || self.cron_insert_once(&p, &id)).await
+    }
+
+    async fn cron_get(&self, job: &crate::CronRef) -> Result<Option<crate::CronRecord>> {
+        errors::retrying(self.bound, || self.cron_get_once(job)).await
+    }
+
+    async fn cron_list(&self, project: &str) -> Result<Vec<crate::CronRecord>> {
+        errors::retrying(self.bound, || self.cron_list_once(project)).await
+    }
+
+    async fn cron_update(&self, p: crate::CronUpdate) -> Result<Option<crate::CronRecord>> {
+        errors::retrying(self.bound, || self.cron_update_once(&p)).await
+    }
+
+    async fn cron_pause(&self, p: crate::CronPause) -> Result<Option<crate::CronRecord>> {
+        errors::retrying(self.bound, || self.cron_pause_once(&p)).await
+    }
+
+    async fn cron_delete(&self, job: &crate::CronRef) -> Result<bool> {
+        errors::retrying(self.bound, || self.cron_delete_once(job)).await
+    }
+
+    async fn cron_due(&self, now: jiff::Timestamp, limit: u32) -> Result<crate::CronDue> {
+        errors::retrying(self.bound, || self.cron_due_once(now, limit)).await
+    }
+
+    async fn cron_advance(&self, p: crate::CronAdvance) -> Result<bool> {
+        errors::retrying(self.bound, || self.cron_advance_once(&p)).await
+    }
+
+    async fn cron_run_outcome(&self, p: crate::CronRunOutcome) -> Result<bool> {
+        errors::retrying(self.bound, || self.cron_run_outcome_once(&p)).await
     }
 
     async fn lease_expire(&self, now: jiff::Timestamp, limit: u32) -> Result<crate::LeaseExpiry> {

@@ -7,7 +7,7 @@
 //! - `migrate`: schema migrations.
 //! - `accounts`: credit limits, usage buckets, server heartbeats.
 //! - `keys`, `queues`, `publish`, `claim`, `lease`, `dlq`,
-//!   `browse`, `triage`, `subscriptions`, `maintenance`, `observe`: the
+//!   `browse`, `triage`, `subscriptions`, `cron`, `maintenance`, `observe`: the
 //!   operations, one concept each (the same modules as the PostgreSQL
 //!   backend's), written against a plain `&Connection` so they run on either.
 //! - `time`: timestamps as INTEGER microseconds.
@@ -49,6 +49,7 @@ mod accounts;
 mod browse;
 mod claim;
 mod conn;
+mod cron;
 mod dlq;
 mod errors;
 mod keys;
@@ -343,6 +344,49 @@ impl Store for SqliteStore {
         self.readers
             .run(move |conn| subscriptions::scan(conn, now))
             .await
+    }
+
+    async fn cron_insert(&self, p: crate::CronInsert) -> Result<crate::CronInserted> {
+        self.writer.run(move |tx| cron::insert(tx, &p)).await
+    }
+
+    async fn cron_get(&self, job: &crate::CronRef) -> Result<Option<crate::CronRecord>> {
+        let job = job.clone();
+        self.readers.run(move |conn| cron::get(conn, &job)).await
+    }
+
+    async fn cron_list(&self, project: &str) -> Result<Vec<crate::CronRecord>> {
+        let project = project.to_owned();
+        self.readers
+            .run(move |conn| cron::list(conn, &project))
+            .await
+    }
+
+    async fn cron_update(&self, p: crate::CronUpdate) -> Result<Option<crate::CronRecord>> {
+        self.writer.run(move |tx| cron::update(tx, &p)).await
+    }
+
+    async fn cron_pause(&self, p: crate::CronPause) -> Result<Option<crate::CronRecord>> {
+        self.writer.run(move |tx| cron::pause(tx, &p)).await
+    }
+
+    async fn cron_delete(&self, job: &crate::CronRef) -> Result<bool> {
+        let job = job.clone();
+        self.writer.run(move |tx| cron::delete(tx, &job)).await
+    }
+
+    async fn cron_due(&self, now: Timestamp, limit: u32) -> Result<crate::CronDue> {
+        self.readers
+            .run(move |conn| cron::due(conn, now, limit))
+            .await
+    }
+
+    async fn cron_advance(&self, p: crate::CronAdvance) -> Result<bool> {
+        self.writer.run(move |tx| cron::advance(tx, &p)).await
+    }
+
+    async fn cron_run_outcome(&self, p: crate::CronRunOutcome) -> Result<bool> {
+        self.writer.run(move |tx| cron::run_outcome(tx, &p)).await
     }
 
     async fn lease_expire(&self, now: Timestamp, limit: u32) -> Result<LeaseExpiry> {

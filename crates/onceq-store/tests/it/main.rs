@@ -30,6 +30,8 @@
 //! - [`concurrency`]: racing publishers and claimers, two Postgres "servers".
 //! - [`subscriptions`]: push subscriptions: add, list, delete, limits,
 //!   tenancy, and the dispatcher's scan.
+//! - [`cron`]: cron schedules: storage, create's dedupe, the due scan,
+//!   one run per tick however many firings race.
 //! - [`headers`]: message headers kept on every path a message takes.
 //! - [`fifo`]: FIFO queues: order and one in flight per group, alone and
 //!   under concurrent claimers (and two Postgres "servers").
@@ -82,6 +84,7 @@ mod ack_nack;
 mod browse;
 mod claim;
 mod concurrency;
+mod cron;
 mod dedupe;
 mod depths;
 mod dlq;

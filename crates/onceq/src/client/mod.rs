@@ -3,9 +3,12 @@
 //! - `error`: [`Error`], one variant per failure a caller branches on.
 //! - `retry`: [`RetryPolicy`], exponential backoff with full jitter.
 //! - `admin`: the admin API's calls (keys and projects of every project).
+//! - `cron`: cron schedules: create, list, get, update, pause, resume,
+//!   delete.
 //! - this module: [`Client`] and its call options.
 
 mod admin;
+mod cron;
 mod error;
 mod retry;
 
@@ -21,6 +24,7 @@ use reqwest::{Method, StatusCode, header};
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::value::RawValue;
 
+pub use cron::CronCreated;
 pub use error::{Error, Refusal};
 pub use retry::RetryPolicy;
 

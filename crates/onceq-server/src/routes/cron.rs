@@ -1,0 +1,403 @@
+//! Cron schedules (docs/cron.md): create, list, get (with recent runs),
+//! update, pause, resume, delete. Firing is `maintenance::cron_firing`.
+
+use axum::{
+    extract::{FromRequestParts, State},
+    http::request::Parts,
+};
+use onceq_store::{CronInsert, CronPause, CronRecord, CronRef, CronTarget, CronUpdate as Update};
+use onceq_types::{
+    ErrorCode,
+    cron::{CronCreate, CronDeleted, CronJob, CronUpdate},
+    reply::Items,
+};
+use utoipa::IntoParams;
+
+use crate::{
+    ApiError, AppState,
+    caller::Caller,
+    cron::{input, shown, task},
+    envelope::Reply,
+    extract::Body,
+    openapi::responses::{
+        InvalidParams, NotFound, Ok, OkList, Refused, StoreFailed, TimedOut, TooLarge, Unauthorized,
+    },
+    routes::push::generated_secret,
+    validate,
+};
+
+/// `POST /v1/cron/create`.
+#[utoipa::path(
+    post,
+    path = "/v1/cron/create",
+    operation_id = "cron_create",
+    tag = "cron",
+    summary = "Create a cron schedule",
+    description = "A schedule publishes payload (and headers) into an existing queue of the key's project at each tick of cron_expr (five fields, six with seconds first, or @hourly-style names) read in timezone (IANA, default UTC), or once at run_at. Each run is published exactly once, however many servers share the database: its message carries the idempotency key cron:<job_id>:<scheduled time>. A repeated create with the same idempotency_key answers the first schedule (metadata.idempotent_replay: true). a task URL gets a queue of its own (cron-task-<id>) with a push subscription to it: each run is delivered as a push delivery is (signed with the secret this answer shows once, retried, SSRF-guarded). 400 for a bad expression or zone, both or neither of cron_expr and run_at, both or neither of queue and task, an unknown queue.",
+    request_body = CronCreate,
+    responses(Ok<CronJob>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, StoreFailed)
+)]
+pub async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(req): Body<CronCreate>,
+) -> Result<Reply<CronJob>, ApiError> {
+    let input = input::create(req, &state.config.push)?;
+    check_target(&state, &caller, &input.spec.target).await?;
+    let now = state.clock.now();
+    let next_run_at = input.schedule.first(now).map_err(|e| {
+        ApiError::invalid(format!("cron_expr: {}", e.0))
+            .with_hint("check the day of month and month: the expression must match some date")
+    })?;
+    let task_url = match &input.spec.target {
+        CronTarget::Task(url) => Some(url.clone()),
+        CronTarget::Queue(_) => None,
+    };
+    let inserted = state
+        .store
+        .cron_insert(CronInsert {
+            project: caller.project.clone(),
+            spec: input.spec,
+            next_run_at,
+            idempotency_key: input.idempotency_key,
+            now,
+        })
+        .await
+        .map_err(|e| ApiError::from_store(e, ""))?;
+    let mut secret = None;
+    if let (Some(url), true) = (task_url, inserted.created) {
+        let job = job_ref(&caller, &inserted.job.job.job_id);
+        match task::provision(&state, &job.project, &job.job_id, &url, generated_secret()).await {
+            Ok(subscription) => secret = Some(subscription.secret),
+            Err(e) => {
+                // Nothing half-stored: the schedule goes with its queue.
+                let _ = task::unprovision(&state, &job.project, &job.job_id).await;
+                let _ = state.store.cron_delete(&job).await;
+                return Err(ApiError::from_store(e, ""));
+            }
+        }
+    }
+    state.cron_wake.notify_one();
+    let shown = CronJob {
+        secret,
+        ..shown::job(inserted.job)?
+    };
+    Ok(caller.reply(shown).replay(!inserted.created))
+}
+
+/// A target the caller may use: an existing queue of its project that its
+/// key's patterns allow, or a task URL (already checked by the SSRF guard).
+async fn check_target(
+    state: &AppState,
+    caller: &Caller,
+    target: &CronTarget,
+) -> Result<(), ApiError> {
+    match target {
+        CronTarget::Queue(queue) => {
+            let q = caller.queue(queue)?;
+            let found = state
+                .store
+                .queue_get(&q)
+                .await
+                .map_err(|e| ApiError::from_store(e, queue))?;
+            if found.is_none() {
+                return Err(ApiError::invalid(format!(
+                    "queue: {queue:?} does not exist in this project"
+                ))
+                .with_hint("create the queue first (POST /v1/queue/create), or check its name"));
+            }
+            Ok(())
+        }
+        CronTarget::Task(_) => Ok(()),
+    }
+}
+
+/// `GET /v1/cron/list`.
+#[utoipa::path(
+    get,
+    path = "/v1/cron/list",
+    operation_id = "cron_list",
+    tag = "cron",
+    summary = "The project's cron schedules",
+    description = "Oldest first, each without its runs (GET /v1/cron/get/{job_id} shows them).",
+    responses(OkList<CronJob>, Unauthorized, Refused, StoreFailed)
+)]
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Reply<Items<CronJob>>, ApiError> {
+    let items = state
+        .store
+        .cron_list(&caller.project)
+        .await
+        .map_err(|e| ApiError::from_store(e, ""))?
+        .into_iter()
+        .map(shown::job)
+        .collect::<Result<_, _>>()?;
+    Ok(caller.reply(Items { items }))
+}
+
+/// `GET /v1/cron/get/{job_id}`.
+#[utoipa::path(
+    get,
+    path = "/v1/cron/get/{job_id}",
+    operation_id = "cron_get",
+    tag = "cron",
+    summary = "A cron schedule with its recent runs",
+    description = "runs: the 20 newest, newest first, each {scheduled_at, fired_at, message_id, outcome}. 404 NOT_FOUND for an unknown job_id.",
+    params(JobParam),
+    responses(Ok<CronJob>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
+)]
+pub async fn get(
+    State(state): State<AppState>,
+    caller: Caller,
+    JobPath(job_id): JobPath,
+) -> Result<Reply<CronJob>, ApiError> {
+    let job = found(&state, &caller, &job_id).await?;
+    Ok(caller.reply(shown::job(job)?))
+}
+
+async fn found(state: &AppState, caller: &Caller, job_id: &str) -> Result<CronRecord, ApiError> {
+    state
+        .store
+        .cron_get(&job_ref(caller, job_id))
+        .await
+        .map_err(|e| ApiError::from_store(e, ""))?
+        .ok_or_else(|| not_found(job_id))
+}
+
+fn job_ref(caller: &Caller, job_id: &str) -> CronRef {
+    CronRef {
+        project: caller.project.clone(),
+        job_id: job_id.to_owned(),
+    }
+}
+
+fn not_found(job_id: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::NotFound,
+        format!("cron job {job_id:?} not found in this project"),
+    )
+    .with_hint("GET /v1/cron/list shows the project's schedules and their job_id")
+}
+
+/// `POST /v1/cron/update`.
+#[utoipa::path(
+    post,
+    path = "/v1/cron/update",
+    operation_id = "cron_update",
+    tag = "cron",
+    summary = "Change a cron schedule",
+    description = "The fields given replace the schedule's (cron_expr and run_at replace each other, as queue and task do); the next tick is computed again from now. Runs already fired stay as they were. 404 NOT_FOUND for an unknown job_id.",
+    request_body = CronUpdate,
+    responses(Ok<CronJob>, InvalidParams, Unauthorized, Refused, NotFound, TooLarge, TimedOut, StoreFailed)
+)]
+pub async fn update(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(req): Body<CronUpdate>,
+) -> Result<Reply<CronJob>, ApiError> {
+    let job_id = input::update_job_id(&req)?;
+    let old = found(&state, &caller, &job_id).await?;
+    let mut spec = old.spec.clone();
+    let schedule = input::update(&mut spec, req, &state.config.push)?;
+    if spec.target != old.spec.target {
+        let task = |t: &CronTarget| matches!(t, CronTarget::Task(_));
+        if task(&spec.target) || task(&old.spec.target) {
+            // A task schedule owns its queue and its subscription's secret:
+            // a new URL is a new schedule.
+            return Err(ApiError::invalid(
+                "task: the target of a task schedule cannot change, nor can a queue schedule become one",
+            )
+            .with_hint("delete the schedule and create a new one with the new target"));
+        }
+        check_target(&state, &caller, &spec.target).await?;
+    }
+    let now = state.clock.now();
+    let ended = spec.max_runs.is_some_and(|max| old.run_count >= max);
+    let next_run_at = if ended {
+        None
+    } else if spec.cron_expr.is_none() && spec.run_at == old.spec.run_at {
+        // The same one-shot: fired or not, as it was.
+        old.next_run_at
+    } else {
+        schedule
+            .first(now)
+            .map_err(|e| ApiError::invalid(format!("cron_expr: {}", e.0)))?
+    };
+    let updated = state
+        .store
+        .cron_update(Update {
+            job: job_ref(&caller, &job_id),
+            spec,
+            next_run_at,
+            now,
+        })
+        .await
+        .map_err(|e| ApiError::from_store(e, ""))?
+        .ok_or_else(|| not_found(&job_id))?;
+    state.cron_wake.notify_one();
+    Ok(caller.reply(shown::job(updated)?))
+}
+
+/// `POST /v1/cron/pause/{job_id}`.
+#[utoipa::path(
+    post,
+    path = "/v1/cron/pause/{job_id}",
+    operation_id = "cron_pause",
+    tag = "cron",
+    summary = "Pause a cron schedule",
+    description = "A paused schedule does not fire; its next tick is kept as it was. Pausing a paused schedule changes nothing. 404 NOT_FOUND for an unknown job_id.",
+    params(JobParam),
+    responses(Ok<CronJob>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
+)]
+pub async fn pause(
+    State(state): State<AppState>,
+    caller: Caller,
+    JobPath(job_id): JobPath,
+) -> Result<Reply<CronJob>, ApiError> {
+    set_paused(state, caller, job_id, true).await
+}
+
+/// `POST /v1/cron/resume/{job_id}`.
+#[utoipa::path(
+    post,
+    path = "/v1/cron/resume/{job_id}",
+    operation_id = "cron_resume",
+    tag = "cron",
+    summary = "Resume a paused cron schedule",
+    description = "The ticks that passed while it was paused are skipped: an expression's next tick is the first after now; a one-shot whose time passed fires at once. Resuming a running schedule changes nothing. 404 NOT_FOUND for an unknown job_id.",
+    params(JobParam),
+    responses(Ok<CronJob>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
+)]
+pub async fn resume(
+    State(state): State<AppState>,
+    caller: Caller,
+    JobPath(job_id): JobPath,
+) -> Result<Reply<CronJob>, ApiError> {
+    set_paused(state, caller, job_id, false).await
+}
+
+async fn set_paused(
+    state: AppState,
+    caller: Caller,
+    job_id: String,
+    paused: bool,
+) -> Result<Reply<CronJob>, ApiError> {
+    let old = found(&state, &caller, &job_id).await?;
+    if old.paused == paused {
+        return Ok(caller.reply(shown::job(old)?));
+    }
+    let now = state.clock.now();
+    let next_run_at = match (&old.spec.cron_expr, old.next_run_at) {
+        // Ticks missed while paused are skipped, not fired on resume.
+        (Some(_), Some(_)) => input::parsed(&old.spec)?
+            .next_after(now)
+            .map_err(|e| ApiError::invalid(format!("cron_expr: {}", e.0)))?,
+        // A one-shot keeps its time (past: it fires at once); an ended
+        // schedule stays ended.
+        (_, next) => next,
+    };
+    let record = state
+        .store
+        .cron_pause(CronPause {
+            job: job_ref(&caller, &job_id),
+            paused,
+            next_run_at,
+            now,
+        })
+        .await
+        .map_err(|e| ApiError::from_store(e, ""))?
+        .ok_or_else(|| not_found(&job_id))?;
+    if !paused {
+        state.cron_wake.notify_one();
+    }
+    Ok(caller.reply(shown::job(record)?))
+}
+
+/// `DELETE /v1/cron/delete/{job_id}`.
+#[utoipa::path(
+    delete,
+    path = "/v1/cron/delete/{job_id}",
+    operation_id = "cron_delete",
+    tag = "cron",
+    summary = "Delete a cron schedule",
+    description = "The schedule and its runs are deleted; messages its runs published stay in their queue (a task schedule's own queue goes with it). POST to the same path does the same (operation cron_delete_post). 404 NOT_FOUND for an unknown job_id.",
+    params(JobParam),
+    responses(Ok<CronDeleted>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
+)]
+pub async fn delete(
+    State(state): State<AppState>,
+    caller: Caller,
+    JobPath(job_id): JobPath,
+) -> Result<Reply<CronDeleted>, ApiError> {
+    let job = found(&state, &caller, &job_id).await?;
+    let deleted = state
+        .store
+        .cron_delete(&job.job)
+        .await
+        .map_err(|e| ApiError::from_store(e, ""))?;
+    if !deleted {
+        return Err(not_found(&job_id));
+    }
+    if let CronTarget::Task(_) = job.spec.target {
+        task::unprovision(&state, &caller.project, &job_id)
+            .await
+            .map_err(|e| ApiError::from_store(e, ""))?;
+    }
+    Ok(caller.reply(CronDeleted {
+        job_id,
+        deleted: true,
+    }))
+}
+
+/// `POST /v1/cron/delete/{job_id}`: [`delete`] for clients that cannot
+/// send `DELETE`.
+#[utoipa::path(
+    post,
+    path = "/v1/cron/delete/{job_id}",
+    operation_id = "cron_delete_post",
+    tag = "cron",
+    summary = "Delete a cron schedule (POST)",
+    description = "The same as DELETE on this path, for clients that cannot send DELETE.",
+    params(JobParam),
+    responses(Ok<CronDeleted>, InvalidParams, Unauthorized, Refused, NotFound, StoreFailed)
+)]
+pub async fn delete_post(
+    state: State<AppState>,
+    caller: Caller,
+    path: JobPath,
+) -> Result<Reply<CronDeleted>, ApiError> {
+    delete(state, caller, path).await
+}
+
+/// The `{job_id}` path segment.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)] // only its schema is used; `JobPath` reads the value
+pub struct JobParam {
+    /// The schedule's id, as `cron/create` answered it (`cron_` and 32
+    /// hex digits).
+    #[param(
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
+    )]
+    job_id: String,
+}
+
+/// The `{job_id}` path segment, validated.
+pub struct JobPath(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for JobPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let axum::extract::Path(id) =
+            axum::extract::Path::<String>::from_request_parts(parts, state)
+                .await
+                .map_err(|e| ApiError::invalid(format!("job_id (in the path): {e}")))?;
+        validate::token("job_id", &id)?;
+        Ok(JobPath(id))
+    }
+}

@@ -1,0 +1,7 @@
+-- Pause keeps the next tick; resume writes the one the caller computed.
+UPDATE onceq_cron_jobs
+SET paused = $3,
+    next_run_at = CASE WHEN $3 THEN next_run_at ELSE $4 END,
+    updated_at = $5
+WHERE project = $1 AND id = $2
+RETURNING id, project, name, cron_expr, run_at, timezone, queue, task_url, payload, headers, max_runs, overlap_policy, next_run_at, run_count, last_message_id, paused, created_at
