@@ -54,6 +54,10 @@ pub struct QueueRecord {
     pub visibility_timeout_default: i32,
     /// Whether publishes may set `priority`. Consumption always honours it.
     pub enable_priority: bool,
+    /// True while the queue is paused (`POST /v1/queue/pause/{queue}`):
+    /// publishes are stored, nothing is handed out.
+    #[serde(default)]
+    pub paused: bool,
     /// When the queue was created.
     pub created_at: Timestamp,
 }
@@ -109,4 +113,7 @@ pub struct QueueStats {
     pub dead_letter_queue: Option<String>,
     /// Age of the oldest held message in whole seconds; 0 when empty.
     pub oldest_message_age_seconds: i64,
+    /// True while the queue is paused: nothing is handed out.
+    #[serde(default)]
+    pub paused: bool,
 }

@@ -63,7 +63,7 @@ use onceq_types::{
     },
     capability::{Billing, Capability, Discovery},
     push::{PushSubscribe, PushSubscription, PushUnsubscribed},
-    reply::{Acked, Deleted, Extended, Nacked, Purged, Redriven},
+    reply::{Acked, Deleted, Extended, Nacked, Paused, Purged, Redriven},
     request::{Redrive, UpdateQueue},
 };
 use onceq_types::{MessageDetail, MessageState};
@@ -85,7 +85,7 @@ use utoipa::{
     security(("bearer" = [])),
     components(schemas(
         ErrorBody, ErrorCode, Metadata, MessageStatus, PublishedMessage, ConsumedMessage,
-        QueueRecord, QueueStats, QueueType, Acked, Nacked, Extended, Purged, Deleted,
+        QueueRecord, QueueStats, QueueType, Acked, Nacked, Extended, Purged, Paused, Deleted,
         Redriven, Discovery, Capability, Billing, Redrive, PushSubscribe, PushSubscription,
         PushUnsubscribed, Usage, UsageItem, Balance, UpdateQueue, MessageDetail, MessageState,
         KeyInfo, CreatedKey, ProjectInfo, KeyCreate, KeyRevoke, KeyRotate, KeyLimits, ProjectLimits,

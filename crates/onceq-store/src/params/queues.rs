@@ -38,6 +38,15 @@ pub struct QueueUpdate {
     pub now: Timestamp,
 }
 
+/// `queue_pause`: pauses or resumes a queue (queue-api-2.md §6).
+#[derive(Debug, Clone)]
+pub struct QueuePause {
+    /// Project and name.
+    pub queue: QueueRef,
+    /// True to pause, false to resume; either is idempotent.
+    pub paused: bool,
+}
+
 /// The settings a `queue_update` changes; `None` keeps one as it is.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct QueueChanges {

@@ -10,7 +10,7 @@ use super::errors::Error;
 use super::{PgStore, sql};
 use crate::rules::queue_create::{self, DeadLetterQueue};
 use crate::rules::queue_update;
-use crate::{QueueCreate, QueueCreated, QueueRef, QueueUpdate, StoreError};
+use crate::{QueueCreate, QueueCreated, QueuePause, QueueRef, QueueUpdate, StoreError};
 
 fn queue_record(row: &Row) -> Result<QueueRecord, Error> {
     let queue_type: &str = row.get("queue_type");
@@ -24,6 +24,7 @@ fn queue_record(row: &Row) -> Result<QueueRecord, Error> {
         message_retention_days: row.get("message_retention_days"),
         visibility_timeout_default: row.get("visibility_timeout_default"),
         enable_priority: row.get("enable_priority"),
+        paused: row.get("paused"),
         created_at: row.get("created_at"),
     })
 }
@@ -217,6 +218,22 @@ impl PgStore {
         Ok(record)
     }
 
+    pub(super) async fn queue_pause_once(&self, p: &QueuePause) -> Result<QueueRecord, Error> {
+        let q = &p.queue;
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(sql::QUEUE_PAUSE).await?;
+        if client
+            .query_opt(&stmt, &[&q.project, &q.queue, &p.paused])
+            .await?
+            .is_none()
+        {
+            return Err(StoreError::QueueNotFound.into());
+        }
+        get_record(&client, q)
+            .await?
+            .ok_or_else(|| StoreError::QueueNotFound.into())
+    }
+
     pub(super) async fn queue_get_once(&self, q: &QueueRef) -> Result<Option<QueueRecord>, Error> {
         let client = self.client().await?;
         get_record(&client, q).await
@@ -275,6 +292,7 @@ impl PgStore {
             oldest_message_age_seconds: oldest
                 .map(|t| now.duration_since(t).as_secs().max(0))
                 .unwrap_or(0),
+            paused: row.get("paused"),
         })
     }
 

@@ -116,6 +116,7 @@ mod tests {
             message_retention_days: s.message_retention_days,
             visibility_timeout_default: s.visibility_timeout_default,
             enable_priority: s.enable_priority,
+            paused: false,
             created_at: jiff::Timestamp::UNIX_EPOCH,
         }
     }

@@ -9,6 +9,11 @@ use crate::{ClaimedMessage, MessageClaim, Result, ids};
 /// `Store::message_claim`.
 pub(super) fn claim(conn: &Connection, p: &MessageClaim) -> Result<Vec<ClaimedMessage>> {
     let queue = queues::get(conn, &p.queue)?;
+    // A paused queue hands nothing out (queue-api-2.md §6); its record is
+    // read anyway, so this costs no statement.
+    if queue.record.paused {
+        return Ok(Vec::new());
+    }
     let now = time::micros(p.now);
     // Due delayed messages become available first, so they compete for this
     // claim by priority and publish order like any other.

@@ -8,7 +8,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use super::{keys, time};
 use crate::rules::queue_create::{self, DeadLetterQueue};
 use crate::rules::queue_update;
-use crate::{QueueCreate, QueueCreated, QueueRef, QueueUpdate, Result, StoreError};
+use crate::{QueueCreate, QueueCreated, QueuePause, QueueRef, QueueUpdate, Result, StoreError};
 
 /// A queue as stored: its record plus the ids the other operations need.
 #[derive(Debug, Clone)]
@@ -92,6 +92,14 @@ pub(super) fn update(conn: &Connection, p: &QueueUpdate) -> Result<QueueRecord> 
         c.visibility_timeout_default,
         c.enable_priority,
     ])?;
+    Ok(get(conn, &p.queue)?.record)
+}
+
+/// `Store::queue_pause`.
+pub(super) fn pause(conn: &Connection, p: &QueuePause) -> Result<QueueRecord> {
+    let queue = get(conn, &p.queue)?;
+    conn.prepare_cached(sql!("queue_pause"))?
+        .execute(params![queue.id, p.paused])?;
     Ok(get(conn, &p.queue)?.record)
 }
 
@@ -185,6 +193,7 @@ pub(super) fn stats(conn: &Connection, q: &QueueRef, now: Timestamp) -> Result<Q
         dead_lettered,
         dead_letter_queue: queue.record.dead_letter_queue,
         oldest_message_age_seconds: oldest.map_or(0, |t| time::whole_seconds_since(t, now)),
+        paused: queue.record.paused,
     })
 }
 
@@ -208,6 +217,7 @@ fn queue(row: &Row<'_>) -> rusqlite::Result<Queue> {
             visibility_timeout_default: row.get(7)?,
             enable_priority: row.get(8)?,
             created_at: time::get(row, 9)?,
+            paused: row.get(10)?,
         },
     })
 }

@@ -23,6 +23,9 @@
 //! - [`browse`]: message pages, search, one message, delete and redrive of one.
 //! - [`find`]: one message in its queue or its dead-letter queue.
 //! - [`maintenance`]: retention purge.
+//! - [`pause`]: `queue_pause`: nothing handed out while paused, publishes
+//!   and leases already out go on; the record, stats, depths and the push
+//!   scan say so.
 //! - [`keys`]: API key storage.
 //! - [`accounts`]: key scopes and rate overrides, credit limits, usage,
 //!   server heartbeats.
@@ -91,6 +94,7 @@ mod headers;
 mod keys;
 mod lease;
 mod maintenance;
+mod pause;
 mod publish;
 mod queues;
 mod readiness;

@@ -52,10 +52,14 @@
 --
 -- Each pick is gated on the queue's type (a one-time filter on the value
 -- of `q`): the other pick's scan never runs.
+--
+-- A paused queue (queue-api-2.md §6) leaves `q` empty, so neither pick
+-- scans and nothing is handed out: no statement more, and the promotion
+-- sent beside this one still tells the queue exists.
 WITH q AS (
     SELECT id, queue_type, visibility_timeout_default
     FROM onceq_queues
-    WHERE project = $1 AND name = $2
+    WHERE project = $1 AND name = $2 AND NOT paused
 ), picked AS (
     SELECT m.id
     FROM onceq_messages m
