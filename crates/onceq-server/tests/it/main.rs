@@ -25,6 +25,7 @@ mod metrics;
 mod metrics_access;
 mod openapi;
 mod outage;
+mod pause;
 mod prom;
 mod publish;
 mod push;
