@@ -140,6 +140,32 @@ request! {
         /// Default true.
         #[serde(skip_serializing_if = "Option::is_none")]
         pub enable_priority: Option<bool>,
+        /// Default none (a failed hand-out is available again at once).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub retry_backoff: Option<RetryBackoffBody>,
+    }
+}
+
+request! {
+    /// `retry_backoff` of `create` and `update` (the rule:
+    /// [`crate::RetryBackoff`]).
+    pub struct RetryBackoffBody {
+        /// The delay after the first failed hand-out: 1..=604800 seconds.
+        #[whole(minimum = 1, maximum = 604800, required = true, nullable = false)]
+        pub initial_seconds: Option<i64>,
+        /// 1..=10, default 2: each further failed hand-out multiplies the
+        /// delay by this.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10))]
+        pub multiplier: Option<f64>,
+        /// The cap: initial_seconds..=604800 seconds.
+        #[whole(minimum = 1, maximum = 604800, required = true, nullable = false)]
+        pub max_seconds: Option<i64>,
+        /// 0..=1, default 0: the fraction of the delay drawn at random
+        /// (1 is full jitter, anywhere from 0 to the delay).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 1))]
+        pub jitter: Option<f64>,
     }
 }
 
@@ -316,6 +342,21 @@ pub use queue_update::UpdateQueue;
 
 /// `Option<i64>` fields that accept `30.0` as well as `30` (here and in
 /// [`crate::push`]).
+/// A field where `null` means something of its own (clear it) apart from
+/// leaving it out (keep it): absent is `None`, `null` is `Some(None)`.
+pub(crate) mod present {
+    use serde::{Deserialize, Deserializer};
+
+    /// For `#[serde(default, deserialize_with = "present::opt")]`.
+    pub fn opt<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: Deserialize<'de>,
+    {
+        Option::<T>::deserialize(d).map(Some)
+    }
+}
+
 pub(crate) mod whole {
     use std::fmt;
 

@@ -1,10 +1,12 @@
-//! `onceq queue create|update|delete|get`: one queue's record and settings.
+//! `onceq queue create|update|delete|get|pause|resume`: one queue's record,
+//! its settings, and whether it hands messages out.
 
 use std::io::{BufRead, IsTerminal, Write};
 
 use clap::{Args, Subcommand};
 use onceq_types::{
     QueueRecord, QueueType,
+    reply::Paused,
     request::{CreateQueue, UpdateQueue},
 };
 
@@ -46,6 +48,21 @@ pub enum QueueCmd {
     },
     /// Show a queue's settings.
     Get {
+        /// The queue's name.
+        name: String,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Pause a queue: publishes are still accepted, nothing is handed out
+    /// (consume answers empty, push delivery stops) until `queue resume`.
+    Pause {
+        /// The queue's name.
+        name: String,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Resume a paused queue: hand-outs start again at once.
+    Resume {
         /// The queue's name.
         name: String,
         #[command(flatten)]
@@ -131,7 +148,24 @@ pub async fn run(cmd: QueueCmd) -> anyhow::Result<()> {
             let q = client(&server)?.get_queue(&name).await?;
             show(&q, server.json)
         }
+        QueueCmd::Pause { name, server } => {
+            let p = client(&server)?.pause(&name).await?;
+            show_paused(&p, server.json)
+        }
+        QueueCmd::Resume { name, server } => {
+            let p = client(&server)?.resume(&name).await?;
+            show_paused(&p, server.json)
+        }
     }
+}
+
+fn show_paused(p: &Paused, json: bool) -> anyhow::Result<()> {
+    if json {
+        return output::json(p);
+    }
+    let now = if p.paused { "paused" } else { "running" };
+    println!("queue {} is {now}", p.queue);
+    Ok(())
 }
 
 fn show(q: &QueueRecord, json: bool) -> anyhow::Result<()> {
@@ -155,6 +189,7 @@ fn show(q: &QueueRecord, json: bool) -> anyhow::Result<()> {
             q.message_retention_days.to_string(),
         ),
         ("enable_priority", q.enable_priority.to_string()),
+        ("paused", q.paused.to_string()),
         ("created_at", q.created_at.to_string()),
     ]);
     Ok(())

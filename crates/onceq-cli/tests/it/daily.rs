@@ -1,5 +1,5 @@
 //! The commands of daily work against a running server: `queue
-//! create|update|get|delete`, `queues` with depths, `ack`, `nack`,
+//! create|update|get|delete|pause|resume`, `queues` with depths, `ack`, `nack`,
 //! `extend`, `message get`, `dlq list|peek`, on the embedded store and on
 //! PostgreSQL, and the top-level help listing every command.
 
@@ -58,6 +58,27 @@ fn daily_work(server: &ServerProcess) {
     assert_eq!(q["max_retries"], 1, "kept");
     let text = run_ok(&["queue", "update", "jobs", "--max-retries", "0"], &env);
     assert!(text.contains("max_retries") && text.contains('0'), "{text}");
+
+    // queue pause / resume: nothing handed out in between
+    let text = run_ok(&["queue", "pause", "jobs"], &env);
+    assert_eq!(text.trim(), "queue jobs is paused");
+    assert_eq!(json(&["queue", "pause", "jobs"], &env)["paused"], true);
+    assert_eq!(json(&["queue", "get", "jobs"], &env)["paused"], true);
+    run_ok(&["publish", "jobs", r#"{"n": 0}"#], &env);
+    assert_eq!(json(&["consume", "jobs"], &env), serde_json::json!([]));
+    let text = run_ok(&["stats", "jobs"], &env);
+    assert!(text.contains("paused") && text.contains("true"), "{text}");
+    let text = run_ok(&["queue", "resume", "jobs"], &env);
+    assert_eq!(text.trim(), "queue jobs is running");
+    let (id, receipt) = take("jobs", &env);
+    run_ok(&["ack", "jobs", &id, "--receipt", &receipt], &env);
+    let missing = run(&["queue", "pause", "nope"], &env);
+    assert!(!missing.status.success());
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        err.contains("QUEUE_NOT_FOUND") || err.contains("not found"),
+        "{err}"
+    );
 
     // ack
     run_ok(&["publish", "jobs", r#"{"n": 1}"#], &env);

@@ -26,7 +26,6 @@ pub fn update(req: UpdateQueue) -> Result<UpdateInput, ApiError> {
             "completed_retention_seconds",
             &req.completed_retention_seconds,
         ),
-        ("retry_backoff", &req.retry_backoff),
         ("max_in_flight", &req.max_in_flight),
         ("rate_per_sec", &req.rate_per_sec),
     ] {
@@ -49,6 +48,11 @@ pub fn update(req: UpdateQueue) -> Result<UpdateInput, ApiError> {
             req.visibility_timeout_default,
         )?,
         enable_priority: req.enable_priority,
+        // Absent keeps it, `null` removes it, an object replaces it whole.
+        retry_backoff: req
+            .retry_backoff
+            .map(|b| b.map(setting::retry_backoff).transpose())
+            .transpose()?,
     };
     Ok(UpdateInput { name, changes })
 }

@@ -48,7 +48,7 @@ pub struct QueuePause {
 }
 
 /// The settings a `queue_update` changes; `None` keeps one as it is.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct QueueChanges {
     /// The type the caller states: a queue's type is fixed at create, so
     /// another one is `Invalid` (the same one changes nothing).
@@ -65,4 +65,6 @@ pub struct QueueChanges {
     pub visibility_timeout_default: Option<i32>,
     /// Whether publishes may set a priority.
     pub enable_priority: Option<bool>,
+    /// A new retry backoff (`Some(None)` removes it).
+    pub retry_backoff: Option<Option<onceq_types::RetryBackoff>>,
 }

@@ -3,7 +3,7 @@
 
 use crate::postgres::db::GenericClient;
 use onceq_types::queue::QueueSettings;
-use onceq_types::{QueueRecord, QueueStats, QueueType, names};
+use onceq_types::{QueueRecord, QueueStats, QueueType, RetryBackoff, names};
 use tokio_postgres::Row;
 
 use super::errors::Error;
@@ -11,6 +11,30 @@ use super::{PgStore, sql};
 use crate::rules::queue_create::{self, DeadLetterQueue};
 use crate::rules::queue_update;
 use crate::{QueueCreate, QueueCreated, QueuePause, QueueRef, QueueUpdate, StoreError};
+
+/// The retry backoff stored in four columns, the first named `initial`
+/// and the others after it; all NULL: none (the CHECK keeps them whole).
+pub(super) fn backoff(row: &Row, initial: &str) -> Option<RetryBackoff> {
+    let at = row.columns().iter().position(|c| c.name() == initial)?;
+    Some(RetryBackoff {
+        initial_seconds: row.get::<_, Option<i32>>(at)?,
+        multiplier: row.get(at + 1),
+        max_seconds: row.get(at + 2),
+        jitter: row.get(at + 3),
+    })
+}
+
+/// A retry backoff as the four columns' parameters (all NULL: none).
+fn backoff_params(
+    b: Option<&RetryBackoff>,
+) -> (Option<i32>, Option<f64>, Option<i32>, Option<f64>) {
+    (
+        b.map(|b| b.initial_seconds),
+        b.map(|b| b.multiplier),
+        b.map(|b| b.max_seconds),
+        b.map(|b| b.jitter),
+    )
+}
 
 fn queue_record(row: &Row) -> Result<QueueRecord, Error> {
     let queue_type: &str = row.get("queue_type");
@@ -25,6 +49,7 @@ fn queue_record(row: &Row) -> Result<QueueRecord, Error> {
         visibility_timeout_default: row.get("visibility_timeout_default"),
         enable_priority: row.get("enable_priority"),
         paused: row.get("paused"),
+        retry_backoff: backoff(row, "retry_backoff_initial_seconds"),
         created_at: row.get("created_at"),
     })
 }
@@ -74,6 +99,7 @@ async fn insert(
     now: jiff::Timestamp,
 ) -> Result<Option<i64>, Error> {
     let stmt = c.prepare_cached(sql::QUEUE_INSERT).await?;
+    let (initial, multiplier, max, jitter) = backoff_params(settings.retry_backoff.as_ref());
     let row = c
         .query_opt(
             &stmt,
@@ -87,6 +113,10 @@ async fn insert(
                 &settings.visibility_timeout_default,
                 &settings.enable_priority,
                 &now,
+                &initial,
+                &multiplier,
+                &max,
+                &jitter,
             ],
         )
         .await?;
@@ -199,6 +229,7 @@ impl PgStore {
         };
         let dlq_id = queue_update::dead_letter_queue(&q.queue, c, found)?;
         let update = tx.prepare_cached(sql::QUEUE_UPDATE).await?;
+        let (initial, multiplier, max, jitter) = backoff_params(c.retry_backoff.flatten().as_ref());
         tx.execute(
             &update,
             &[
@@ -208,6 +239,11 @@ impl PgStore {
                 &c.message_retention_days,
                 &c.visibility_timeout_default,
                 &c.enable_priority,
+                &c.retry_backoff.is_some(),
+                &initial,
+                &multiplier,
+                &max,
+                &jitter,
             ],
         )
         .await?;

@@ -8,6 +8,8 @@
 //!   dead-letter queue it names, judged by `queue_create`'s rules.
 //! - [`dead_letter`]: how a failed hand-out ends: requeued, dead-lettered or
 //!   dropped.
+//! - [`backoff`]: the delay a queue's retry backoff gives a failed
+//!   hand-out.
 //! - [`visibility`]: when a published or requeued message becomes visible,
 //!   and a due delayed message reported as available.
 //! - [`dedupe`]: how each message of a publish resolves against its
@@ -18,6 +20,7 @@
 //! a round trip per row, e.g. `postgres/sql/lease_expire.sql`), the SQL
 //! names the function it mirrors.
 
+pub(crate) mod backoff;
 pub(crate) mod dead_letter;
 pub(crate) mod dedupe;
 pub(crate) mod page;

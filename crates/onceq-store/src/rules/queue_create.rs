@@ -57,6 +57,7 @@ fn settings_of(record: &QueueRecord) -> QueueSettings {
         message_retention_days: record.message_retention_days,
         visibility_timeout_default: record.visibility_timeout_default,
         enable_priority: record.enable_priority,
+        retry_backoff: record.retry_backoff,
     }
 }
 
@@ -117,6 +118,7 @@ mod tests {
             visibility_timeout_default: s.visibility_timeout_default,
             enable_priority: s.enable_priority,
             paused: false,
+            retry_backoff: None,
             created_at: jiff::Timestamp::UNIX_EPOCH,
         }
     }

@@ -61,6 +61,7 @@ mod tests {
             visibility_timeout_default: s.visibility_timeout_default,
             enable_priority: s.enable_priority,
             paused: false,
+            retry_backoff: None,
             created_at: jiff::Timestamp::UNIX_EPOCH,
         }
     }

@@ -2,7 +2,7 @@
 //! update, list, delete, purge and stats.
 
 use jiff::Timestamp;
-use onceq_types::{QueueRecord, QueueStats, QueueType, queue::QueueSettings};
+use onceq_types::{QueueRecord, QueueStats, QueueType, RetryBackoff, queue::QueueSettings};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{keys, time};
@@ -84,6 +84,7 @@ pub(super) fn update(conn: &Connection, p: &QueueUpdate) -> Result<QueueRecord> 
         None => None,
     };
     let dlq_id = queue_update::dead_letter_queue(&p.queue.queue, c, found)?;
+    let (initial, multiplier, max, jitter) = backoff_params(c.retry_backoff.flatten().as_ref());
     conn.prepare_cached(sql!("queue_update"))?.execute(params![
         queue.id,
         dlq_id,
@@ -91,6 +92,11 @@ pub(super) fn update(conn: &Connection, p: &QueueUpdate) -> Result<QueueRecord> 
         c.message_retention_days,
         c.visibility_timeout_default,
         c.enable_priority,
+        c.retry_backoff.is_some(),
+        initial,
+        multiplier,
+        max,
+        jitter,
     ])?;
     Ok(get(conn, &p.queue)?.record)
 }
@@ -128,6 +134,7 @@ fn insert(
     dlq_id: Option<i64>,
     now: Timestamp,
 ) -> Result<i64> {
+    let (initial, multiplier, max, jitter) = backoff_params(s.retry_backoff.as_ref());
     Ok(conn.prepare_cached(sql!("queue_insert"))?.query_row(
         params![
             project,
@@ -139,6 +146,10 @@ fn insert(
             s.visibility_timeout_default,
             s.enable_priority,
             time::micros(now),
+            initial,
+            multiplier,
+            max,
+            jitter,
         ],
         |r| r.get(0),
     )?)
@@ -197,6 +208,32 @@ pub(super) fn stats(conn: &Connection, q: &QueueRef, now: Timestamp) -> Result<Q
     })
 }
 
+/// The retry backoff stored in the four columns from `at` (initial,
+/// multiplier, max, jitter); all NULL: none (the CHECK keeps them whole).
+pub(super) fn backoff_at(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<RetryBackoff>> {
+    let Some(initial_seconds) = row.get::<_, Option<i32>>(at)? else {
+        return Ok(None);
+    };
+    Ok(Some(RetryBackoff {
+        initial_seconds,
+        multiplier: row.get(at + 1)?,
+        max_seconds: row.get(at + 2)?,
+        jitter: row.get(at + 3)?,
+    }))
+}
+
+/// A retry backoff as the four columns' parameters (all NULL: none).
+fn backoff_params(
+    b: Option<&RetryBackoff>,
+) -> (Option<i32>, Option<f64>, Option<i32>, Option<f64>) {
+    (
+        b.map(|b| b.initial_seconds),
+        b.map(|b| b.multiplier),
+        b.map(|b| b.max_seconds),
+        b.map(|b| b.jitter),
+    )
+}
+
 fn queue(row: &Row<'_>) -> rusqlite::Result<Queue> {
     let queue_type: String = row.get(2)?;
     Ok(Queue {
@@ -218,6 +255,7 @@ fn queue(row: &Row<'_>) -> rusqlite::Result<Queue> {
             enable_priority: row.get(8)?,
             created_at: time::get(row, 9)?,
             paused: row.get(10)?,
+            retry_backoff: backoff_at(row, 11)?,
         },
     })
 }

@@ -18,6 +18,8 @@
 //! - [`ack_nack`]: ack and nack, with and without receipts.
 //! - [`lease`]: extend, lease expiry, stale receipts.
 //! - [`dlq`]: the dead-letter rule and redrive.
+//! - [`backoff`]: a queue's retry backoff: stored, and applied to nacks
+//!   without a delay and to expired leases.
 //! - [`stats`]: counts by state, oldest message age.
 //! - [`depths`]: every queue's depth at once (`/metrics`), pool use.
 //! - [`browse`]: message pages, search, one message, delete and redrive of one.
@@ -82,6 +84,7 @@ macro_rules! conformance {
 
 mod accounts;
 mod ack_nack;
+mod backoff;
 mod browse;
 mod claim;
 mod concurrency;
@@ -338,6 +341,7 @@ impl Harness {
             lease: self.lease(queue, id, receipt),
             requeue,
             delay: SignedDuration::from_secs(delay_secs),
+            by_backoff: false,
             now: self.now,
         };
         self.store.message_nack(p).await.expect("nack")

@@ -46,10 +46,18 @@ request! {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "openapi", schema(ignore))]
         pub completed_retention_seconds: Option<serde_json::Value>,
-        /// See `completed_retention_seconds`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[cfg_attr(feature = "openapi", schema(ignore))]
-        pub retry_backoff: Option<serde_json::Value>,
+        /// A new retry backoff; `null` removes it (failed hand-outs are
+        /// then available again at once).
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "crate::request::present::opt"
+        )]
+        #[cfg_attr(
+            feature = "openapi",
+            schema(value_type = Option<crate::request::RetryBackoffBody>, nullable = true)
+        )]
+        pub retry_backoff: Option<Option<crate::request::RetryBackoffBody>>,
         /// See `completed_retention_seconds`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "openapi", schema(ignore))]

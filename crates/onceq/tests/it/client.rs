@@ -206,3 +206,30 @@ async fn update_queue_and_get_message() {
         Err(Error::Config(_))
     ));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pause_and_resume_a_queue() {
+    let env = Env::start().await;
+    let c = env.client();
+    c.publish("jobs", &json!({"n": 1}), PublishOptions::default())
+        .await
+        .unwrap();
+    let p = c.pause("jobs").await.unwrap();
+    assert_eq!((p.queue.as_str(), p.paused), ("jobs", true));
+    assert!(c.get_queue("jobs").await.unwrap().paused);
+    assert!(c.stats("jobs").await.unwrap().paused);
+    assert!(
+        c.consume("jobs", Default::default())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(!c.resume("jobs").await.unwrap().paused);
+    assert_eq!(
+        c.consume("jobs", Default::default()).await.unwrap().len(),
+        1
+    );
+    let err = c.pause("nope").await.unwrap_err();
+    assert!(matches!(err, Error::QueueNotFound(_)), "{err:?}");
+    assert!(matches!(c.pause("a/b").await, Err(Error::Config(_))));
+}
