@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 use onceq_types::{
     QueueRecord, QueueType,
     reply::Paused,
-    request::{CreateQueue, UpdateQueue},
+    request::{CreateQueue, RetryBackoffBody, UpdateQueue},
 };
 
 use super::{ServerArgs, client};
@@ -88,6 +88,50 @@ pub struct SettingsArgs {
     /// Whether publishes may set a priority.
     #[arg(long, value_name = "BOOL")]
     enable_priority: Option<bool>,
+    /// The retry backoff of failed hand-outs, as
+    /// `initial=SECONDS,max=SECONDS[,multiplier=X][,jitter=F]`, or `none`
+    /// (update: remove it).
+    #[arg(long, value_name = "SPEC", value_parser = parse_backoff)]
+    retry_backoff: Option<Backoff>,
+}
+
+/// `--retry-backoff`: a backoff, or `none`.
+#[derive(Debug, Clone)]
+enum Backoff {
+    Set(RetryBackoffBody),
+    None,
+}
+
+fn parse_backoff(spec: &str) -> Result<Backoff, String> {
+    if spec == "none" {
+        return Ok(Backoff::None);
+    }
+    let mut b = RetryBackoffBody::default();
+    for part in spec.split(',') {
+        let (key, value) = part
+            .split_once('=')
+            .ok_or_else(|| format!("{part:?} must look like key=value"))?;
+        let number = |v: &str| {
+            v.parse::<f64>()
+                .map_err(|_| format!("{key} must be a number (got {v:?})"))
+        };
+        let whole = |v: &str| {
+            v.parse::<i64>()
+                .map_err(|_| format!("{key} must be whole seconds (got {v:?})"))
+        };
+        match key {
+            "initial" => b.initial_seconds = Some(whole(value)?),
+            "max" => b.max_seconds = Some(whole(value)?),
+            "multiplier" => b.multiplier = Some(number(value)?),
+            "jitter" => b.jitter = Some(number(value)?),
+            _ => {
+                return Err(format!(
+                    "unknown key {key:?}: use initial, max, multiplier, jitter (or none)"
+                ));
+            }
+        }
+    }
+    Ok(Backoff::Set(b))
 }
 
 pub async fn run(cmd: QueueCmd) -> anyhow::Result<()> {
@@ -106,6 +150,11 @@ pub async fn run(cmd: QueueCmd) -> anyhow::Result<()> {
                 message_retention_days: s.retention_days,
                 visibility_timeout_default: s.visibility_timeout,
                 enable_priority: s.enable_priority,
+                retry_backoff: match s.retry_backoff {
+                    Some(Backoff::Set(b)) => Some(b),
+                    // A new queue has none already.
+                    Some(Backoff::None) | None => None,
+                },
             };
             let q = client(&server)?.create_queue(&req).await?;
             show(&q, server.json)
@@ -122,6 +171,10 @@ pub async fn run(cmd: QueueCmd) -> anyhow::Result<()> {
                 message_retention_days: s.retention_days,
                 visibility_timeout_default: s.visibility_timeout,
                 enable_priority: s.enable_priority,
+                retry_backoff: s.retry_backoff.map(|b| match b {
+                    Backoff::Set(b) => Some(b),
+                    Backoff::None => None,
+                }),
                 ..UpdateQueue::default()
             };
             let q = client(&server)?.update_queue(&req).await?;
@@ -190,6 +243,18 @@ fn show(q: &QueueRecord, json: bool) -> anyhow::Result<()> {
         ),
         ("enable_priority", q.enable_priority.to_string()),
         ("paused", q.paused.to_string()),
+        (
+            "retry_backoff",
+            q.retry_backoff.map_or_else(
+                || "-".into(),
+                |b| {
+                    format!(
+                        "initial={},max={},multiplier={},jitter={}",
+                        b.initial_seconds, b.max_seconds, b.multiplier, b.jitter
+                    )
+                },
+            ),
+        ),
         ("created_at", q.created_at.to_string()),
     ]);
     Ok(())

@@ -59,6 +59,47 @@ fn daily_work(server: &ServerProcess) {
     let text = run_ok(&["queue", "update", "jobs", "--max-retries", "0"], &env);
     assert!(text.contains("max_retries") && text.contains('0'), "{text}");
 
+    // --retry-backoff sets, shows and removes it
+    let q = json(
+        &[
+            "queue",
+            "update",
+            "jobs",
+            "--retry-backoff",
+            "initial=5,max=60,jitter=0.5",
+        ],
+        &env,
+    );
+    assert_eq!(
+        q["retry_backoff"],
+        serde_json::json!({"initial_seconds": 5, "multiplier": 2.0, "max_seconds": 60, "jitter": 0.5})
+    );
+    let text = run_ok(&["queue", "get", "jobs"], &env);
+    assert!(
+        text.contains("initial=5,max=60,multiplier=2,jitter=0.5"),
+        "{text}"
+    );
+    let q = json(
+        &["queue", "update", "jobs", "--retry-backoff", "none"],
+        &env,
+    );
+    assert_eq!(q["retry_backoff"], Value::Null);
+    let bad = run(
+        &[
+            "queue",
+            "update",
+            "jobs",
+            "--retry-backoff",
+            "initial=5,max=1",
+        ],
+        &env,
+    );
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        !bad.status.success() && err.contains("retry_backoff.max_seconds"),
+        "{err}"
+    );
+
     // queue pause / resume: nothing handed out in between
     let text = run_ok(&["queue", "pause", "jobs"], &env);
     assert_eq!(text.trim(), "queue jobs is paused");

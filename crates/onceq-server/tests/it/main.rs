@@ -11,6 +11,7 @@ mod harness;
 
 mod admin;
 mod auth;
+mod backoff;
 mod consume;
 mod dashboard;
 mod early_answers;

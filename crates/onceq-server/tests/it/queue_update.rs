@@ -86,7 +86,7 @@ async fn update_refusals_name_the_field_and_change_nothing(b: Backend) {
         ),
         (
             json!({"name": "orders", "retry_backoff": {"initial_seconds": 1}}),
-            "retry_backoff is not supported yet",
+            "retry_backoff.max_seconds",
         ),
     ];
     for (body, field) in bad {

@@ -8,7 +8,8 @@
 //! `r` uniform in [0, 1); rounded to the millisecond.
 //!
 //! `postgres/sql/lease_expire.sql` computes the same in SQL for a whole
-//! pass of expired leases (`postgres/rule_tests.rs` holds it to this).
+//! pass of expired leases; the conformance suite (`tests/it/backoff.rs`)
+//! holds both backends to this, to the millisecond.
 
 use jiff::SignedDuration;
 use onceq_types::RetryBackoff;

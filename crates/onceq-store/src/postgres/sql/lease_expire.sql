@@ -7,7 +7,7 @@
 -- A requeued message waits out its queue's retry backoff, if it has one,
 -- `delayed`: `rules::backoff::retry_delay` (src/rules/backoff.rs) in SQL,
 -- the same ln/exp form so no delivery count overflows, random() the draw;
--- held to the Rust rule by postgres/rule_tests.rs.
+-- held to the Rust rule by the conformance suite (tests/it/backoff.rs).
 -- One row per source queue that had an expiry (the metrics count per queue).
 WITH expired AS (
     SELECT id
