@@ -294,6 +294,8 @@ pub fn create(req: CreateQueue) -> Result<CreateInput, ApiError> {
             .retry_backoff
             .map(queue_settings::retry_backoff)
             .transpose()?,
+        max_in_flight: queue_settings::max_in_flight(req.max_in_flight)?,
+        rate_per_sec: queue_settings::rate_per_sec(req.rate_per_sec)?,
     };
     Ok(CreateInput { name, settings })
 }

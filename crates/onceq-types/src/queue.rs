@@ -92,6 +92,14 @@ pub struct QueueRecord {
     /// The retry backoff of failed hand-outs; `null`: again at once.
     #[serde(default)]
     pub retry_backoff: Option<RetryBackoff>,
+    /// The most messages of the queue in flight at once, across every
+    /// consumer and server; `null`: no cap.
+    #[serde(default)]
+    pub max_in_flight: Option<i32>,
+    /// The most hand-outs per second (a token bucket shared by every
+    /// server on the database); `null`: no cap.
+    #[serde(default)]
+    pub rate_per_sec: Option<f64>,
     /// When the queue was created.
     pub created_at: Timestamp,
 }
@@ -114,7 +122,18 @@ pub struct QueueSettings {
     pub enable_priority: bool,
     /// Default none: a failed hand-out is available again at once.
     pub retry_backoff: Option<RetryBackoff>,
+    /// Default none (1..=[`MAX_IN_FLIGHT_CAP`]).
+    pub max_in_flight: Option<i32>,
+    /// Default none ([`MIN_RATE_PER_SEC`]..=[`MAX_RATE_PER_SEC`]).
+    pub rate_per_sec: Option<f64>,
 }
+
+/// The largest `max_in_flight`.
+pub const MAX_IN_FLIGHT_CAP: i64 = 100_000;
+/// The smallest `rate_per_sec`: one hand-out every 100 s.
+pub const MIN_RATE_PER_SEC: f64 = 0.01;
+/// The largest `rate_per_sec`.
+pub const MAX_RATE_PER_SEC: f64 = 100_000.0;
 
 impl Default for QueueSettings {
     fn default() -> Self {
@@ -126,6 +145,8 @@ impl Default for QueueSettings {
             visibility_timeout_default: 30,
             enable_priority: true,
             retry_backoff: None,
+            max_in_flight: None,
+            rate_per_sec: None,
         }
     }
 }

@@ -143,6 +143,13 @@ request! {
         /// Default none (a failed hand-out is available again at once).
         #[serde(skip_serializing_if = "Option::is_none")]
         pub retry_backoff: Option<RetryBackoffBody>,
+        /// 1..=100000, default none: the most messages in flight at once.
+        #[whole(minimum = 1, maximum = 100000)]
+        pub max_in_flight: Option<i64>,
+        /// 0.01..=100000, default none: the most hand-outs per second.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(minimum = 0.01, maximum = 100000))]
+        pub rate_per_sec: Option<f64>,
     }
 }
 

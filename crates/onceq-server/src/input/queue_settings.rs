@@ -3,7 +3,10 @@
 //! `None` when the field was left out (create then takes the default,
 //! update keeps the current value).
 
-use onceq_types::queue::{MAX_BACKOFF_MULTIPLIER, MAX_BACKOFF_SECONDS};
+use onceq_types::queue::{
+    MAX_BACKOFF_MULTIPLIER, MAX_BACKOFF_SECONDS, MAX_IN_FLIGHT_CAP, MAX_RATE_PER_SEC,
+    MIN_RATE_PER_SEC,
+};
 use onceq_types::request::RetryBackoffBody;
 use onceq_types::{MAX_RETENTION_DAYS, MAX_VISIBILITY_TIMEOUT_SECONDS, RetryBackoff};
 
@@ -104,4 +107,33 @@ pub(super) fn retry_backoff(body: RetryBackoffBody) -> Result<RetryBackoff, ApiE
         max_seconds: max as i32,
         jitter: fraction("jitter", body.jitter, 0.0, 1.0, 0.0)?,
     })
+}
+
+/// `max_in_flight`: 1..=100 000 messages in flight at once.
+pub(super) fn max_in_flight(value: Option<i64>) -> Result<Option<i32>, ApiError> {
+    within("max_in_flight", value, 1, MAX_IN_FLIGHT_CAP)
+}
+
+/// `max_in_flight` as `update` reads it (any JSON number): a whole one.
+pub(super) fn max_in_flight_number(value: f64) -> Result<i32, ApiError> {
+    if value.fract() != 0.0 || !value.is_finite() {
+        return Err(ApiError::invalid(format!(
+            "max_in_flight must be an integer (got {value})"
+        )));
+    }
+    let whole = value as i64;
+    Ok(max_in_flight(Some(whole))?.unwrap_or(whole as i32))
+}
+
+/// `rate_per_sec`: 0.01..=100 000 hand-outs per second.
+pub(super) fn rate_per_sec(value: Option<f64>) -> Result<Option<f64>, ApiError> {
+    match value {
+        None => Ok(None),
+        Some(v) if v.is_finite() && (MIN_RATE_PER_SEC..=MAX_RATE_PER_SEC).contains(&v) => {
+            Ok(Some(v))
+        }
+        Some(v) => Err(ApiError::invalid(format!(
+            "rate_per_sec must be between {MIN_RATE_PER_SEC} and {MAX_RATE_PER_SEC} (got {v})"
+        ))),
+    }
 }

@@ -67,4 +67,9 @@ pub struct QueueChanges {
     pub enable_priority: Option<bool>,
     /// A new retry backoff (`Some(None)` removes it).
     pub retry_backoff: Option<Option<onceq_types::RetryBackoff>>,
+    /// A new `max_in_flight` (`Some(None)` removes it).
+    pub max_in_flight: Option<Option<i32>>,
+    /// A new `rate_per_sec` (`Some(None)` removes it); its token bucket
+    /// starts full again.
+    pub rate_per_sec: Option<Option<f64>>,
 }

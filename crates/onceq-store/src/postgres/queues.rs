@@ -50,6 +50,8 @@ fn queue_record(row: &Row) -> Result<QueueRecord, Error> {
         enable_priority: row.get("enable_priority"),
         paused: row.get("paused"),
         retry_backoff: backoff(row, "retry_backoff_initial_seconds"),
+        max_in_flight: row.get("max_in_flight"),
+        rate_per_sec: row.get("rate_per_sec"),
         created_at: row.get("created_at"),
     })
 }
@@ -117,6 +119,8 @@ async fn insert(
                 &multiplier,
                 &max,
                 &jitter,
+                &settings.max_in_flight,
+                &settings.rate_per_sec,
             ],
         )
         .await?;
@@ -244,6 +248,10 @@ impl PgStore {
                 &multiplier,
                 &max,
                 &jitter,
+                &c.max_in_flight.is_some(),
+                &c.max_in_flight.flatten(),
+                &c.rate_per_sec.is_some(),
+                &c.rate_per_sec.flatten(),
             ],
         )
         .await?;

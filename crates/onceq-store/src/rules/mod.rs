@@ -10,6 +10,8 @@
 //!   dropped.
 //! - [`backoff`]: the delay a queue's retry backoff gives a failed
 //!   hand-out.
+//! - [`limits`]: how many messages a claim may take under a queue's
+//!   `max_in_flight` and `rate_per_sec` (its token bucket).
 //! - [`visibility`]: when a published or requeued message becomes visible,
 //!   and a due delayed message reported as available.
 //! - [`dedupe`]: how each message of a publish resolves against its
@@ -23,6 +25,7 @@
 pub(crate) mod backoff;
 pub(crate) mod dead_letter;
 pub(crate) mod dedupe;
+pub(crate) mod limits;
 pub(crate) mod page;
 pub(crate) mod queue_create;
 pub(crate) mod queue_update;

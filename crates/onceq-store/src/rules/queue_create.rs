@@ -58,6 +58,8 @@ fn settings_of(record: &QueueRecord) -> QueueSettings {
         visibility_timeout_default: record.visibility_timeout_default,
         enable_priority: record.enable_priority,
         retry_backoff: record.retry_backoff,
+        max_in_flight: record.max_in_flight,
+        rate_per_sec: record.rate_per_sec,
     }
 }
 
@@ -119,6 +121,8 @@ mod tests {
             enable_priority: s.enable_priority,
             paused: false,
             retry_backoff: None,
+            max_in_flight: None,
+            rate_per_sec: None,
             created_at: jiff::Timestamp::UNIX_EPOCH,
         }
     }

@@ -62,6 +62,8 @@ mod tests {
             enable_priority: s.enable_priority,
             paused: false,
             retry_backoff: None,
+            max_in_flight: None,
+            rate_per_sec: None,
             created_at: jiff::Timestamp::UNIX_EPOCH,
         }
     }

@@ -19,6 +19,9 @@ pub(super) struct Queue {
     pub(super) dlq_id: Option<i64>,
     /// What the API shows.
     pub(super) record: QueueRecord,
+    /// The rate's token bucket as stored: tokens as of a time (micros);
+    /// `None`: full (`rules::limits`).
+    pub(super) bucket: Option<(f64, i64)>,
 }
 
 /// The queue `(project, name)`, if it exists.
@@ -97,6 +100,10 @@ pub(super) fn update(conn: &Connection, p: &QueueUpdate) -> Result<QueueRecord> 
         multiplier,
         max,
         jitter,
+        c.max_in_flight.is_some(),
+        c.max_in_flight.flatten(),
+        c.rate_per_sec.is_some(),
+        c.rate_per_sec.flatten(),
     ])?;
     Ok(get(conn, &p.queue)?.record)
 }
@@ -150,6 +157,8 @@ fn insert(
             multiplier,
             max,
             jitter,
+            s.max_in_flight,
+            s.rate_per_sec,
         ],
         |r| r.get(0),
     )?)
@@ -236,9 +245,17 @@ fn backoff_params(
 
 fn queue(row: &Row<'_>) -> rusqlite::Result<Queue> {
     let queue_type: String = row.get(2)?;
+    let bucket = match (
+        row.get::<_, Option<f64>>(17)?,
+        row.get::<_, Option<i64>>(18)?,
+    ) {
+        (Some(tokens), Some(at)) => Some((tokens, at)),
+        _ => None,
+    };
     Ok(Queue {
         id: row.get(0)?,
         dlq_id: row.get(3)?,
+        bucket,
         record: QueueRecord {
             name: row.get(1)?,
             queue_type: QueueType::parse(&queue_type).ok_or_else(|| {
@@ -256,6 +273,8 @@ fn queue(row: &Row<'_>) -> rusqlite::Result<Queue> {
             created_at: time::get(row, 9)?,
             paused: row.get(10)?,
             retry_backoff: backoff_at(row, 11)?,
+            max_in_flight: row.get(15)?,
+            rate_per_sec: row.get(16)?,
         },
     })
 }

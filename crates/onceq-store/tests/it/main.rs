@@ -16,6 +16,7 @@
 //! - [`dedupe`]: idempotency keys: replays, conflicts, scope, window, purge.
 //! - [`claim`]: order, priority, `max`, leases, delayed messages.
 //! - [`ack_nack`]: ack and nack, with and without receipts.
+//! - [`limits`]: `max_in_flight` and `rate_per_sec`: claims take fewer.
 //! - [`lease`]: extend, lease expiry, stale receipts.
 //! - [`dlq`]: the dead-letter rule and redrive.
 //! - [`backoff`]: a queue's retry backoff: stored, and applied to nacks
@@ -96,6 +97,7 @@ mod find;
 mod headers;
 mod keys;
 mod lease;
+mod limits;
 mod maintenance;
 mod pause;
 mod publish;

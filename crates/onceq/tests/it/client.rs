@@ -192,13 +192,13 @@ async fn update_queue_and_get_message() {
     let err = c
         .update_queue(&onceq::types::request::UpdateQueue {
             name: Some("jobs".into()),
-            max_in_flight: Some(json!(2)),
+            completed_retention_seconds: Some(json!(2)),
             ..Default::default()
         })
         .await
         .unwrap_err();
     assert!(
-        matches!(err, Error::InvalidParams(ref r) if r.message.contains("max_in_flight")),
+        matches!(err, Error::InvalidParams(ref r) if r.message.contains("completed_retention_seconds")),
         "{err:?}"
     );
     assert!(matches!(

@@ -3,6 +3,13 @@
 -- (a statement of its own, so with a snapshot that sees them) takes them
 -- and delays end exactly on time. Bounded, and SKIP LOCKED: messages
 -- another claim is promoting are that claim's. No row back: no such queue.
+--
+-- A queue with a hand-out limit (max_in_flight, rate_per_sec) has its row
+-- locked here (`limited`), until the claim's COMMIT: claims of a limited
+-- queue take turns, and the claim statement, a statement of its own after
+-- this one, counts in-flight messages and reads the token bucket in a
+-- snapshot that sees every earlier claim. A queue without limits is only
+-- probed by its id: no lock, no statement more.
 WITH q AS (
     SELECT id
     FROM onceq_queues
@@ -25,6 +32,13 @@ WITH q AS (
     SET state = 'available'
     WHERE m.id = ANY (ARRAY(SELECT id FROM due))
     RETURNING 1
+), limited AS (
+    SELECT l.id
+    FROM onceq_queues l
+    WHERE l.id = (SELECT id FROM q)
+      AND (l.max_in_flight IS NOT NULL OR l.rate_per_sec IS NOT NULL)
+    FOR UPDATE
 )
-SELECT q.id, (SELECT count(*) FROM promoted) AS promoted
+SELECT q.id, (SELECT count(*) FROM promoted) AS promoted,
+       (SELECT count(*) FROM limited) AS limited
 FROM q
