@@ -20,6 +20,7 @@ mod fifo;
 mod flood;
 mod headers;
 mod hostile;
+mod limits;
 mod message_get;
 mod metering;
 mod metrics;

@@ -174,7 +174,11 @@ async fn assert_hot_plans_probe(client: &tokio_postgres::Client, tables: &str) {
             _ => 0,
         };
         assert!(lease_walks <= 1, "{name} on {tables} tables:\n{plan}");
-        assert_eq!(scans - lease_walks, probes, "{name} on {tables} tables:\n{plan}");
+        assert_eq!(
+            scans - lease_walks,
+            probes,
+            "{name} on {tables} tables:\n{plan}"
+        );
     }
     client
         .batch_execute("ROLLBACK; DEALLOCATE ALL; RESET jit_above_cost")
