@@ -93,6 +93,40 @@ pub struct SettingsArgs {
     /// (update: remove it).
     #[arg(long, value_name = "SPEC", value_parser = parse_backoff)]
     retry_backoff: Option<Backoff>,
+    /// The most messages in flight at once, across every consumer and
+    /// server (1..=100000), or `none` (update: remove the cap).
+    #[arg(long, value_name = "N|none", value_parser = parse_limit::<i64>)]
+    max_in_flight: Option<Limit<i64>>,
+    /// The most hand-outs per second (0.01..=100000), or `none` (update:
+    /// remove the cap).
+    #[arg(long, value_name = "RATE|none", value_parser = parse_limit::<f64>)]
+    rate_per_sec: Option<Limit<f64>>,
+}
+
+/// `--max-in-flight` / `--rate-per-sec`: a value, or `none`.
+#[derive(Debug, Clone, Copy)]
+enum Limit<T> {
+    Set(T),
+    None,
+}
+
+impl<T> Limit<T> {
+    /// For update: `Some(None)` removes it.
+    fn change(self) -> Option<T> {
+        match self {
+            Limit::Set(v) => Some(v),
+            Limit::None => None,
+        }
+    }
+}
+
+fn parse_limit<T: std::str::FromStr>(s: &str) -> Result<Limit<T>, String> {
+    if s == "none" {
+        return Ok(Limit::None);
+    }
+    s.parse()
+        .map(Limit::Set)
+        .map_err(|_| format!("{s:?} is not a number (or none)"))
 }
 
 /// `--retry-backoff`: a backoff, or `none`.
@@ -155,6 +189,8 @@ pub async fn run(cmd: QueueCmd) -> anyhow::Result<()> {
                     // A new queue has none already.
                     Some(Backoff::None) | None => None,
                 },
+                max_in_flight: s.max_in_flight.and_then(Limit::change),
+                rate_per_sec: s.rate_per_sec.and_then(Limit::change),
             };
             let q = client(&server)?.create_queue(&req).await?;
             show(&q, server.json)
@@ -175,6 +211,8 @@ pub async fn run(cmd: QueueCmd) -> anyhow::Result<()> {
                     Backoff::Set(b) => Some(b),
                     Backoff::None => None,
                 }),
+                max_in_flight: s.max_in_flight.map(|l| l.change().map(|n| n as f64)),
+                rate_per_sec: s.rate_per_sec.map(Limit::change),
                 ..UpdateQueue::default()
             };
             let q = client(&server)?.update_queue(&req).await?;
@@ -254,6 +292,15 @@ fn show(q: &QueueRecord, json: bool) -> anyhow::Result<()> {
                     )
                 },
             ),
+        ),
+        (
+            "max_in_flight",
+            q.max_in_flight
+                .map_or_else(|| "-".into(), |n| n.to_string()),
+        ),
+        (
+            "rate_per_sec",
+            q.rate_per_sec.map_or_else(|| "-".into(), |r| r.to_string()),
         ),
         ("created_at", q.created_at.to_string()),
     ]);

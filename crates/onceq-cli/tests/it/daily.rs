@@ -100,6 +100,48 @@ fn daily_work(server: &ServerProcess) {
         "{err}"
     );
 
+    // --max-in-flight / --rate-per-sec set and remove the limits
+    let q = json(
+        &[
+            "queue",
+            "update",
+            "jobs",
+            "--max-in-flight",
+            "2",
+            "--rate-per-sec",
+            "1.5",
+        ],
+        &env,
+    );
+    assert_eq!(
+        (q["max_in_flight"].as_i64(), q["rate_per_sec"].as_f64()),
+        (Some(2), Some(1.5))
+    );
+    let text = run_ok(&["queue", "get", "jobs"], &env);
+    assert!(
+        text.contains("max_in_flight") && text.contains("1.5"),
+        "{text}"
+    );
+    let q = json(
+        &[
+            "queue",
+            "update",
+            "jobs",
+            "--max-in-flight",
+            "none",
+            "--rate-per-sec",
+            "none",
+        ],
+        &env,
+    );
+    assert_eq!(
+        (q["max_in_flight"].clone(), q["rate_per_sec"].clone()),
+        (Value::Null, Value::Null)
+    );
+    let bad = run(&["queue", "update", "jobs", "--max-in-flight", "0"], &env);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("max_in_flight"));
+
     // queue pause / resume: nothing handed out in between
     let text = run_ok(&["queue", "pause", "jobs"], &env);
     assert_eq!(text.trim(), "queue jobs is paused");
