@@ -231,3 +231,47 @@ async fn metrics_show_paused_queues_and_the_process(b: Backend) {
     assert!(start > now - 86_400.0 && start <= now + 1.0, "{start}");
 }
 both!(metrics_show_paused_queues_and_the_process);
+
+/// pause and resume are in discovery and in the OpenAPI document, with the
+/// new record fields and settings.
+#[tokio::test]
+async fn pause_resume_and_settings_are_discovered_and_documented() {
+    let s = TestServer::in_process(Backend::Sqlite).await;
+    let d = s.get("/v1/discovery").await;
+    let caps = d.ok().data()["capabilities"].as_array().unwrap().clone();
+    for (id, path) in [
+        ("queue.pause", "/v1/queue/pause/{queue}"),
+        ("queue.resume", "/v1/queue/resume/{queue}"),
+    ] {
+        assert!(
+            caps.iter()
+                .any(|c| c["id"] == id && c["method"] == "POST" && c["path"] == path),
+            "{id} not in discovery"
+        );
+    }
+    let doc = serde_json::to_value(onceq_server::openapi::document()).unwrap();
+    for (path, op) in [
+        ("/v1/queue/pause/{queue}", "queue_pause"),
+        ("/v1/queue/resume/{queue}", "queue_resume"),
+    ] {
+        assert_eq!(doc["paths"][path]["post"]["operationId"], op);
+    }
+    let schemas = &doc["components"]["schemas"];
+    for field in ["paused", "retry_backoff", "max_in_flight", "rate_per_sec"] {
+        assert!(
+            schemas["QueueRecord"]["properties"].get(field).is_some(),
+            "{field}"
+        );
+    }
+    assert!(schemas["QueueStats"]["properties"].get("paused").is_some());
+    for field in ["retry_backoff", "max_in_flight", "rate_per_sec"] {
+        assert!(
+            schemas["CreateQueue"]["properties"].get(field).is_some(),
+            "{field}"
+        );
+    }
+    assert_eq!(
+        schemas["RetryBackoffBody"]["required"],
+        json!(["initial_seconds", "max_seconds"])
+    );
+}
