@@ -62,7 +62,7 @@
 -- queue (its row locked by the promotion before this statement) counts its
 -- in-flight messages and refills its token bucket as of $4, and `spent`
 -- stores the bucket less the messages taken. For a queue without a rate,
--- `spent` matches no row: no write, no lock.
+-- `spent` looks up no row: no write, no lock.
 WITH q AS (
     SELECT id, queue_type, visibility_timeout_default, max_in_flight, rate_per_sec,
            -- the bucket as of $4 (`rules::limits::tokens_at`): NULL without a rate
@@ -118,7 +118,8 @@ WITH q AS (
     SET rate_tokens = (SELECT tokens FROM q)
                       - (SELECT count(*) FROM picked) - (SELECT count(*) FROM picked_fifo),
         rate_refilled_at = $4
-    WHERE b.id = (SELECT id FROM q) AND b.rate_per_sec IS NOT NULL
+    -- NULL for a queue without a rate: the index is not even probed.
+    WHERE b.id = (SELECT id FROM q WHERE q.rate_per_sec IS NOT NULL)
 )
 UPDATE onceq_messages m
 SET state = 'in_flight',

@@ -8,10 +8,10 @@
 -- locked here (`limited`), until the claim's COMMIT: claims of a limited
 -- queue take turns, and the claim statement, a statement of its own after
 -- this one, counts in-flight messages and reads the token bucket in a
--- snapshot that sees every earlier claim. A queue without limits is only
--- probed by its id: no lock, no statement more.
+-- snapshot that sees every earlier claim. A queue without limits: no lock,
+-- no probe, no statement more.
 WITH q AS (
-    SELECT id
+    SELECT id, (max_in_flight IS NOT NULL OR rate_per_sec IS NOT NULL) AS limited
     FROM onceq_queues
     WHERE project = $1 AND name = $2
 ), due AS (
@@ -35,8 +35,8 @@ WITH q AS (
 ), limited AS (
     SELECT l.id
     FROM onceq_queues l
-    WHERE l.id = (SELECT id FROM q)
-      AND (l.max_in_flight IS NOT NULL OR l.rate_per_sec IS NOT NULL)
+    -- NULL for a queue without limits: the index is not even probed.
+    WHERE l.id = (SELECT id FROM q WHERE q.limited)
     FOR UPDATE
 )
 SELECT q.id, (SELECT count(*) FROM promoted) AS promoted,
