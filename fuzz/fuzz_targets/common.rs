@@ -19,6 +19,15 @@ pub fn valid_queue(name: &str) {
     );
 }
 
+/// A retry backoff validation let through is within the documented ranges
+/// (docs/api.md, "Retry backoff").
+pub fn valid_backoff(b: &onceq_types::RetryBackoff) {
+    assert!((1..=604_800).contains(&b.initial_seconds), "{b:?}");
+    assert!((b.initial_seconds..=604_800).contains(&b.max_seconds), "{b:?}");
+    assert!((1.0..=10.0).contains(&b.multiplier), "{b:?}");
+    assert!((0.0..=1.0).contains(&b.jitter), "{b:?}");
+}
+
 /// Runs decode + validate on `data` and checks the outcome.
 pub fn check<T, R>(
     data: &[u8],

@@ -18,6 +18,9 @@ fuzz_target!(|data: &[u8]| {
                 common::valid_queue(dlq);
                 assert_ne!(dlq, &c.name);
             }
+            if let Some(b) = &c.settings.retry_backoff {
+                common::valid_backoff(b);
+            }
         },
     );
 });

@@ -27,7 +27,8 @@ use crate::{
     guard::{Guarded, guard},
     metrics, openapi,
     routes::{
-        account, admin, consume, cron, discovery, health, lease, message, publish, push, queues,
+        account, admin, consume, cron, discovery, health, lease, message, pause, publish, push,
+        queues,
     },
 };
 
@@ -102,6 +103,8 @@ fn keyed() -> Vec<(&'static CapabilityDef, UtoipaMethodRouter<AppState>)> {
         (&cap::EXTEND, routes!(lease::extend)),
         (&cap::CREATE, routes!(queues::create)),
         (&cap::QUEUE_UPDATE, routes!(queues::update)),
+        (&cap::QUEUE_PAUSE, routes!(pause::pause)),
+        (&cap::QUEUE_RESUME, routes!(pause::resume)),
         (&cap::LIST, routes!(queues::list)),
         (&cap::GET, routes!(queues::get)),
         (&cap::DELETE, routes!(queues::delete_by_body)),

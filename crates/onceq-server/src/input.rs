@@ -201,6 +201,9 @@ pub struct NackInput {
     pub requeue: bool,
     /// Held back this long, in seconds.
     pub delay_seconds: i64,
+    /// No `delay_seconds` given: the queue's retry backoff, if it has one,
+    /// decides the delay.
+    pub by_backoff: bool,
     /// Why the work failed (checked; not stored yet).
     pub error: Option<String>,
 }
@@ -225,6 +228,7 @@ pub fn nack(req: Nack) -> Result<NackInput, ApiError> {
         lease,
         requeue: req.requeue.unwrap_or(true),
         delay_seconds: delay,
+        by_backoff: req.delay_seconds.is_none(),
         error: req.error,
     })
 }
@@ -286,6 +290,12 @@ pub fn create(req: CreateQueue) -> Result<CreateInput, ApiError> {
         )?
         .unwrap_or(defaults.visibility_timeout_default),
         enable_priority: req.enable_priority.unwrap_or(defaults.enable_priority),
+        retry_backoff: req
+            .retry_backoff
+            .map(queue_settings::retry_backoff)
+            .transpose()?,
+        max_in_flight: queue_settings::max_in_flight(req.max_in_flight)?,
+        rate_per_sec: queue_settings::rate_per_sec(req.rate_per_sec)?,
     };
     Ok(CreateInput { name, settings })
 }

@@ -8,10 +8,12 @@
 //! - [`config`]: server settings and their defaults.
 //! - [`clock`]: the injectable clock; tests move time instead of sleeping.
 //! - [`routes`]: one module per capability group (publish, consume, lease:
-//!   ack/nack/extend, queues, push, account, discovery, health); each
+//!   ack/nack/extend, queues, pause: pause/resume, push, account,
+//!   discovery, health); each
 //!   handler carries its `#[utoipa::path]`.
 //! - [`messages`]: the message operations (publish, claim, ack, nack,
-//!   redrive, promote, lease expiry) with their follow-ups (metrics, throughput,
+//!   redrive, promote, lease expiry, a queue's pause and resume) with their
+//!   follow-ups (metrics, throughput,
 //!   wake-ups) in one place, for routes, push, dashboard and reaper.
 //! - [`envelope`]: the `{ok, data, error, metadata}` answer, the request id
 //!   and latency measured around each call.

@@ -19,9 +19,9 @@ use jiff::SignedDuration;
 use onceq_store::{
     ClaimedMessage, DlqRedrive, DlqRedriveOne, LeaseExpiry, MessageAck, MessageClaim, MessageNack,
     MessagePromote, MessagePublish, NackOutcome, NewMessage, PromoteOutcome, PublishOutcome,
-    QueueRef, RedriveOneOutcome, RedriveOutcome, Result, SingleOutcome,
+    QueuePause, QueueRef, RedriveOneOutcome, RedriveOutcome, Result, SingleOutcome,
 };
-use onceq_types::MessageStatus;
+use onceq_types::{MessageStatus, QueueRecord};
 
 use crate::AppState;
 
@@ -186,6 +186,17 @@ impl Messages<'_> {
             self.wake(&q.queue.project, &q.queue.queue, requeued);
         }
         Ok(done)
+    }
+
+    /// Pauses or resumes a queue; a resume wakes every consumer and push
+    /// dispatcher waiting on it here (other servers' long polls see it at
+    /// their next re-check, as they see work published elsewhere).
+    pub async fn pause(self, project: &str, queue: &str, pause: QueuePause) -> Result<QueueRecord> {
+        let record = self.state.store.queue_pause(pause).await?;
+        if !record.paused {
+            self.state.wakeups.wake_all(project, queue);
+        }
+        Ok(record)
     }
 
     /// `available` messages became available on the queue: wakes that many

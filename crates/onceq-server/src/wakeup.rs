@@ -81,6 +81,21 @@ impl Wakeups {
         wakeup.dispatchers.notify_waiters();
     }
 
+    /// The queue may have work for everyone waiting on it (it was
+    /// resumed): wakes every waiting consumer and push dispatcher, each of
+    /// which claims and goes back to waiting if it finds nothing.
+    pub fn wake_all(&self, project: &str, queue: &str) {
+        let wakeup = {
+            let channels = self.queues.lock().unwrap_or_else(|e| e.into_inner());
+            let key = (project.to_owned(), queue.to_owned());
+            channels.by_queue.get(&key).and_then(Weak::upgrade)
+        };
+        if let Some(wakeup) = wakeup {
+            wakeup.consumers.notify_waiters();
+            wakeup.dispatchers.notify_waiters();
+        }
+    }
+
     /// Queues with a live channel (for tests of the memory bound).
     #[cfg(test)]
     fn live(&self) -> usize {

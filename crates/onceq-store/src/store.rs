@@ -141,6 +141,13 @@ pub trait Store: Send + Sync + 'static {
     /// unknown queue. Later claims, nacks and lease expiries read the new
     /// settings; leases already granted keep their end.
     async fn queue_update(&self, p: crate::QueueUpdate) -> crate::Result<onceq_types::QueueRecord>;
+    /// Pauses (`paused: true`) or resumes a queue and returns its record;
+    /// `QueueNotFound` for an unknown queue. While paused, publishes are
+    /// stored as usual, claims hand out nothing (so push delivery, which
+    /// claims, stops too) and `subscription_scan` reports no subscription of
+    /// the queue due; leases already granted run on (ack, nack, extend and
+    /// lease expiry work as ever). Pausing a paused queue changes nothing.
+    async fn queue_pause(&self, p: crate::QueuePause) -> crate::Result<onceq_types::QueueRecord>;
     /// One queue.
     async fn queue_get(
         &self,

@@ -96,6 +96,7 @@ traced! {
     fn server_leave(&self, server_id: &str) -> Result<()>;
     fn queue_create(&self, p: QueueCreate) -> Result<QueueCreated>;
     fn queue_update(&self, p: QueueUpdate) -> Result<QueueRecord>;
+    fn queue_pause(&self, p: QueuePause) -> Result<QueueRecord>;
     fn queue_get(&self, q: &QueueRef) -> Result<Option<QueueRecord>>;
     fn queue_list(&self, project: &str) -> Result<Vec<QueueRecord>>;
     fn queue_delete(&self, q: &QueueRef) -> Result<i64>;

@@ -109,6 +109,22 @@ pub const QUEUE_UPDATE: CapabilityDef = CapabilityDef {
     unit: Unit::Call,
     action: Action::Admin,
 };
+/// `POST /v1/queue/pause/{queue}`.
+pub const QUEUE_PAUSE: CapabilityDef = CapabilityDef {
+    id: "queue.pause",
+    method: "POST",
+    path: "/v1/queue/pause/{queue}",
+    unit: Unit::Call,
+    action: Action::Admin,
+};
+/// `POST /v1/queue/resume/{queue}`.
+pub const QUEUE_RESUME: CapabilityDef = CapabilityDef {
+    id: "queue.resume",
+    method: "POST",
+    path: "/v1/queue/resume/{queue}",
+    unit: Unit::Call,
+    action: Action::Admin,
+};
 /// `GET /v1/queue/message/{queue}/{message_id}`.
 pub const MESSAGE_GET: CapabilityDef = CapabilityDef {
     id: "queue.message.get",
@@ -337,6 +353,8 @@ pub const CAPABILITIES: &[CapabilityDef] = &[
     EXTEND,
     CREATE,
     QUEUE_UPDATE,
+    QUEUE_PAUSE,
+    QUEUE_RESUME,
     LIST,
     GET,
     DELETE,

@@ -47,7 +47,7 @@ pub use error::ErrorCode;
 pub use message::{
     ConsumedMessage, Headers, MessageDetail, MessageState, MessageStatus, PublishedMessage,
 };
-pub use queue::{QueueRecord, QueueStats, QueueType};
+pub use queue::{QueueRecord, QueueStats, QueueType, RetryBackoff};
 
 /// The largest payload a message may carry: the byte length of its compact
 /// JSON serialisation (256 KiB, as on Infrai's hosted queue).

@@ -34,9 +34,40 @@ impl QueueType {
     }
 }
 
+/// A queue's retry backoff (queue-api-2.md §6): how long a message waits,
+/// `delayed`, before it is handed out again after a failed hand-out (a nack
+/// without `delay_seconds`, an expired lease, a failed push delivery).
+///
+/// After the hand-out numbered `delivery_count` (1 for the first), the
+/// delay is `base = min(max_seconds, initial_seconds * multiplier ^
+/// (delivery_count - 1))`, then with jitter `base * (1 - jitter * r)` for
+/// `r` drawn uniformly from [0, 1): `jitter` 0 is none, 1 is "full jitter"
+/// (anywhere in [0, base)). Rounded to the millisecond. The one rule is
+/// `onceq-store`'s `rules::backoff`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RetryBackoff {
+    /// The delay after the first failed hand-out, in seconds
+    /// (1..=[`MAX_BACKOFF_SECONDS`]).
+    pub initial_seconds: i32,
+    /// Each further failed hand-out multiplies the delay by this
+    /// (1..=[`MAX_BACKOFF_MULTIPLIER`]; 1 keeps it constant).
+    pub multiplier: f64,
+    /// The delay never exceeds this, in seconds
+    /// (`initial_seconds`..=[`MAX_BACKOFF_SECONDS`]).
+    pub max_seconds: i32,
+    /// The fraction of the delay drawn at random (0..=1): 0 none, 1 full.
+    pub jitter: f64,
+}
+
+/// The longest retry backoff delay: 7 days, as `delay_seconds`' bound.
+pub const MAX_BACKOFF_SECONDS: i64 = 604_800;
+/// The largest backoff multiplier.
+pub const MAX_BACKOFF_MULTIPLIER: f64 = 10.0;
+
 /// A queue as `create`, `get` and `list` return it.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QueueRecord {
     /// The queue's name, unique within its project.
     pub name: String,
@@ -54,13 +85,28 @@ pub struct QueueRecord {
     pub visibility_timeout_default: i32,
     /// Whether publishes may set `priority`. Consumption always honours it.
     pub enable_priority: bool,
+    /// True while the queue is paused (`POST /v1/queue/pause/{queue}`):
+    /// publishes are stored, nothing is handed out.
+    #[serde(default)]
+    pub paused: bool,
+    /// The retry backoff of failed hand-outs; `null`: again at once.
+    #[serde(default)]
+    pub retry_backoff: Option<RetryBackoff>,
+    /// The most messages of the queue in flight at once, across every
+    /// consumer and server; `null`: no cap.
+    #[serde(default)]
+    pub max_in_flight: Option<i32>,
+    /// The most hand-outs per second (a token bucket shared by every
+    /// server on the database); `null`: no cap.
+    #[serde(default)]
+    pub rate_per_sec: Option<f64>,
     /// When the queue was created.
     pub created_at: Timestamp,
 }
 
 /// Settings of a queue; the defaults are those of a queue created by its
 /// first publish.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct QueueSettings {
     /// `standard` or `fifo`.
     pub queue_type: QueueType,
@@ -74,7 +120,20 @@ pub struct QueueSettings {
     pub visibility_timeout_default: i32,
     /// Default true.
     pub enable_priority: bool,
+    /// Default none: a failed hand-out is available again at once.
+    pub retry_backoff: Option<RetryBackoff>,
+    /// Default none (1..=[`MAX_IN_FLIGHT_CAP`]).
+    pub max_in_flight: Option<i32>,
+    /// Default none ([`MIN_RATE_PER_SEC`]..=[`MAX_RATE_PER_SEC`]).
+    pub rate_per_sec: Option<f64>,
 }
+
+/// The largest `max_in_flight`.
+pub const MAX_IN_FLIGHT_CAP: i64 = 100_000;
+/// The smallest `rate_per_sec`: one hand-out every 100 s.
+pub const MIN_RATE_PER_SEC: f64 = 0.01;
+/// The largest `rate_per_sec`.
+pub const MAX_RATE_PER_SEC: f64 = 100_000.0;
 
 impl Default for QueueSettings {
     fn default() -> Self {
@@ -85,6 +144,9 @@ impl Default for QueueSettings {
             message_retention_days: 7,
             visibility_timeout_default: 30,
             enable_priority: true,
+            retry_backoff: None,
+            max_in_flight: None,
+            rate_per_sec: None,
         }
     }
 }
@@ -109,4 +171,7 @@ pub struct QueueStats {
     pub dead_letter_queue: Option<String>,
     /// Age of the oldest held message in whole seconds; 0 when empty.
     pub oldest_message_age_seconds: i64,
+    /// True while the queue is paused: nothing is handed out.
+    #[serde(default)]
+    pub paused: bool,
 }

@@ -63,6 +63,16 @@ pub struct Deleted {
     pub messages_deleted: i64,
 }
 
+/// `pause` and `resume`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Paused {
+    /// The queue.
+    pub queue: String,
+    /// Whether it is paused now (pausing a paused queue answers true).
+    pub paused: bool,
+}
+
 /// `dlq/redrive`.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -140,6 +140,39 @@ request! {
         /// Default true.
         #[serde(skip_serializing_if = "Option::is_none")]
         pub enable_priority: Option<bool>,
+        /// Default none (a failed hand-out is available again at once).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub retry_backoff: Option<RetryBackoffBody>,
+        /// 1..=100000, default none: the most messages in flight at once.
+        #[whole(minimum = 1, maximum = 100000)]
+        pub max_in_flight: Option<i64>,
+        /// 0.01..=100000, default none: the most hand-outs per second.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(minimum = 0.01, maximum = 100000))]
+        pub rate_per_sec: Option<f64>,
+    }
+}
+
+request! {
+    /// `retry_backoff` of `create` and `update` (the rule:
+    /// [`crate::RetryBackoff`]).
+    pub struct RetryBackoffBody {
+        /// The delay after the first failed hand-out: 1..=604800 seconds.
+        #[whole(minimum = 1, maximum = 604800, required = true, nullable = false)]
+        pub initial_seconds: Option<i64>,
+        /// 1..=10, default 2: each further failed hand-out multiplies the
+        /// delay by this.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10))]
+        pub multiplier: Option<f64>,
+        /// The cap: initial_seconds..=604800 seconds.
+        #[whole(minimum = 1, maximum = 604800, required = true, nullable = false)]
+        pub max_seconds: Option<i64>,
+        /// 0..=1, default 0: the fraction of the delay drawn at random
+        /// (1 is full jitter, anywhere from 0 to the delay).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 1))]
+        pub jitter: Option<f64>,
     }
 }
 
@@ -316,6 +349,21 @@ pub use queue_update::UpdateQueue;
 
 /// `Option<i64>` fields that accept `30.0` as well as `30` (here and in
 /// [`crate::push`]).
+/// A field where `null` means something of its own (clear it) apart from
+/// leaving it out (keep it): absent is `None`, `null` is `Some(None)`.
+pub(crate) mod present {
+    use serde::{Deserialize, Deserializer};
+
+    /// For `#[serde(default, deserialize_with = "present::opt")]`.
+    pub fn opt<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: Deserialize<'de>,
+    {
+        Option::<T>::deserialize(d).map(Some)
+    }
+}
+
 pub(crate) mod whole {
     use std::fmt;
 

@@ -197,5 +197,6 @@ pub(super) fn stats_fields(s: &QueueStats) -> Vec<(&'static str, String)> {
             "oldest_message_age_seconds",
             s.oldest_message_age_seconds.to_string(),
         ),
+        ("paused", s.paused.to_string()),
     ]
 }

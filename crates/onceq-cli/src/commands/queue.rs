@@ -1,11 +1,13 @@
-//! `onceq queue create|update|delete|get`: one queue's record and settings.
+//! `onceq queue create|update|delete|get|pause|resume`: one queue's record,
+//! its settings, and whether it hands messages out.
 
 use std::io::{BufRead, IsTerminal, Write};
 
 use clap::{Args, Subcommand};
 use onceq_types::{
     QueueRecord, QueueType,
-    request::{CreateQueue, UpdateQueue},
+    reply::Paused,
+    request::{CreateQueue, RetryBackoffBody, UpdateQueue},
 };
 
 use super::{ServerArgs, client};
@@ -51,6 +53,21 @@ pub enum QueueCmd {
         #[command(flatten)]
         server: ServerArgs,
     },
+    /// Pause a queue: publishes are still accepted, nothing is handed out
+    /// (consume answers empty, push delivery stops) until `queue resume`.
+    Pause {
+        /// The queue's name.
+        name: String,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Resume a paused queue: hand-outs start again at once.
+    Resume {
+        /// The queue's name.
+        name: String,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
 }
 
 /// The settings `create` and `update` take (the server checks the ranges).
@@ -71,6 +88,84 @@ pub struct SettingsArgs {
     /// Whether publishes may set a priority.
     #[arg(long, value_name = "BOOL")]
     enable_priority: Option<bool>,
+    /// The retry backoff of failed hand-outs, as
+    /// `initial=SECONDS,max=SECONDS[,multiplier=X][,jitter=F]`, or `none`
+    /// (update: remove it).
+    #[arg(long, value_name = "SPEC", value_parser = parse_backoff)]
+    retry_backoff: Option<Backoff>,
+    /// The most messages in flight at once, across every consumer and
+    /// server (1..=100000), or `none` (update: remove the cap).
+    #[arg(long, value_name = "N|none", value_parser = parse_limit::<i64>)]
+    max_in_flight: Option<Limit<i64>>,
+    /// The most hand-outs per second (0.01..=100000), or `none` (update:
+    /// remove the cap).
+    #[arg(long, value_name = "RATE|none", value_parser = parse_limit::<f64>)]
+    rate_per_sec: Option<Limit<f64>>,
+}
+
+/// `--max-in-flight` / `--rate-per-sec`: a value, or `none`.
+#[derive(Debug, Clone, Copy)]
+enum Limit<T> {
+    Set(T),
+    None,
+}
+
+impl<T> Limit<T> {
+    /// For update: `Some(None)` removes it.
+    fn change(self) -> Option<T> {
+        match self {
+            Limit::Set(v) => Some(v),
+            Limit::None => None,
+        }
+    }
+}
+
+fn parse_limit<T: std::str::FromStr>(s: &str) -> Result<Limit<T>, String> {
+    if s == "none" {
+        return Ok(Limit::None);
+    }
+    s.parse()
+        .map(Limit::Set)
+        .map_err(|_| format!("{s:?} is not a number (or none)"))
+}
+
+/// `--retry-backoff`: a backoff, or `none`.
+#[derive(Debug, Clone)]
+enum Backoff {
+    Set(RetryBackoffBody),
+    None,
+}
+
+fn parse_backoff(spec: &str) -> Result<Backoff, String> {
+    if spec == "none" {
+        return Ok(Backoff::None);
+    }
+    let mut b = RetryBackoffBody::default();
+    for part in spec.split(',') {
+        let (key, value) = part
+            .split_once('=')
+            .ok_or_else(|| format!("{part:?} must look like key=value"))?;
+        let number = |v: &str| {
+            v.parse::<f64>()
+                .map_err(|_| format!("{key} must be a number (got {v:?})"))
+        };
+        let whole = |v: &str| {
+            v.parse::<i64>()
+                .map_err(|_| format!("{key} must be whole seconds (got {v:?})"))
+        };
+        match key {
+            "initial" => b.initial_seconds = Some(whole(value)?),
+            "max" => b.max_seconds = Some(whole(value)?),
+            "multiplier" => b.multiplier = Some(number(value)?),
+            "jitter" => b.jitter = Some(number(value)?),
+            _ => {
+                return Err(format!(
+                    "unknown key {key:?}: use initial, max, multiplier, jitter (or none)"
+                ));
+            }
+        }
+    }
+    Ok(Backoff::Set(b))
 }
 
 pub async fn run(cmd: QueueCmd) -> anyhow::Result<()> {
@@ -89,6 +184,13 @@ pub async fn run(cmd: QueueCmd) -> anyhow::Result<()> {
                 message_retention_days: s.retention_days,
                 visibility_timeout_default: s.visibility_timeout,
                 enable_priority: s.enable_priority,
+                retry_backoff: match s.retry_backoff {
+                    Some(Backoff::Set(b)) => Some(b),
+                    // A new queue has none already.
+                    Some(Backoff::None) | None => None,
+                },
+                max_in_flight: s.max_in_flight.and_then(Limit::change),
+                rate_per_sec: s.rate_per_sec.and_then(Limit::change),
             };
             let q = client(&server)?.create_queue(&req).await?;
             show(&q, server.json)
@@ -105,6 +207,12 @@ pub async fn run(cmd: QueueCmd) -> anyhow::Result<()> {
                 message_retention_days: s.retention_days,
                 visibility_timeout_default: s.visibility_timeout,
                 enable_priority: s.enable_priority,
+                retry_backoff: s.retry_backoff.map(|b| match b {
+                    Backoff::Set(b) => Some(b),
+                    Backoff::None => None,
+                }),
+                max_in_flight: s.max_in_flight.map(|l| l.change().map(|n| n as f64)),
+                rate_per_sec: s.rate_per_sec.map(Limit::change),
                 ..UpdateQueue::default()
             };
             let q = client(&server)?.update_queue(&req).await?;
@@ -131,7 +239,24 @@ pub async fn run(cmd: QueueCmd) -> anyhow::Result<()> {
             let q = client(&server)?.get_queue(&name).await?;
             show(&q, server.json)
         }
+        QueueCmd::Pause { name, server } => {
+            let p = client(&server)?.pause(&name).await?;
+            show_paused(&p, server.json)
+        }
+        QueueCmd::Resume { name, server } => {
+            let p = client(&server)?.resume(&name).await?;
+            show_paused(&p, server.json)
+        }
     }
+}
+
+fn show_paused(p: &Paused, json: bool) -> anyhow::Result<()> {
+    if json {
+        return output::json(p);
+    }
+    let now = if p.paused { "paused" } else { "running" };
+    println!("queue {} is {now}", p.queue);
+    Ok(())
 }
 
 fn show(q: &QueueRecord, json: bool) -> anyhow::Result<()> {
@@ -155,6 +280,28 @@ fn show(q: &QueueRecord, json: bool) -> anyhow::Result<()> {
             q.message_retention_days.to_string(),
         ),
         ("enable_priority", q.enable_priority.to_string()),
+        ("paused", q.paused.to_string()),
+        (
+            "retry_backoff",
+            q.retry_backoff.map_or_else(
+                || "-".into(),
+                |b| {
+                    format!(
+                        "initial={},max={},multiplier={},jitter={}",
+                        b.initial_seconds, b.max_seconds, b.multiplier, b.jitter
+                    )
+                },
+            ),
+        ),
+        (
+            "max_in_flight",
+            q.max_in_flight
+                .map_or_else(|| "-".into(), |n| n.to_string()),
+        ),
+        (
+            "rate_per_sec",
+            q.rate_per_sec.map_or_else(|| "-".into(), |r| r.to_string()),
+        ),
         ("created_at", q.created_at.to_string()),
     ]);
     Ok(())

@@ -1,5 +1,5 @@
 //! The commands of daily work against a running server: `queue
-//! create|update|get|delete`, `queues` with depths, `ack`, `nack`,
+//! create|update|get|delete|pause|resume`, `queues` with depths, `ack`, `nack`,
 //! `extend`, `message get`, `dlq list|peek`, on the embedded store and on
 //! PostgreSQL, and the top-level help listing every command.
 
@@ -58,6 +58,110 @@ fn daily_work(server: &ServerProcess) {
     assert_eq!(q["max_retries"], 1, "kept");
     let text = run_ok(&["queue", "update", "jobs", "--max-retries", "0"], &env);
     assert!(text.contains("max_retries") && text.contains('0'), "{text}");
+
+    // --retry-backoff sets, shows and removes it
+    let q = json(
+        &[
+            "queue",
+            "update",
+            "jobs",
+            "--retry-backoff",
+            "initial=5,max=60,jitter=0.5",
+        ],
+        &env,
+    );
+    assert_eq!(
+        q["retry_backoff"],
+        serde_json::json!({"initial_seconds": 5, "multiplier": 2.0, "max_seconds": 60, "jitter": 0.5})
+    );
+    let text = run_ok(&["queue", "get", "jobs"], &env);
+    assert!(
+        text.contains("initial=5,max=60,multiplier=2,jitter=0.5"),
+        "{text}"
+    );
+    let q = json(
+        &["queue", "update", "jobs", "--retry-backoff", "none"],
+        &env,
+    );
+    assert_eq!(q["retry_backoff"], Value::Null);
+    let bad = run(
+        &[
+            "queue",
+            "update",
+            "jobs",
+            "--retry-backoff",
+            "initial=5,max=1",
+        ],
+        &env,
+    );
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        !bad.status.success() && err.contains("retry_backoff.max_seconds"),
+        "{err}"
+    );
+
+    // --max-in-flight / --rate-per-sec set and remove the limits
+    let q = json(
+        &[
+            "queue",
+            "update",
+            "jobs",
+            "--max-in-flight",
+            "2",
+            "--rate-per-sec",
+            "1.5",
+        ],
+        &env,
+    );
+    assert_eq!(
+        (q["max_in_flight"].as_i64(), q["rate_per_sec"].as_f64()),
+        (Some(2), Some(1.5))
+    );
+    let text = run_ok(&["queue", "get", "jobs"], &env);
+    assert!(
+        text.contains("max_in_flight") && text.contains("1.5"),
+        "{text}"
+    );
+    let q = json(
+        &[
+            "queue",
+            "update",
+            "jobs",
+            "--max-in-flight",
+            "none",
+            "--rate-per-sec",
+            "none",
+        ],
+        &env,
+    );
+    assert_eq!(
+        (q["max_in_flight"].clone(), q["rate_per_sec"].clone()),
+        (Value::Null, Value::Null)
+    );
+    let bad = run(&["queue", "update", "jobs", "--max-in-flight", "0"], &env);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("max_in_flight"));
+
+    // queue pause / resume: nothing handed out in between
+    let text = run_ok(&["queue", "pause", "jobs"], &env);
+    assert_eq!(text.trim(), "queue jobs is paused");
+    assert_eq!(json(&["queue", "pause", "jobs"], &env)["paused"], true);
+    assert_eq!(json(&["queue", "get", "jobs"], &env)["paused"], true);
+    run_ok(&["publish", "jobs", r#"{"n": 0}"#], &env);
+    assert_eq!(json(&["consume", "jobs"], &env), serde_json::json!([]));
+    let text = run_ok(&["stats", "jobs"], &env);
+    assert!(text.contains("paused") && text.contains("true"), "{text}");
+    let text = run_ok(&["queue", "resume", "jobs"], &env);
+    assert_eq!(text.trim(), "queue jobs is running");
+    let (id, receipt) = take("jobs", &env);
+    run_ok(&["ack", "jobs", &id, "--receipt", &receipt], &env);
+    let missing = run(&["queue", "pause", "nope"], &env);
+    assert!(!missing.status.success());
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        err.contains("QUEUE_NOT_FOUND") || err.contains("not found"),
+        "{err}"
+    );
 
     // ack
     run_ok(&["publish", "jobs", r#"{"n": 1}"#], &env);

@@ -17,19 +17,14 @@ pub struct UpdateInput {
 }
 
 /// `update`. Section 6's settings that need later work are refused, never
-/// silently ignored: a caller setting `max_in_flight` would otherwise
-/// believe it holds.
+/// silently ignored: a caller setting `completed_retention_seconds` would
+/// otherwise believe it holds.
 pub fn update(req: UpdateQueue) -> Result<UpdateInput, ApiError> {
     let name = validate::required_queue("name", req.name)?;
-    for (field, value) in [
-        (
-            "completed_retention_seconds",
-            &req.completed_retention_seconds,
-        ),
-        ("retry_backoff", &req.retry_backoff),
-        ("max_in_flight", &req.max_in_flight),
-        ("rate_per_sec", &req.rate_per_sec),
-    ] {
+    for (field, value) in [(
+        "completed_retention_seconds",
+        &req.completed_retention_seconds,
+    )] {
         if value.as_ref().is_some_and(|v| !v.is_null()) {
             return Err(ApiError::invalid(format!(
                 "{field} is not supported yet by this server; leave it out"
@@ -49,6 +44,16 @@ pub fn update(req: UpdateQueue) -> Result<UpdateInput, ApiError> {
             req.visibility_timeout_default,
         )?,
         enable_priority: req.enable_priority,
+        // Absent keeps it, `null` removes it, an object replaces it whole.
+        retry_backoff: req
+            .retry_backoff
+            .map(|b| b.map(setting::retry_backoff).transpose())
+            .transpose()?,
+        max_in_flight: req
+            .max_in_flight
+            .map(|n| n.map(setting::max_in_flight_number).transpose())
+            .transpose()?,
+        rate_per_sec: req.rate_per_sec.map(setting::rate_per_sec).transpose()?,
     };
     Ok(UpdateInput { name, changes })
 }

@@ -53,6 +53,7 @@ struct Depth {
     in_flight: i64,
     dead_lettered: i64,
     oldest: Option<Timestamp>,
+    paused: u32,
 }
 
 fn write_depths(f: &mut Families<'_>, m: &Metrics, now: Timestamp, depths: &[QueueDepth]) {
@@ -68,6 +69,7 @@ fn write_depths(f: &mut Families<'_>, m: &Metrics, now: Timestamp, depths: &[Que
         e.delayed += d.delayed;
         e.in_flight += d.in_flight;
         e.dead_lettered += d.dead_lettered;
+        e.paused += u32::from(d.paused);
         e.oldest = match (e.oldest, d.oldest_created_at) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -88,6 +90,15 @@ fn write_depths(f: &mut Families<'_>, m: &Metrics, now: Timestamp, depths: &[Que
             let labels = [("project", *project), ("queue", *queue), ("state", state)];
             f.sample(DEPTH, &labels, n as f64);
         }
+    }
+    const PAUSED: &str = "onceq_queue_paused";
+    f.gauge(
+        PAUSED,
+        "1 while a queue is paused (nothing handed out), else 0; under queue=\"_other\", how many of those queues are paused.",
+    );
+    for ((project, queue), d) in &by_labels {
+        let labels = [("project", *project), ("queue", *queue)];
+        f.sample(PAUSED, &labels, f64::from(d.paused));
     }
     const AGE: &str = "onceq_queue_oldest_message_age_seconds";
     f.gauge(

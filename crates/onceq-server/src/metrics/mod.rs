@@ -7,7 +7,10 @@
 //!   and status class, and timing them.
 //! - [`scrape`]: the `/metrics` handler: the recorder's counters and
 //!   histograms, the depth query's cache, the optional token.
-//! - `gauges`: what is read at scrape time: queue depths, pool use.
+//! - `gauges`: what is read at scrape time: queue depths, paused queues,
+//!   pool use.
+//! - `process`: the standard `process_*` metrics (memory, CPU, file
+//!   descriptors, start time), read from `/proc` at scrape time.
 //! - [`text`]: writing gauge families in the Prometheus text format.
 //!
 //! Counters and histograms live in a `metrics-exporter-prometheus` recorder
@@ -18,6 +21,7 @@
 
 mod gauges;
 pub mod http;
+mod process;
 pub mod queues;
 pub mod scrape;
 pub mod text;

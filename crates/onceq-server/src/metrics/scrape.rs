@@ -14,7 +14,7 @@ use onceq_store::{QueueDepth, StoreError};
 use onceq_types::ErrorCode;
 use tokio::{sync::Mutex, time::Instant};
 
-use super::{ErrorSource, gauges};
+use super::{ErrorSource, gauges, process};
 use crate::{ApiError, AppState, auth, openapi::responses};
 
 /// The content type of the text format.
@@ -95,6 +95,7 @@ pub async fn metrics(
     let mut out = m.handle().render();
     let depths = depths.ok();
     gauges::write(&mut out, m, &state, depths.as_deref().map(Vec::as_slice));
+    process::write(&mut out);
     Ok((
         [(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE))],
         out,

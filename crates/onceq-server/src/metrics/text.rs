@@ -23,6 +23,14 @@ impl<'a> Families<'a> {
         self
     }
 
+    /// Starts a counter family (a total read at scrape time, such as the
+    /// process's CPU seconds): its HELP and TYPE lines.
+    pub fn counter(&mut self, name: &str, help: &str) -> &mut Self {
+        let _ = writeln!(self.out, "# HELP {name} {}", escape_help(help));
+        let _ = writeln!(self.out, "# TYPE {name} counter");
+        self
+    }
+
     /// One sample of the current family.
     pub fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) -> &mut Self {
         self.out.push_str(name);

@@ -56,7 +56,7 @@ use axum::{
 };
 use onceq_types::{
     ConsumedMessage, ErrorBody, ErrorCode, MessageStatus, Metadata, PublishedMessage, QueueRecord,
-    QueueStats, QueueType,
+    QueueStats, QueueType, RetryBackoff,
     account::{Balance, Usage, UsageItem},
     admin::{
         CreatedKey, KeyCreate, KeyInfo, KeyLimits, KeyRevoke, KeyRotate, ProjectInfo, ProjectLimits,
@@ -64,8 +64,8 @@ use onceq_types::{
     capability::{Billing, Capability, Discovery},
     cron::{CronCreate, CronDeleted, CronJob, CronRun, CronUpdate, OverlapPolicy, RunOutcome},
     push::{PushSubscribe, PushSubscription, PushUnsubscribed},
-    reply::{Acked, Deleted, Extended, Nacked, Purged, Redriven},
-    request::{Redrive, UpdateQueue},
+    reply::{Acked, Deleted, Extended, Nacked, Paused, Purged, Redriven},
+    request::{Redrive, RetryBackoffBody, UpdateQueue},
 };
 use onceq_types::{MessageDetail, MessageState};
 use utoipa::{
@@ -86,7 +86,7 @@ use utoipa::{
     security(("bearer" = [])),
     components(schemas(
         ErrorBody, ErrorCode, Metadata, MessageStatus, PublishedMessage, ConsumedMessage,
-        QueueRecord, QueueStats, QueueType, Acked, Nacked, Extended, Purged, Deleted,
+        QueueRecord, QueueStats, QueueType, RetryBackoff, RetryBackoffBody, Acked, Nacked, Extended, Purged, Paused, Deleted,
         Redriven, Discovery, Capability, Billing, Redrive, PushSubscribe, PushSubscription,
         PushUnsubscribed, Usage, UsageItem, Balance, UpdateQueue, MessageDetail, MessageState,
         KeyInfo, CreatedKey, ProjectInfo, KeyCreate, KeyRevoke, KeyRotate, KeyLimits, ProjectLimits,

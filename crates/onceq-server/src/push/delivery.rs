@@ -202,6 +202,9 @@ async fn nack(ctx: &Ctx, target: &Target, message: &ClaimedMessage, reason: &str
                 lease: lease(target, message),
                 requeue: true,
                 delay: SignedDuration::try_from(delay).unwrap_or(SignedDuration::from_secs(3600)),
+                // A queue's own retry backoff, when it has one, wins over
+                // the dispatcher's (queue-api-2.md §6).
+                by_backoff: true,
                 now: ctx.state.clock.now(),
             },
         )
@@ -219,7 +222,7 @@ async fn nack(ctx: &Ctx, target: &Target, message: &ClaimedMessage, reason: &str
             tracing::warn!(%subscription, %message_id, delivery_count, %reason, "push delivery failed for the last time; dead-lettered")
         }
         Ok(o) if o.requeued => {
-            tracing::info!(%subscription, %message_id, delivery_count, %reason, retry_in_ms = delay.as_millis() as u64, "push delivery failed; will retry")
+            tracing::info!(%subscription, %message_id, delivery_count, %reason, retry_in_ms = delay.as_millis() as u64, "push delivery failed; will retry (after the queue's retry backoff instead, if it has one)")
         }
         Ok(_) => {
             tracing::info!(%subscription, %message_id, %reason, "push delivery failed, and its lease had ended")

@@ -61,7 +61,7 @@ pub async fn ack(
     path = "/v1/queue/nack",
     tag = "messages",
     summary = "Give a message back, or dead-letter it",
-    description = "Ends a lease early: back to the queue (after delay_seconds), or to the dead-letter queue with requeue false or after the last allowed delivery. nacked is false when the lease is not held.",
+    description = "Ends a lease early: back to the queue (after delay_seconds; without it, after the queue's retry_backoff if it has one, else at once), or to the dead-letter queue with requeue false or after the last allowed delivery. nacked is false when the lease is not held.",
     request_body = Nack,
     responses(Ok<Nacked>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, StoreFailed)
 )]
@@ -82,6 +82,7 @@ pub async fn nack(
                 lease,
                 requeue: input.requeue,
                 delay: SignedDuration::from_secs(input.delay_seconds),
+                by_backoff: input.by_backoff,
                 now: state.clock.now(),
             },
         )

@@ -1,7 +1,7 @@
 //! One module per capability group (admin: keys and projects of every
 //! project; push: push subscriptions; lease: ack, nack and extend, what a
 //! consumer does with the lease `consume` gave it; message: one message
-//! looked up by id). Each handler validates its input
+//! looked up by id; pause: pausing and resuming a queue's hand-outs). Each handler validates its input
 //! ([`crate::input`]) into store params, calls the store once (through
 //! [`crate::messages`] when others must hear of it), and shapes the answer.
 //! Every keyed route runs behind [`crate::guard`] and answers through its
@@ -15,6 +15,7 @@ pub mod discovery;
 pub mod health;
 pub mod lease;
 pub mod message;
+pub mod pause;
 pub mod publish;
 pub mod push;
 pub mod queues;

@@ -81,12 +81,12 @@ async fn update_refusals_name_the_field_and_change_nothing(b: Backend) {
             "FIFO",
         ),
         (
-            json!({"name": "orders", "max_in_flight": 5, "max_retries": 2}),
-            "max_in_flight is not supported yet",
+            json!({"name": "orders", "completed_retention_seconds": 5, "max_retries": 2}),
+            "completed_retention_seconds is not supported yet",
         ),
         (
             json!({"name": "orders", "retry_backoff": {"initial_seconds": 1}}),
-            "retry_backoff is not supported yet",
+            "retry_backoff.max_seconds",
         ),
     ];
     for (body, field) in bad {
@@ -99,11 +99,22 @@ async fn update_refusals_name_the_field_and_change_nothing(b: Backend) {
             r.body
         );
     }
-    for rest in ["completed_retention_seconds", "rate_per_sec"] {
+    for (rest, value) in [
+        ("completed_retention_seconds", json!(1)),
+        ("max_in_flight", json!(0)),
+        ("max_in_flight", json!(1.5)),
+        ("max_in_flight", json!(100_001)),
+        ("rate_per_sec", json!(0)),
+        ("rate_per_sec", json!(100_001)),
+        ("rate_per_sec", json!("fast")),
+    ] {
         let r = s
-            .post("/v1/queue/update", json!({"name": "orders", rest: 1}))
+            .post("/v1/queue/update", json!({"name": "orders", rest: value}))
             .await;
-        assert!(r.err(400, "INVALID_PARAMS").contains(rest));
+        assert!(
+            r.err(400, "INVALID_PARAMS").contains(rest),
+            "{rest}: {value}"
+        );
     }
     let missing = s
         .post(

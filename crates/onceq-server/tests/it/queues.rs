@@ -147,7 +147,8 @@ async fn stats_counts_every_state(b: Backend) {
     assert_eq!(
         st,
         json!({"queue": "q", "message_count": 4, "available": 2, "delayed": 1, "in_flight": 1,
-               "dead_lettered": 0, "dead_letter_queue": "q-dlq", "oldest_message_age_seconds": 42})
+               "dead_lettered": 0, "dead_letter_queue": "q-dlq", "oldest_message_age_seconds": 42,
+               "paused": false})
     );
     let empty = s.post("/v1/queue/create", json!({"name": "e"})).await;
     empty.ok();

@@ -123,8 +123,13 @@ pub struct MessageNack {
     pub lease: LeaseRef,
     /// False dead-letters at once.
     pub requeue: bool,
-    /// When requeued, held back this long.
+    /// When requeued, held back this long (unless `by_backoff` and the
+    /// queue has a retry backoff).
     pub delay: SignedDuration,
+    /// True when the caller gave no delay of its own (a nack without
+    /// `delay_seconds`, a failed push delivery): a queue's retry backoff
+    /// then decides the delay instead of `delay` (`rules::backoff`).
+    pub by_backoff: bool,
     /// The time of the call.
     pub now: Timestamp,
 }

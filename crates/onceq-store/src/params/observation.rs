@@ -22,6 +22,8 @@ pub struct QueueDepth {
     /// after a redrive into a FIFO queue, which appends old messages at
     /// their group's tail.
     pub oldest_created_at: Option<Timestamp>,
+    /// Paused: nothing is handed out.
+    pub paused: bool,
 }
 
 /// A connection pool's use at one moment (`Store::pool_stats`).

@@ -38,8 +38,17 @@ pub struct QueueUpdate {
     pub now: Timestamp,
 }
 
+/// `queue_pause`: pauses or resumes a queue (queue-api-2.md §6).
+#[derive(Debug, Clone)]
+pub struct QueuePause {
+    /// Project and name.
+    pub queue: QueueRef,
+    /// True to pause, false to resume; either is idempotent.
+    pub paused: bool,
+}
+
 /// The settings a `queue_update` changes; `None` keeps one as it is.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct QueueChanges {
     /// The type the caller states: a queue's type is fixed at create, so
     /// another one is `Invalid` (the same one changes nothing).
@@ -56,4 +65,11 @@ pub struct QueueChanges {
     pub visibility_timeout_default: Option<i32>,
     /// Whether publishes may set a priority.
     pub enable_priority: Option<bool>,
+    /// A new retry backoff (`Some(None)` removes it).
+    pub retry_backoff: Option<Option<onceq_types::RetryBackoff>>,
+    /// A new `max_in_flight` (`Some(None)` removes it).
+    pub max_in_flight: Option<Option<i32>>,
+    /// A new `rate_per_sec` (`Some(None)` removes it); its token bucket
+    /// starts full again.
+    pub rate_per_sec: Option<Option<f64>>,
 }

@@ -12,7 +12,7 @@ use super::db::GenericClient;
 use super::errors::Error;
 use super::{PgStore, sql};
 use crate::rules::dead_letter::{self, Ending};
-use crate::rules::visibility;
+use crate::rules::{backoff, visibility};
 use crate::{ExtendOutcome, MessageAck, MessageExtend, MessageNack, NackOutcome, StoreError};
 
 /// One ack in a transaction of its own (acks usually go in groups, see
@@ -62,6 +62,7 @@ impl PgStore {
         }
         let max_retries: i32 = row.get("max_retries");
         let dlq: Option<i64> = row.get("dead_letter_queue_id");
+        let retry_backoff = super::queues::backoff(&row, "retry_backoff_initial_seconds");
 
         let mut outcome = NackOutcome {
             nacked: true,
@@ -84,7 +85,13 @@ impl PgStore {
             }
             // Requeued (`DeadLettered` comes only with a DLQ).
             _ => {
-                let (state, visible_at) = visibility::visible_after(p.now, p.delay)?;
+                let delay = backoff::requeue_delay(
+                    retry_backoff.as_ref(),
+                    p.by_backoff,
+                    delivery_count,
+                    p.delay,
+                );
+                let (state, visible_at) = visibility::visible_after(p.now, delay)?;
                 let stmt = tx.prepare_cached(sql::MESSAGE_REQUEUE).await?;
                 tx.execute(&stmt, &[&l.message_id, &state.as_str(), &visible_at])
                     .await?;

@@ -294,6 +294,10 @@ impl crate::Store for PgStore {
         errors::retrying(self.bound, || self.queue_update_once(&p)).await
     }
 
+    async fn queue_pause(&self, p: crate::QueuePause) -> Result<onceq_types::QueueRecord> {
+        errors::retrying(self.bound, || self.queue_pause_once(&p)).await
+    }
+
     async fn queue_get(&self, q: &crate::QueueRef) -> Result<Option<onceq_types::QueueRecord>> {
         errors::retrying(self.bound, || self.queue_get_once(q)).await
     }

@@ -32,6 +32,7 @@ impl PgStore {
                         in_flight,
                         dead_lettered: 0,
                         oldest_created_at: r.get("oldest"),
+                        paused: r.get("paused"),
                     },
                 }
             })

@@ -3,14 +3,38 @@
 
 use crate::postgres::db::GenericClient;
 use onceq_types::queue::QueueSettings;
-use onceq_types::{QueueRecord, QueueStats, QueueType, names};
+use onceq_types::{QueueRecord, QueueStats, QueueType, RetryBackoff, names};
 use tokio_postgres::Row;
 
 use super::errors::Error;
 use super::{PgStore, sql};
 use crate::rules::queue_create::{self, DeadLetterQueue};
 use crate::rules::queue_update;
-use crate::{QueueCreate, QueueCreated, QueueRef, QueueUpdate, StoreError};
+use crate::{QueueCreate, QueueCreated, QueuePause, QueueRef, QueueUpdate, StoreError};
+
+/// The retry backoff stored in four columns, the first named `initial`
+/// and the others after it; all NULL: none (the CHECK keeps them whole).
+pub(super) fn backoff(row: &Row, initial: &str) -> Option<RetryBackoff> {
+    let at = row.columns().iter().position(|c| c.name() == initial)?;
+    Some(RetryBackoff {
+        initial_seconds: row.get::<_, Option<i32>>(at)?,
+        multiplier: row.get(at + 1),
+        max_seconds: row.get(at + 2),
+        jitter: row.get(at + 3),
+    })
+}
+
+/// A retry backoff as the four columns' parameters (all NULL: none).
+fn backoff_params(
+    b: Option<&RetryBackoff>,
+) -> (Option<i32>, Option<f64>, Option<i32>, Option<f64>) {
+    (
+        b.map(|b| b.initial_seconds),
+        b.map(|b| b.multiplier),
+        b.map(|b| b.max_seconds),
+        b.map(|b| b.jitter),
+    )
+}
 
 fn queue_record(row: &Row) -> Result<QueueRecord, Error> {
     let queue_type: &str = row.get("queue_type");
@@ -24,6 +48,10 @@ fn queue_record(row: &Row) -> Result<QueueRecord, Error> {
         message_retention_days: row.get("message_retention_days"),
         visibility_timeout_default: row.get("visibility_timeout_default"),
         enable_priority: row.get("enable_priority"),
+        paused: row.get("paused"),
+        retry_backoff: backoff(row, "retry_backoff_initial_seconds"),
+        max_in_flight: row.get("max_in_flight"),
+        rate_per_sec: row.get("rate_per_sec"),
         created_at: row.get("created_at"),
     })
 }
@@ -73,6 +101,7 @@ async fn insert(
     now: jiff::Timestamp,
 ) -> Result<Option<i64>, Error> {
     let stmt = c.prepare_cached(sql::QUEUE_INSERT).await?;
+    let (initial, multiplier, max, jitter) = backoff_params(settings.retry_backoff.as_ref());
     let row = c
         .query_opt(
             &stmt,
@@ -86,6 +115,12 @@ async fn insert(
                 &settings.visibility_timeout_default,
                 &settings.enable_priority,
                 &now,
+                &initial,
+                &multiplier,
+                &max,
+                &jitter,
+                &settings.max_in_flight,
+                &settings.rate_per_sec,
             ],
         )
         .await?;
@@ -198,6 +233,7 @@ impl PgStore {
         };
         let dlq_id = queue_update::dead_letter_queue(&q.queue, c, found)?;
         let update = tx.prepare_cached(sql::QUEUE_UPDATE).await?;
+        let (initial, multiplier, max, jitter) = backoff_params(c.retry_backoff.flatten().as_ref());
         tx.execute(
             &update,
             &[
@@ -207,6 +243,15 @@ impl PgStore {
                 &c.message_retention_days,
                 &c.visibility_timeout_default,
                 &c.enable_priority,
+                &c.retry_backoff.is_some(),
+                &initial,
+                &multiplier,
+                &max,
+                &jitter,
+                &c.max_in_flight.is_some(),
+                &c.max_in_flight.flatten(),
+                &c.rate_per_sec.is_some(),
+                &c.rate_per_sec.flatten(),
             ],
         )
         .await?;
@@ -215,6 +260,22 @@ impl PgStore {
             .ok_or(Error::Race("queue vanished while locked"))?;
         tx.commit().await?;
         Ok(record)
+    }
+
+    pub(super) async fn queue_pause_once(&self, p: &QueuePause) -> Result<QueueRecord, Error> {
+        let q = &p.queue;
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(sql::QUEUE_PAUSE).await?;
+        if client
+            .query_opt(&stmt, &[&q.project, &q.queue, &p.paused])
+            .await?
+            .is_none()
+        {
+            return Err(StoreError::QueueNotFound.into());
+        }
+        get_record(&client, q)
+            .await?
+            .ok_or_else(|| StoreError::QueueNotFound.into())
     }
 
     pub(super) async fn queue_get_once(&self, q: &QueueRef) -> Result<Option<QueueRecord>, Error> {
@@ -275,6 +336,7 @@ impl PgStore {
             oldest_message_age_seconds: oldest
                 .map(|t| now.duration_since(t).as_secs().max(0))
                 .unwrap_or(0),
+            paused: row.get("paused"),
         })
     }
 

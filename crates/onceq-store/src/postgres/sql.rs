@@ -96,6 +96,7 @@ statements! {
     QUEUE_LOOKUP => "queue_lookup.sql",
     QUEUE_INSERT => "queue_insert.sql",
     QUEUE_UPDATE => "queue_update.sql",
+    QUEUE_PAUSE => "queue_pause.sql",
     QUEUE_LOCK => "queue_lock.sql",
     QUEUE_DELETE_MESSAGES => "queue_delete_messages.sql",
     QUEUE_DELETE => "queue_delete.sql",

@@ -8,6 +8,10 @@
 //!   dead-letter queue it names, judged by `queue_create`'s rules.
 //! - [`dead_letter`]: how a failed hand-out ends: requeued, dead-lettered or
 //!   dropped.
+//! - [`backoff`]: the delay a queue's retry backoff gives a failed
+//!   hand-out.
+//! - [`limits`]: how many messages a claim may take under a queue's
+//!   `max_in_flight` and `rate_per_sec` (its token bucket).
 //! - [`visibility`]: when a published or requeued message becomes visible,
 //!   and a due delayed message reported as available.
 //! - [`dedupe`]: how each message of a publish resolves against its
@@ -18,8 +22,10 @@
 //! a round trip per row, e.g. `postgres/sql/lease_expire.sql`), the SQL
 //! names the function it mirrors.
 
+pub(crate) mod backoff;
 pub(crate) mod dead_letter;
 pub(crate) mod dedupe;
+pub(crate) mod limits;
 pub(crate) mod page;
 pub(crate) mod queue_create;
 pub(crate) mod queue_update;

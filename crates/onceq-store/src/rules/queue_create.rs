@@ -57,6 +57,9 @@ fn settings_of(record: &QueueRecord) -> QueueSettings {
         message_retention_days: record.message_retention_days,
         visibility_timeout_default: record.visibility_timeout_default,
         enable_priority: record.enable_priority,
+        retry_backoff: record.retry_backoff,
+        max_in_flight: record.max_in_flight,
+        rate_per_sec: record.rate_per_sec,
     }
 }
 
@@ -116,6 +119,10 @@ mod tests {
             message_retention_days: s.message_retention_days,
             visibility_timeout_default: s.visibility_timeout_default,
             enable_priority: s.enable_priority,
+            paused: false,
+            retry_backoff: None,
+            max_in_flight: None,
+            rate_per_sec: None,
             created_at: jiff::Timestamp::UNIX_EPOCH,
         }
     }

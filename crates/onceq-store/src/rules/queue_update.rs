@@ -60,6 +60,10 @@ mod tests {
             message_retention_days: s.message_retention_days,
             visibility_timeout_default: s.visibility_timeout_default,
             enable_priority: s.enable_priority,
+            paused: false,
+            retry_backoff: None,
+            max_in_flight: None,
+            rate_per_sec: None,
             created_at: jiff::Timestamp::UNIX_EPOCH,
         }
     }

@@ -9,7 +9,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::time;
 pub(super) use crate::rules::dead_letter::Ending;
-use crate::rules::{dead_letter, visibility};
+use crate::rules::{backoff, dead_letter, visibility};
 use crate::{ExtendOutcome, LeaseRef, MessageAck, MessageExtend, MessageNack, NackOutcome, Result};
 
 /// `Store::message_ack`.
@@ -34,7 +34,7 @@ pub(super) fn nack(conn: &Connection, p: &MessageNack) -> Result<NackOutcome> {
             delivery_count: in_queue(conn, &p.lease)?.map_or(0, |(count, _)| count),
         });
     };
-    let ending = end(conn, &held, p.requeue, p.now, p.delay)?;
+    let ending = end(conn, &held, p.requeue, p.now, p.delay, p.by_backoff)?;
     Ok(NackOutcome {
         nacked: true,
         requeued: ending == Ending::Requeued,
@@ -76,6 +76,7 @@ pub(super) struct Held {
     delivery_count: i32,
     max_retries: i32,
     dlq_id: Option<i64>,
+    backoff: Option<onceq_types::RetryBackoff>,
 }
 
 impl Held {
@@ -86,19 +87,22 @@ impl Held {
             delivery_count: r.get(1)?,
             max_retries: r.get(2)?,
             dlq_id: r.get(3)?,
+            backoff: super::queues::backoff_at(r, 4)?,
         })
     }
 }
 
 /// Ends a failed hand-out (a nack, `requeue` as asked, or a lease expiry,
 /// `requeue: true`) as [`dead_letter::ending`] says: into the DLQ, deleted,
-/// or back in its queue, held back by `delay` if positive.
+/// or back in its queue, held back by `delay` if positive (or, when
+/// `by_backoff` and the queue has one, by its retry backoff).
 pub(super) fn end(
     conn: &Connection,
     held: &Held,
     requeue: bool,
     now: Timestamp,
     delay: jiff::SignedDuration,
+    by_backoff: bool,
 ) -> Result<Ending> {
     let ending = dead_letter::ending(
         requeue,
@@ -114,6 +118,12 @@ pub(super) fn end(
         }
         // Requeued (`DeadLettered` comes only with a DLQ).
         _ => {
+            let delay = backoff::requeue_delay(
+                held.backoff.as_ref(),
+                by_backoff,
+                held.delivery_count,
+                delay,
+            );
             let (state, visible_at) = visibility::visible_after(now, delay)?;
             conn.prepare_cached(sql!("message_requeue"))?
                 .execute(params![held.seq, state.as_str(), time::micros(visible_at)])?;

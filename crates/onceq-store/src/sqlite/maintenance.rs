@@ -19,7 +19,7 @@ pub(super) fn lease_expire(conn: &Connection, now: Timestamp, limit: u32) -> Res
         let rows = stmt.query_map(params![time::micros(now), i64::from(limit)], |r| {
             Ok((
                 Held::from_row(r)?,
-                QueueRef::new(r.get::<_, String>(4)?, r.get::<_, String>(5)?),
+                QueueRef::new(r.get::<_, String>(8)?, r.get::<_, String>(9)?),
             ))
         })?;
         rows.collect::<rusqlite::Result<Vec<_>>>()?
@@ -27,7 +27,9 @@ pub(super) fn lease_expire(conn: &Connection, now: Timestamp, limit: u32) -> Res
     // (requeued, dead-lettered) per (project, queue)
     let mut counts: HashMap<(String, String), (u64, u64)> = HashMap::new();
     for (held, queue) in expired {
-        let ending = lease::end(conn, &held, true, now, SignedDuration::ZERO)?;
+        // An expired lease is a failure without a delay of its own: the
+        // queue's retry backoff, if any, decides.
+        let ending = lease::end(conn, &held, true, now, SignedDuration::ZERO, true)?;
         let c = counts.entry((queue.project, queue.queue)).or_default();
         match ending {
             Ending::DeadLettered => c.1 += 1,

@@ -231,6 +231,10 @@ impl Store for SqliteStore {
         self.writer.run(move |tx| queues::update(tx, &p)).await
     }
 
+    async fn queue_pause(&self, p: crate::QueuePause) -> Result<QueueRecord> {
+        self.writer.run(move |tx| queues::pause(tx, &p)).await
+    }
+
     async fn queue_get(&self, q: &QueueRef) -> Result<Option<QueueRecord>> {
         let q = q.clone();
         self.readers

@@ -22,6 +22,7 @@ pub(super) fn queue_depths(conn: &Connection, now: Timestamp) -> Result<Vec<Queu
                 in_flight,
                 dead_lettered: 0,
                 oldest_created_at: time::get_opt(r, 7)?,
+                paused: r.get(8)?,
             },
         })
     })?;

@@ -2,13 +2,13 @@
 //! update, list, delete, purge and stats.
 
 use jiff::Timestamp;
-use onceq_types::{QueueRecord, QueueStats, QueueType, queue::QueueSettings};
+use onceq_types::{QueueRecord, QueueStats, QueueType, RetryBackoff, queue::QueueSettings};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{keys, time};
 use crate::rules::queue_create::{self, DeadLetterQueue};
 use crate::rules::queue_update;
-use crate::{QueueCreate, QueueCreated, QueueRef, QueueUpdate, Result, StoreError};
+use crate::{QueueCreate, QueueCreated, QueuePause, QueueRef, QueueUpdate, Result, StoreError};
 
 /// A queue as stored: its record plus the ids the other operations need.
 #[derive(Debug, Clone)]
@@ -19,6 +19,9 @@ pub(super) struct Queue {
     pub(super) dlq_id: Option<i64>,
     /// What the API shows.
     pub(super) record: QueueRecord,
+    /// The rate's token bucket as stored: tokens as of a time (micros);
+    /// `None`: full (`rules::limits`).
+    pub(super) bucket: Option<(f64, i64)>,
 }
 
 /// The queue `(project, name)`, if it exists.
@@ -84,6 +87,7 @@ pub(super) fn update(conn: &Connection, p: &QueueUpdate) -> Result<QueueRecord> 
         None => None,
     };
     let dlq_id = queue_update::dead_letter_queue(&p.queue.queue, c, found)?;
+    let (initial, multiplier, max, jitter) = backoff_params(c.retry_backoff.flatten().as_ref());
     conn.prepare_cached(sql!("queue_update"))?.execute(params![
         queue.id,
         dlq_id,
@@ -91,7 +95,24 @@ pub(super) fn update(conn: &Connection, p: &QueueUpdate) -> Result<QueueRecord> 
         c.message_retention_days,
         c.visibility_timeout_default,
         c.enable_priority,
+        c.retry_backoff.is_some(),
+        initial,
+        multiplier,
+        max,
+        jitter,
+        c.max_in_flight.is_some(),
+        c.max_in_flight.flatten(),
+        c.rate_per_sec.is_some(),
+        c.rate_per_sec.flatten(),
     ])?;
+    Ok(get(conn, &p.queue)?.record)
+}
+
+/// `Store::queue_pause`.
+pub(super) fn pause(conn: &Connection, p: &QueuePause) -> Result<QueueRecord> {
+    let queue = get(conn, &p.queue)?;
+    conn.prepare_cached(sql!("queue_pause"))?
+        .execute(params![queue.id, p.paused])?;
     Ok(get(conn, &p.queue)?.record)
 }
 
@@ -120,6 +141,7 @@ fn insert(
     dlq_id: Option<i64>,
     now: Timestamp,
 ) -> Result<i64> {
+    let (initial, multiplier, max, jitter) = backoff_params(s.retry_backoff.as_ref());
     Ok(conn.prepare_cached(sql!("queue_insert"))?.query_row(
         params![
             project,
@@ -131,6 +153,12 @@ fn insert(
             s.visibility_timeout_default,
             s.enable_priority,
             time::micros(now),
+            initial,
+            multiplier,
+            max,
+            jitter,
+            s.max_in_flight,
+            s.rate_per_sec,
         ],
         |r| r.get(0),
     )?)
@@ -185,14 +213,49 @@ pub(super) fn stats(conn: &Connection, q: &QueueRef, now: Timestamp) -> Result<Q
         dead_lettered,
         dead_letter_queue: queue.record.dead_letter_queue,
         oldest_message_age_seconds: oldest.map_or(0, |t| time::whole_seconds_since(t, now)),
+        paused: queue.record.paused,
     })
+}
+
+/// The retry backoff stored in the four columns from `at` (initial,
+/// multiplier, max, jitter); all NULL: none (the CHECK keeps them whole).
+pub(super) fn backoff_at(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<RetryBackoff>> {
+    let Some(initial_seconds) = row.get::<_, Option<i32>>(at)? else {
+        return Ok(None);
+    };
+    Ok(Some(RetryBackoff {
+        initial_seconds,
+        multiplier: row.get(at + 1)?,
+        max_seconds: row.get(at + 2)?,
+        jitter: row.get(at + 3)?,
+    }))
+}
+
+/// A retry backoff as the four columns' parameters (all NULL: none).
+fn backoff_params(
+    b: Option<&RetryBackoff>,
+) -> (Option<i32>, Option<f64>, Option<i32>, Option<f64>) {
+    (
+        b.map(|b| b.initial_seconds),
+        b.map(|b| b.multiplier),
+        b.map(|b| b.max_seconds),
+        b.map(|b| b.jitter),
+    )
 }
 
 fn queue(row: &Row<'_>) -> rusqlite::Result<Queue> {
     let queue_type: String = row.get(2)?;
+    let bucket = match (
+        row.get::<_, Option<f64>>(17)?,
+        row.get::<_, Option<i64>>(18)?,
+    ) {
+        (Some(tokens), Some(at)) => Some((tokens, at)),
+        _ => None,
+    };
     Ok(Queue {
         id: row.get(0)?,
         dlq_id: row.get(3)?,
+        bucket,
         record: QueueRecord {
             name: row.get(1)?,
             queue_type: QueueType::parse(&queue_type).ok_or_else(|| {
@@ -208,6 +271,10 @@ fn queue(row: &Row<'_>) -> rusqlite::Result<Queue> {
             visibility_timeout_default: row.get(7)?,
             enable_priority: row.get(8)?,
             created_at: time::get(row, 9)?,
+            paused: row.get(10)?,
+            retry_backoff: backoff_at(row, 11)?,
+            max_in_flight: row.get(15)?,
+            rate_per_sec: row.get(16)?,
         },
     })
 }

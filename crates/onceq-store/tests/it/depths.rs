@@ -19,6 +19,7 @@ fn depth(queue: QueueRef) -> QueueDepth {
         in_flight: 0,
         dead_lettered: 0,
         oldest_created_at: None,
+        paused: false,
     }
 }
 

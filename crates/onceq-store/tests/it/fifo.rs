@@ -486,6 +486,7 @@ async fn settle(
                 lease,
                 requeue: true,
                 delay: jiff::SignedDuration::ZERO,
+                by_backoff: false,
                 now,
             })
             .await

@@ -16,13 +16,19 @@
 //! - [`dedupe`]: idempotency keys: replays, conflicts, scope, window, purge.
 //! - [`claim`]: order, priority, `max`, leases, delayed messages.
 //! - [`ack_nack`]: ack and nack, with and without receipts.
+//! - [`limits`]: `max_in_flight` and `rate_per_sec`: claims take fewer.
 //! - [`lease`]: extend, lease expiry, stale receipts.
 //! - [`dlq`]: the dead-letter rule and redrive.
+//! - [`backoff`]: a queue's retry backoff: stored, and applied to nacks
+//!   without a delay and to expired leases.
 //! - [`stats`]: counts by state, oldest message age.
 //! - [`depths`]: every queue's depth at once (`/metrics`), pool use.
 //! - [`browse`]: message pages, search, one message, delete and redrive of one.
 //! - [`find`]: one message in its queue or its dead-letter queue.
 //! - [`maintenance`]: retention purge.
+//! - [`pause`]: `queue_pause`: nothing handed out while paused, publishes
+//!   and leases already out go on; the record, stats, depths and the push
+//!   scan say so.
 //! - [`keys`]: API key storage.
 //! - [`accounts`]: key scopes and rate overrides, credit limits, usage,
 //!   server heartbeats.
@@ -81,6 +87,7 @@ macro_rules! conformance {
 
 mod accounts;
 mod ack_nack;
+mod backoff;
 mod browse;
 mod claim;
 mod concurrency;
@@ -93,7 +100,9 @@ mod find;
 mod headers;
 mod keys;
 mod lease;
+mod limits;
 mod maintenance;
+mod pause;
 mod publish;
 mod queues;
 mod readiness;
@@ -338,6 +347,7 @@ impl Harness {
             lease: self.lease(queue, id, receipt),
             requeue,
             delay: SignedDuration::from_secs(delay_secs),
+            by_backoff: false,
             now: self.now,
         };
         self.store.message_nack(p).await.expect("nack")

@@ -23,6 +23,7 @@ async fn stats_counts_each_state(h: Harness) {
         dead_lettered: 0,
         dead_letter_queue: Some("jobs-dlq".into()),
         oldest_message_age_seconds: 0,
+        paused: false,
     };
     assert_eq!(h.stats("jobs").await, empty);
 

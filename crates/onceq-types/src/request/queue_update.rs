@@ -46,17 +46,41 @@ request! {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "openapi", schema(ignore))]
         pub completed_retention_seconds: Option<serde_json::Value>,
-        /// See `completed_retention_seconds`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[cfg_attr(feature = "openapi", schema(ignore))]
-        pub retry_backoff: Option<serde_json::Value>,
-        /// See `completed_retention_seconds`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[cfg_attr(feature = "openapi", schema(ignore))]
-        pub max_in_flight: Option<serde_json::Value>,
-        /// See `completed_retention_seconds`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[cfg_attr(feature = "openapi", schema(ignore))]
-        pub rate_per_sec: Option<serde_json::Value>,
+        /// A new retry backoff; `null` removes it (failed hand-outs are
+        /// then available again at once).
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "crate::request::present::opt"
+        )]
+        #[cfg_attr(
+            feature = "openapi",
+            schema(value_type = Option<crate::request::RetryBackoffBody>, nullable = true)
+        )]
+        pub retry_backoff: Option<Option<crate::request::RetryBackoffBody>>,
+        /// A new cap on messages in flight at once (1..=100000); `null`
+        /// removes it. A whole number.
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "crate::request::present::opt"
+        )]
+        #[cfg_attr(
+            feature = "openapi",
+            schema(value_type = Option<i64>, nullable = true, minimum = 1, maximum = 100000)
+        )]
+        pub max_in_flight: Option<Option<f64>>,
+        /// A new cap on hand-outs per second (0.01..=100000); `null`
+        /// removes it.
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "crate::request::present::opt"
+        )]
+        #[cfg_attr(
+            feature = "openapi",
+            schema(value_type = Option<f64>, nullable = true, minimum = 0.01, maximum = 100000)
+        )]
+        pub rate_per_sec: Option<Option<f64>>,
     }
 }

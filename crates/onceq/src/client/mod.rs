@@ -17,7 +17,7 @@ use std::time::Duration;
 use onceq_types::{
     ConsumedMessage, Envelope, Headers, MessageDetail, PublishedMessage, QueueRecord, QueueStats,
     capability::Discovery,
-    reply::{Acked, Deleted, Extended, Items, Nacked, Purged, Redriven},
+    reply::{Acked, Deleted, Extended, Items, Nacked, Paused, Purged, Redriven},
     request::{self, BatchItem},
 };
 use reqwest::{Method, StatusCode, header};
@@ -292,6 +292,21 @@ impl Client {
             .call(Method::POST, "/v1/queue/update", Some(req))
             .await?
             .data)
+    }
+
+    /// Pauses a queue (`POST /v1/queue/pause/{queue}`): publishes are still
+    /// accepted, nothing is handed out (consume answers empty, push
+    /// delivery stops) until [`Client::resume`]; leases already out run on.
+    /// Pausing a paused queue answers `paused: true`.
+    pub async fn pause(&self, queue: &str) -> Result<Paused, Error> {
+        let path = format!("/v1/queue/pause/{}", segment(queue)?);
+        Ok(self.call::<(), _>(Method::POST, &path, None).await?.data)
+    }
+
+    /// Resumes a paused queue (`POST /v1/queue/resume/{queue}`).
+    pub async fn resume(&self, queue: &str) -> Result<Paused, Error> {
+        let path = format!("/v1/queue/resume/{}", segment(queue)?);
+        Ok(self.call::<(), _>(Method::POST, &path, None).await?.data)
     }
 
     /// One message wherever its queue keeps it (in the queue, or in its

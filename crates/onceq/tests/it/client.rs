@@ -192,17 +192,106 @@ async fn update_queue_and_get_message() {
     let err = c
         .update_queue(&onceq::types::request::UpdateQueue {
             name: Some("jobs".into()),
-            max_in_flight: Some(json!(2)),
+            completed_retention_seconds: Some(json!(2)),
             ..Default::default()
         })
         .await
         .unwrap_err();
     assert!(
-        matches!(err, Error::InvalidParams(ref r) if r.message.contains("max_in_flight")),
+        matches!(err, Error::InvalidParams(ref r) if r.message.contains("completed_retention_seconds")),
         "{err:?}"
     );
     assert!(matches!(
         c.get_message("jobs", "a/b").await,
         Err(Error::Config(_))
     ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pause_and_resume_a_queue() {
+    let env = Env::start().await;
+    let c = env.client();
+    c.publish("jobs", &json!({"n": 1}), PublishOptions::default())
+        .await
+        .unwrap();
+    let p = c.pause("jobs").await.unwrap();
+    assert_eq!((p.queue.as_str(), p.paused), ("jobs", true));
+    assert!(c.get_queue("jobs").await.unwrap().paused);
+    assert!(c.stats("jobs").await.unwrap().paused);
+    assert!(
+        c.consume("jobs", Default::default())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(!c.resume("jobs").await.unwrap().paused);
+    assert_eq!(
+        c.consume("jobs", Default::default()).await.unwrap().len(),
+        1
+    );
+    let err = c.pause("nope").await.unwrap_err();
+    assert!(matches!(err, Error::QueueNotFound(_)), "{err:?}");
+    assert!(matches!(c.pause("a/b").await, Err(Error::Config(_))));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queue_settings_for_running_a_queue() {
+    let env = Env::start().await;
+    let c = env.client();
+    let q = c
+        .create_queue(&onceq::types::request::CreateQueue {
+            name: Some("jobs".into()),
+            max_in_flight: Some(1),
+            rate_per_sec: Some(50.0),
+            retry_backoff: Some(onceq::types::request::RetryBackoffBody {
+                initial_seconds: Some(1),
+                max_seconds: Some(8),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!((q.max_in_flight, q.rate_per_sec), (Some(1), Some(50.0)));
+    assert_eq!(
+        q.retry_backoff.map(|b| (b.initial_seconds, b.max_seconds)),
+        Some((1, 8))
+    );
+    for n in 0..3 {
+        c.publish("jobs", &json!({"n": n}), PublishOptions::default())
+            .await
+            .unwrap();
+    }
+    let opts = || onceq::ConsumeOptions {
+        max_messages: 10,
+        ..Default::default()
+    };
+    assert_eq!(
+        c.consume("jobs", opts()).await.unwrap().len(),
+        1,
+        "max_in_flight"
+    );
+    let q = c
+        .update_queue(&onceq::types::request::UpdateQueue {
+            name: Some("jobs".into()),
+            max_in_flight: Some(None),
+            retry_backoff: Some(None),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!((q.max_in_flight, q.retry_backoff), (None, None));
+    assert_eq!(c.consume("jobs", opts()).await.unwrap().len(), 2);
+    let err = c
+        .update_queue(&onceq::types::request::UpdateQueue {
+            name: Some("jobs".into()),
+            rate_per_sec: Some(Some(0.0)),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::InvalidParams(ref r) if r.message.contains("rate_per_sec")),
+        "{err:?}"
+    );
 }

@@ -4,6 +4,10 @@
 -- The last allowed hand-out goes to the DLQ; a queue without one requeues:
 -- the dead-letter rule, `rules::dead_letter::ending` with requeue = true
 -- (src/rules/dead_letter.rs), decided here so that a pass is one statement.
+-- A requeued message waits out its queue's retry backoff, if it has one,
+-- `delayed`: `rules::backoff::retry_delay` (src/rules/backoff.rs) in SQL,
+-- the same ln/exp form so no delivery count overflows, random() the draw;
+-- held to the Rust rule by the conformance suite (tests/it/backoff.rs).
 -- One row per source queue that had an expiry (the metrics count per queue).
 WITH expired AS (
     SELECT id
@@ -19,8 +23,21 @@ WITH expired AS (
             THEN q.dead_letter_queue_id
             ELSE m.queue_id
         END,
-        state = 'available',
-        visible_at = $1,
+        state = CASE
+            WHEN q.retry_backoff_initial_seconds IS NOT NULL
+                 AND NOT (q.dead_letter_queue_id IS NOT NULL AND m.delivery_count >= q.max_retries + 1)
+            THEN 'delayed' ELSE 'available'
+        END,
+        visible_at = CASE
+            WHEN q.retry_backoff_initial_seconds IS NOT NULL
+                 AND NOT (q.dead_letter_queue_id IS NOT NULL AND m.delivery_count >= q.max_retries + 1)
+            THEN $1 + make_interval(secs => round((
+                exp(least(ln(q.retry_backoff_max_seconds),
+                          ln(q.retry_backoff_initial_seconds)
+                          + (greatest(m.delivery_count, 1) - 1) * ln(q.retry_backoff_multiplier)))
+                * (1 - q.retry_backoff_jitter * random()))::numeric, 3)::double precision)
+            ELSE $1
+        END,
         receipt = NULL,
         lease_expires_at = NULL
     FROM expired, onceq_queues q

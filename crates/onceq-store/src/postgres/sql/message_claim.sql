@@ -52,17 +52,49 @@
 --
 -- Each pick is gated on the queue's type (a one-time filter on the value
 -- of `q`): the other pick's scan never runs.
+--
+-- A paused queue (queue-api-2.md §6) leaves `q` empty, so neither pick
+-- scans and nothing is handed out: no statement more, and the promotion
+-- sent beside this one still tells the queue exists.
+--
+-- Limits (`rules::limits::allowance`, src/rules/limits.rs, repeated here):
+-- `allowed` is $3 for a queue without them, read from `q` alone; a limited
+-- queue (its row locked by the promotion before this statement) counts its
+-- in-flight messages and refills its token bucket as of $4, and `spent`
+-- stores the bucket less the messages taken. For a queue without a rate,
+-- `spent` looks up no row: no write, no lock.
 WITH q AS (
-    SELECT id, queue_type, visibility_timeout_default
+    SELECT id, queue_type, visibility_timeout_default, max_in_flight, rate_per_sec,
+           -- the bucket as of $4 (`rules::limits::tokens_at`): NULL without a rate
+           CASE WHEN rate_per_sec IS NOT NULL THEN
+               least(greatest(rate_per_sec, 1),
+                     coalesce(rate_tokens
+                              + greatest(extract(epoch FROM $4::timestamptz - rate_refilled_at)::double precision, 0)
+                                * rate_per_sec,
+                              greatest(rate_per_sec, 1)))
+           END AS tokens
     FROM onceq_queues
-    WHERE project = $1 AND name = $2
+    WHERE project = $1 AND name = $2 AND NOT paused
+), allowed AS (
+    SELECT CASE
+        WHEN max_in_flight IS NULL AND rate_per_sec IS NULL THEN $3
+        ELSE greatest(0, least(
+            $3,
+            coalesce(max_in_flight - (
+                SELECT count(*) FROM onceq_messages f
+                WHERE f.state = 'in_flight' AND f.queue_id = q.id
+            ), $3),
+            coalesce(floor(tokens)::bigint, $3)
+        ))
+    END AS n
+    FROM q
 ), picked AS (
     SELECT m.id
     FROM onceq_messages m
     WHERE m.queue_id = (SELECT id FROM q) AND m.state = 'available'
       AND (SELECT queue_type FROM q) = 'standard'
     ORDER BY m.priority DESC, m.seq
-    LIMIT $3
+    LIMIT (SELECT n FROM allowed)
     FOR UPDATE OF m SKIP LOCKED
 ), picked_fifo AS (
     SELECT m.id
@@ -79,8 +111,15 @@ WITH q AS (
           OFFSET 0
       )
     ORDER BY m.priority DESC, m.seq
-    LIMIT $3
+    LIMIT (SELECT n FROM allowed)
     FOR UPDATE OF m SKIP LOCKED
+), spent AS (
+    UPDATE onceq_queues b
+    SET rate_tokens = (SELECT tokens FROM q)
+                      - (SELECT count(*) FROM picked) - (SELECT count(*) FROM picked_fifo),
+        rate_refilled_at = $4
+    -- NULL for a queue without a rate: the index is not even probed.
+    WHERE b.id = (SELECT id FROM q WHERE q.rate_per_sec IS NOT NULL)
 )
 UPDATE onceq_messages m
 SET state = 'in_flight',

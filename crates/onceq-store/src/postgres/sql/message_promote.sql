@@ -3,8 +3,15 @@
 -- (a statement of its own, so with a snapshot that sees them) takes them
 -- and delays end exactly on time. Bounded, and SKIP LOCKED: messages
 -- another claim is promoting are that claim's. No row back: no such queue.
+--
+-- A queue with a hand-out limit (max_in_flight, rate_per_sec) has its row
+-- locked here (`limited`), until the claim's COMMIT: claims of a limited
+-- queue take turns, and the claim statement, a statement of its own after
+-- this one, counts in-flight messages and reads the token bucket in a
+-- snapshot that sees every earlier claim. A queue without limits: no lock,
+-- no probe, no statement more.
 WITH q AS (
-    SELECT id
+    SELECT id, (max_in_flight IS NOT NULL OR rate_per_sec IS NOT NULL) AS limited
     FROM onceq_queues
     WHERE project = $1 AND name = $2
 ), due AS (
@@ -25,6 +32,13 @@ WITH q AS (
     SET state = 'available'
     WHERE m.id = ANY (ARRAY(SELECT id FROM due))
     RETURNING 1
+), limited AS (
+    SELECT l.id
+    FROM onceq_queues l
+    -- NULL for a queue without limits: the index is not even probed.
+    WHERE l.id = (SELECT id FROM q WHERE q.limited)
+    FOR UPDATE
 )
-SELECT q.id, (SELECT count(*) FROM promoted) AS promoted
+SELECT q.id, (SELECT count(*) FROM promoted) AS promoted,
+       (SELECT count(*) FROM limited) AS limited
 FROM q

@@ -14,7 +14,8 @@ SELECT q.id, q.project, q.name, q.dead_letter_queue_id,
         WHERE m.queue_id = q.id AND m.state = 'delayed' AND m.visible_at > $1) AS delayed,
        coalesce(f.in_flight, 0) AS in_flight,
        (SELECT m.created_at FROM onceq_messages m
-        WHERE m.queue_id = q.id ORDER BY m.seq LIMIT 1) AS oldest
+        WHERE m.queue_id = q.id ORDER BY m.seq LIMIT 1) AS oldest,
+       q.paused
 FROM onceq_queues q
 LEFT JOIN (
     SELECT queue_id, count(*) AS in_flight

@@ -1,7 +1,7 @@
 -- A delayed message whose time has come counts as available
 -- (`rules::visibility::reported`, src/rules/visibility.rs): the next claim
 -- promotes it, so for the caller it is.
-SELECT q.name,
+SELECT q.name, q.paused,
        d.name AS dead_letter_queue,
        count(m.id) FILTER (WHERE m.state = 'available'
                               OR (m.state = 'delayed' AND m.visible_at <= $3)) AS available,

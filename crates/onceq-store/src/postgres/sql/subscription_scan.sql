@@ -6,7 +6,8 @@
 -- every message of the table (see message_insert_many.sql).
 SELECT s.id, q.project, q.name AS queue, s.url, s.secret, s.max_in_flight,
        s.timeout_seconds, s.created_at,
-       EXISTS (
+       -- A paused queue hands nothing out (queue-api-2.md §6): not due.
+       NOT q.paused AND (EXISTS (
            SELECT 1 FROM onceq_messages m
            WHERE m.queue_id = s.queue_id AND m.state = 'available'
            OFFSET 0
@@ -14,7 +15,7 @@ SELECT s.id, q.project, q.name AS queue, s.url, s.secret, s.max_in_flight,
            SELECT 1 FROM onceq_messages m
            WHERE m.queue_id = s.queue_id AND m.state = 'delayed' AND m.visible_at <= $1
            OFFSET 0
-       ) AS due
+       )) AS due
 FROM onceq_push_subscriptions s
 JOIN onceq_queues q ON q.id = s.queue_id
 ORDER BY s.created_at, s.id

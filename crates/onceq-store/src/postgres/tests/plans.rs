@@ -217,7 +217,23 @@ async fn assert_hot_plans_probe(client: &tokio_postgres::Client, tables: &str) {
         // its condition.
         let scans = plan.matches("Index Scan").count() + plan.matches("Index Only Scan").count();
         let probes = plan.matches("Index Cond").count();
-        assert_eq!(scans, probes, "{name} on {tables} tables:\n{plan}");
+        // One exception, by design: a claim on a queue with max_in_flight
+        // counts its leases by walking the partial index of leased
+        // messages (every queue's in-flight ones, never the backlog). It
+        // runs only for such queues (a CASE branch), and a per-queue index
+        // of leases would cost every claim and ack of every queue.
+        let lease_walks = match name {
+            "message_claim" => plan
+                .matches("Index Scan using onceq_messages_leased on onceq_messages f")
+                .count(),
+            _ => 0,
+        };
+        assert!(lease_walks <= 1, "{name} on {tables} tables:\n{plan}");
+        assert_eq!(
+            scans - lease_walks,
+            probes,
+            "{name} on {tables} tables:\n{plan}"
+        );
     }
     client
         .batch_execute("ROLLBACK; DEALLOCATE ALL; RESET jit_above_cost")
