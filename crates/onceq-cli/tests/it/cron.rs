@@ -15,7 +15,10 @@ fn cron_commands_and_a_one_shot_fired_by_the_server() {
         &["--data-dir", data, "--push-allow-loopback"],
         // No system tzdb where the server looks (as in the FROM scratch
         // image): zones come from the copy bundled in the binary.
-        &[("ONCEQ_API_KEY", "cron-cli-key"), ("TZDIR", "/nonexistent-tzdb")],
+        &[
+            ("ONCEQ_API_KEY", "cron-cli-key"),
+            ("TZDIR", "/nonexistent-tzdb"),
+        ],
     );
     let env = [
         ("ONCEQ_URL", server.url.as_str()),
