@@ -9,6 +9,7 @@
 //! - `observation`
 //! - `browse`
 //! - `subscriptions`
+//! - `webhooks`
 
 /// Names a queue inside a project.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +37,7 @@ mod messages;
 mod observation;
 mod queues;
 mod subscriptions;
+mod webhooks;
 
 pub use browse::*;
 pub use keys::*;
@@ -44,3 +46,4 @@ pub use messages::*;
 pub use observation::*;
 pub use queues::*;
 pub use subscriptions::*;
+pub use webhooks::*;

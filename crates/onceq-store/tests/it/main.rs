@@ -30,6 +30,8 @@
 //! - [`concurrency`]: racing publishers and claimers, two Postgres "servers".
 //! - [`subscriptions`]: push subscriptions: add, list, delete, limits,
 //!   tenancy, and the dispatcher's scan.
+//! - [`webhooks`]: account webhooks: records, the event outbox (claims
+//!   across servers, retries, removal) and the bounded attempts.
 //! - [`headers`]: message headers kept on every path a message takes.
 //! - [`fifo`]: FIFO queues: order and one in flight per group, alone and
 //!   under concurrent claimers (and two Postgres "servers").
@@ -98,6 +100,7 @@ mod stats;
 mod subscriptions;
 mod tenancy;
 mod update;
+mod webhooks;
 
 /// The project a harness acts as unless told otherwise.
 pub const PROJECT: &str = "proj-a";
