@@ -26,7 +26,9 @@ use crate::{
     ApiError, AppState, dashboard, envelope,
     guard::{Guarded, guard},
     metrics, openapi,
-    routes::{account, admin, consume, discovery, health, lease, message, publish, push, queues},
+    routes::{
+        account, admin, consume, discovery, health, lease, message, publish, push, queues, webhooks,
+    },
 };
 
 /// Builds the HTTP application over `state`.
@@ -113,6 +115,12 @@ fn keyed() -> Vec<(&'static CapabilityDef, UtoipaMethodRouter<AppState>)> {
         (&cap::PUSH_SUBSCRIPTIONS, routes!(push::list)),
         (&cap::PUSH_UNSUBSCRIBE, routes!(push::unsubscribe)),
         (&cap::PUSH_UNSUBSCRIBE, routes!(push::unsubscribe_post)),
+        (&cap::WEBHOOK_REGISTER, routes!(webhooks::register)),
+        (&cap::WEBHOOK_LIST, routes!(webhooks::list)),
+        (&cap::WEBHOOK_DELIVERIES, routes!(webhooks::deliveries)),
+        (&cap::WEBHOOK_TEST, routes!(webhooks::test)),
+        (&cap::WEBHOOK_DELETE, routes!(webhooks::delete)),
+        (&cap::WEBHOOK_DELETE, routes!(webhooks::delete_post)),
         (&cap::BALANCE, routes!(account::balance)),
         (&cap::USAGE, routes!(account::usage)),
         (&cap::ADMIN_KEYS, routes!(admin::keys_list)),
@@ -187,6 +195,7 @@ mod tests {
                 "POST",
                 "/v1/queue/push_unsubscribe/{queue}/{subscription_id}",
             ),
+            ("POST", "/v1/account/webhooks/delete/{id}"),
         ]
         .into();
         let mut guarded = BTreeSet::new();

@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     ServerConfig, accounts::Accounts, clock::Clock, metrics::Metrics, throughput::Throughput,
-    wakeup::Wakeups,
+    wakeup::Wakeups, webhooks::Events,
 };
 
 /// Shared by all handlers and background services.
@@ -30,6 +30,8 @@ pub struct AppState {
     /// Recent publish/ack counts per queue (this process only), for the
     /// dashboard's charts.
     pub throughput: Arc<Throughput>,
+    /// Account webhook events: who listens, the dispatcher's wake-up.
+    pub events: Arc<Events>,
 }
 
 impl AppState {
@@ -45,6 +47,7 @@ impl AppState {
             shutdown: CancellationToken::new(),
             accounts: Arc::new(Accounts::default()),
             throughput: Arc::new(Throughput::default()),
+            events: Arc::new(Events::default()),
         }
     }
 

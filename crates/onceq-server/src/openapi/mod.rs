@@ -63,6 +63,7 @@ use onceq_types::{
     },
     capability::{Billing, Capability, Discovery},
     push::{PushSubscribe, PushSubscription, PushUnsubscribed},
+    webhook::{RegisterWebhook, Webhook, WebhookAttempt, WebhookDeleted},
     reply::{Acked, Deleted, Extended, Nacked, Purged, Redriven},
     request::{Redrive, UpdateQueue},
 };
@@ -89,11 +90,13 @@ use utoipa::{
         Redriven, Discovery, Capability, Billing, Redrive, PushSubscribe, PushSubscription,
         PushUnsubscribed, Usage, UsageItem, Balance, UpdateQueue, MessageDetail, MessageState,
         KeyInfo, CreatedKey, ProjectInfo, KeyCreate, KeyRevoke, KeyRotate, KeyLimits, ProjectLimits,
+        RegisterWebhook, Webhook, WebhookAttempt, WebhookDeleted,
     )),
     tags(
         (name = "messages", description = "Publishing and consuming messages."),
         (name = "queues", description = "Managing queues and their dead-letter queues."),
         (name = "push", description = "Push subscriptions: the server POSTs a queue's messages to a webhook, signed (docs/api.md, section 5)."),
+        (name = "webhooks", description = "Account webhooks: the project's events POSTed to its endpoints, signed like push deliveries, at least once (docs/api.md, \"Account webhooks\")."),
         (name = "account", description = "The key's project's metering: usage per capability and the credit left (docs/security.md)."),
         (name = "admin", description = "Keys and projects of every project, for a key with the accounts action (docs/api.md, section 6)."),
         (name = "discovery", description = "What the server offers and what it costs."),
