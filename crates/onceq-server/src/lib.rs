@@ -95,8 +95,8 @@ pub mod telemetry;
 pub mod throughput;
 pub mod unread_body;
 pub mod validate;
-pub mod webhooks;
 pub mod wakeup;
+pub mod webhooks;
 
 pub use app::app;
 pub use config::ServerConfig;

@@ -140,15 +140,17 @@ mod tests {
     fn names_the_bad_event_with_the_list_in_the_hint() {
         let e = reg(serde_json::json!({"url": "https://h.example/", "events": ["queue.created", "queue.exploded"]}))
             .unwrap_err();
-        assert_eq!(e.code(), ErrorCode::InvalidParameters);
+        assert_eq!(e.code(), ErrorCode::InvalidParams);
         assert!(e.message().contains("events[1]") && e.message().contains("queue.exploded"));
         assert!(e.hint().unwrap().contains("message.dead_lettered"));
     }
 
     #[test]
     fn accepts_and_dedupes() {
-        let ok = reg(serde_json::json!({"url": "https://h.example", "events": ["*", "*", "queue.created"],
-                                         "headers": {"X-Team": "ops"}}))
+        let ok = reg(
+            serde_json::json!({"url": "https://h.example", "events": ["*", "*", "queue.created"],
+                                         "headers": {"X-Team": "ops"}}),
+        )
         .unwrap();
         assert_eq!(ok.url, "https://h.example/");
         assert_eq!(ok.events, ["*", "queue.created"]);
@@ -158,12 +160,30 @@ mod tests {
     #[test]
     fn refuses_loopback_reserved_headers_and_bad_values() {
         for (body, field) in [
-            (serde_json::json!({"url": "http://127.0.0.1:9/", "events": ["*"]}), "url"),
-            (serde_json::json!({"url": "https://h.example/", "events": []}), "events"),
-            (serde_json::json!({"url": "https://h.example/", "events": ["*"], "headers": {"Onceq-Event-Id": "x"}}), "headers.onceq-event-id"),
-            (serde_json::json!({"url": "https://h.example/", "events": ["*"], "headers": {"x": "a\nb"}}), "headers.x"),
-            (serde_json::json!({"url": "https://h.example/", "events": ["*"], "secret": "short"}), "secret"),
-            (serde_json::json!({"url": "https://h.example/", "events": ["*"], "description": "x".repeat(501)}), "description"),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9/", "events": ["*"]}),
+                "url",
+            ),
+            (
+                serde_json::json!({"url": "https://h.example/", "events": []}),
+                "events",
+            ),
+            (
+                serde_json::json!({"url": "https://h.example/", "events": ["*"], "headers": {"Onceq-Event-Id": "x"}}),
+                "headers.onceq-event-id",
+            ),
+            (
+                serde_json::json!({"url": "https://h.example/", "events": ["*"], "headers": {"x": "a\nb"}}),
+                "headers.x",
+            ),
+            (
+                serde_json::json!({"url": "https://h.example/", "events": ["*"], "secret": "short"}),
+                "secret",
+            ),
+            (
+                serde_json::json!({"url": "https://h.example/", "events": ["*"], "description": "x".repeat(501)}),
+                "description",
+            ),
         ] {
             let e = reg(body).unwrap_err();
             assert!(e.message().contains(field), "{field}: {}", e.message());

@@ -63,9 +63,9 @@ use onceq_types::{
     },
     capability::{Billing, Capability, Discovery},
     push::{PushSubscribe, PushSubscription, PushUnsubscribed},
-    webhook::{RegisterWebhook, Webhook, WebhookAttempt, WebhookDeleted},
     reply::{Acked, Deleted, Extended, Nacked, Purged, Redriven},
     request::{Redrive, UpdateQueue},
+    webhook::{RegisterWebhook, Webhook, WebhookAttempt, WebhookDeleted},
 };
 use onceq_types::{MessageDetail, MessageState};
 use utoipa::{

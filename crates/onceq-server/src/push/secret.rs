@@ -27,4 +27,3 @@ pub fn generated() -> String {
     rand::rng().fill_bytes(&mut bytes);
     format!("whsec_{}", hex::encode(bytes))
 }
-

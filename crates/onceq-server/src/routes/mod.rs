@@ -16,5 +16,5 @@ pub mod lease;
 pub mod message;
 pub mod publish;
 pub mod push;
-pub mod webhooks;
 pub mod queues;
+pub mod webhooks;

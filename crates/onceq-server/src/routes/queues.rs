@@ -11,7 +11,6 @@ use onceq_types::{
 
 pub use crate::input::MAX_RETRIES;
 use crate::{
-    webhooks::Event,
     ApiError, AppState,
     caller::Caller,
     envelope::Reply,
@@ -24,6 +23,7 @@ use crate::{
             TooLarge, Unauthorized,
         },
     },
+    webhooks::Event,
 };
 
 /// `POST /v1/queue/create`.
@@ -57,7 +57,9 @@ pub async fn create(
         .await
         .map_err(|e| ApiError::from_store(e, &name))?;
     if created.created {
-        state.emit(&caller.project, Event::QueueCreated { queue: name }).await;
+        state
+            .emit(&caller.project, Event::QueueCreated { queue: name })
+            .await;
     }
     Ok(caller.reply(created.record))
 }

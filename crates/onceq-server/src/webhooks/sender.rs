@@ -55,7 +55,11 @@ impl Sender {
     }
 
     /// Attempts `d` and settles it; the attempt as recorded.
-    pub(super) async fn attempt(&self, state: &AppState, d: &WebhookDelivery) -> WebhookAttemptRecord {
+    pub(super) async fn attempt(
+        &self,
+        state: &AppState,
+        d: &WebhookDelivery,
+    ) -> WebhookAttemptRecord {
         let attempted_at = state.clock.now();
         let started = Instant::now();
         let answer = self.post(state, d).await;
@@ -93,7 +97,9 @@ impl Sender {
             .await;
         let (webhook, event_id) = (&d.webhook.webhook_id, &d.event_id);
         match settled {
-            Ok(_) => tracing::debug!(%webhook, %event_id, attempt = d.attempt, outcome, "webhook attempt"),
+            Ok(_) => {
+                tracing::debug!(%webhook, %event_id, attempt = d.attempt, outcome, "webhook attempt")
+            }
             // Not settled: the claim runs out and the event is attempted
             // again (at least once).
             Err(e) => {
@@ -106,7 +112,11 @@ impl Sender {
     }
 
     /// The POST; its status, or why there is none.
-    async fn post(&self, state: &AppState, d: &WebhookDelivery) -> Result<reqwest::StatusCode, String> {
+    async fn post(
+        &self,
+        state: &AppState,
+        d: &WebhookDelivery,
+    ) -> Result<reqwest::StatusCode, String> {
         let url = Url::parse(&d.webhook.url).map_err(|e| format!("stored url: {e}"))?;
         // Again at each attempt: the operator's settings may have changed.
         self.guard.check("url", &url)?;

@@ -26,7 +26,9 @@ pub async fn send_test(
         return Ok(None);
     };
     let Some(sender) = state.events.sender(state) else {
-        return Err(onceq_store::StoreError::internal("webhook deliveries are disabled"));
+        return Err(onceq_store::StoreError::internal(
+            "webhook deliveries are disabled",
+        ));
     };
     Ok(Some(sender.attempt(state, &delivery).await))
 }

@@ -34,3 +34,4 @@ mod rate_limits;
 mod request_id;
 mod scopes;
 mod two_servers;
+mod webhooks;
