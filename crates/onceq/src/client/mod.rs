@@ -3,11 +3,13 @@
 //! - `error`: [`Error`], one variant per failure a caller branches on.
 //! - `retry`: [`RetryPolicy`], exponential backoff with full jitter.
 //! - `admin`: the admin API's calls (keys and projects of every project).
+//! - `webhooks`: account webhooks: register, list, deliveries, test, delete.
 //! - this module: [`Client`] and its call options.
 
 mod admin;
 mod error;
 mod retry;
+mod webhooks;
 
 use std::time::Duration;
 
