@@ -4,7 +4,8 @@
 //! talk to a running server over HTTP with the `onceq` client: `publish`/`bulk`,
 //! `consume`, `lease_cmds` (ack, nack, extend), `stats`/`watch`, `depths`
 //! (`queues`), `queue` (create, update, delete, get), `message` (get),
-//! `purge`, `dlq` (list, peek, redrive), `bench`, `health`. On/off settings
+//! `purge`, `dlq` (list, peek, redrive), `webhooks` (register, list,
+//! deliveries, test, delete), `bench`, `health`. On/off settings
 //! parse with `switch`.
 
 mod admin;
@@ -23,6 +24,7 @@ mod queue;
 mod serve;
 mod switch;
 mod watch;
+mod webhooks;
 
 use std::path::PathBuf;
 
@@ -88,6 +90,9 @@ enum Command {
     /// Dead letters: list the DLQs, peek at one, redrive it.
     #[command(subcommand)]
     Dlq(dlq::DlqCmd),
+    /// Account webhooks: register, list, deliveries, test, delete.
+    #[command(subcommand)]
+    Webhooks(webhooks::WebhooksCmd),
     /// Run the peers' benchmark workload against a running server.
     Bench(bench::BenchArgs),
     /// Check that a server is ready (its /readyz); exit 1 if not.
@@ -191,6 +196,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Message(cmd) => message::run(cmd).await,
         Command::Purge(args) => purge::run(args).await,
         Command::Dlq(cmd) => dlq::run(cmd).await,
+        Command::Webhooks(cmd) => webhooks::run(cmd).await,
         Command::Bench(args) => bench::run(args).await,
         Command::Health(args) => health::run(args).await,
     }

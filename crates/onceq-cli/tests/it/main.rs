@@ -34,3 +34,4 @@ mod settings;
 mod stall;
 mod tls;
 mod traces;
+mod webhooks;
