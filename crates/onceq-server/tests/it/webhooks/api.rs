@@ -225,3 +225,44 @@ async fn scopes(b: Backend) {
     .err(404, "NOT_FOUND");
 }
 both!(scopes);
+
+async fn listed_in_discovery(b: Backend) {
+    let s = TestServer::in_process(b).await;
+    let r = s
+        .send(reqwest::Method::GET, "/v1/discovery", None, None)
+        .await;
+    let caps = r.ok().data()["capabilities"].as_array().unwrap().clone();
+    for (id, method, path) in [
+        (
+            "account.webhooks.register",
+            "POST",
+            "/v1/account/webhooks/register",
+        ),
+        ("account.webhooks.list", "GET", "/v1/account/webhooks/list"),
+        (
+            "account.webhooks.deliveries",
+            "GET",
+            "/v1/account/webhooks/deliveries/{id}",
+        ),
+        (
+            "account.webhooks.test",
+            "POST",
+            "/v1/account/webhooks/test/{id}",
+        ),
+        (
+            "account.webhooks.delete",
+            "DELETE",
+            "/v1/account/webhooks/delete/{id}",
+        ),
+    ] {
+        let c = caps
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap_or_else(|| panic!("{id}"));
+        assert_eq!(
+            (c["method"].as_str(), c["path"].as_str()),
+            (Some(method), Some(path))
+        );
+    }
+}
+both!(listed_in_discovery);

@@ -308,3 +308,76 @@ async fn only_what_is_listened_to(b: Backend) {
     assert_eq!(seen[0].json()["type"], "queue.deleted");
 }
 both!(only_what_is_listened_to);
+
+/// A failed push delivery is a `message.failed` with its reason.
+async fn failed_push_delivery(b: Backend) {
+    let s = TestServer::start_with(b, crate::push::config()).await;
+    let rx = Receiver::answering(200).await;
+    register(&s, &rx.url("/in"), json!(["message.failed"])).await;
+    let endpoint = Receiver::answering(500).await;
+    crate::push::jobs_subscribed(&s, &endpoint.url("/push"), json!({})).await;
+    let mid = s.publish("jobs", json!({"n": 1})).await;
+    endpoint.wait_for(1).await;
+    let seen = rx.wait_for(1).await;
+    let body = seen[0].json();
+    assert_eq!(body["type"], "message.failed");
+    let data = &body["data"];
+    assert_eq!(data["reason"], "push");
+    assert_eq!(data["queue"], "jobs");
+    assert_eq!(data["message_id"], mid.as_str());
+    assert_eq!(data["delivery_count"], 1);
+    assert!(data["error"].as_str().unwrap().contains("500"), "{data}");
+    assert!(
+        data["subscription_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("psub_")
+    );
+}
+both!(failed_push_delivery);
+
+/// One `credit.exhausted` per exhaustion, not one per refused call; a
+/// raised limit used up again is another.
+async fn credit_exhausted_once_per_limit(b: Backend) {
+    let config = onceq_server::ServerConfig {
+        push: crate::push::config().push,
+        ..TestServer::manual_sync(TestServer::priced())
+    };
+    let s = TestServer::start_with(b, config).await;
+    let rx = Receiver::answering(200).await;
+    register(&s, &rx.url("/in"), json!(["credit.exhausted"])).await;
+    s.state
+        .store
+        .project_set_credit("alpha", Some(30))
+        .await
+        .unwrap();
+    s.sync().await;
+    let publish = |n: i64| s.post("/v1/queue/publish", json!({"queue": "jobs", "payload": n}));
+    publish(1).await.ok();
+    publish(2).await.err(402, "INSUFFICIENT_CREDIT");
+    publish(3).await.err(402, "INSUFFICIENT_CREDIT");
+    let seen = rx.wait_for(1).await;
+    let body = seen[0].json();
+    assert_eq!(body["type"], "credit.exhausted");
+    assert_eq!(
+        body["data"],
+        json!({"limit_usd": 0.00003, "spent_usd": 0.00002})
+    );
+    // Raised, then used up again: a second event.
+    s.state
+        .store
+        .project_set_credit("alpha", Some(40))
+        .await
+        .unwrap();
+    s.sync().await;
+    publish(4).await.ok();
+    publish(5).await.err(402, "INSUFFICIENT_CREDIT");
+    let seen = rx.wait_for(2).await;
+    assert_eq!(seen[1].json()["data"]["limit_usd"], 0.00004);
+    assert_eq!(
+        rx.seen().len(),
+        2,
+        "refusals under one limit make one event"
+    );
+}
+both!(credit_exhausted_once_per_limit);
