@@ -73,8 +73,12 @@ pub async fn nack(
     let input = input::nack(req)?;
     let lease = lease(&caller, input.lease)?;
     let queue = lease.queue.queue.clone();
-    // Only a nack with an error reports one (`message.failed`).
-    let failed = input.error.map(|e| (lease.message_id.clone(), e));
+    // Only a nack with an error reports one (`message.failed`), and only
+    // to a project listening for it.
+    let failed = input
+        .error
+        .filter(|_| (state.events.listeners).wants(&caller.project, crate::webhooks::event::FAILED))
+        .map(|e| (lease.message_id.clone(), e));
     let outcome = state
         .messages()
         .nack(

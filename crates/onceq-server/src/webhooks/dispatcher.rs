@@ -65,7 +65,21 @@ pub async fn run(state: AppState, tracker: TaskTracker) {
             };
             let (state, sender) = (state.clone(), sender.clone());
             tracker.spawn(async move {
-                sender.attempt(&state, &d).await;
+                let grace = state.config.push.shutdown_grace;
+                let shutdown = async {
+                    state.shutdown.cancelled().await;
+                    tokio::time::sleep(grace).await;
+                };
+                tokio::select! {
+                    _ = sender.attempt(&state, &d) => {}
+                    // Unsettled: its claim runs out and it is attempted
+                    // again, by this server after a restart or by another.
+                    _ = shutdown => tracing::info!(
+                        webhook = %d.webhook.webhook_id,
+                        event_id = %d.event_id,
+                        "webhook attempt abandoned at shutdown; it is attempted again after its claim"
+                    ),
+                }
                 drop(slot);
             });
         }

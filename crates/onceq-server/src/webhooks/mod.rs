@@ -31,9 +31,9 @@ use tokio_util::task::TaskTracker;
 
 use crate::AppState;
 
-/// Starts the webhook dispatcher on `tracker`; it stops on shutdown (the
-/// tracker then waits for attempts in flight: each is bounded by its
-/// timeout).
+/// Starts the webhook dispatcher on `tracker`; it stops on shutdown, and
+/// attempts in flight get push's shutdown grace to finish (an abandoned one
+/// is attempted again once its claim runs out).
 pub fn spawn(state: &AppState, tracker: &TaskTracker) {
     tracker.spawn(dispatcher::run(state.clone(), tracker.clone()));
 }
