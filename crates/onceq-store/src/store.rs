@@ -28,6 +28,14 @@
 //! - **Push subscriptions** belong to a queue and go with it. They hold no
 //!   delivery state: the push dispatcher claims, acks and nacks messages
 //!   like any consumer, so deliveries live in the messages' leases.
+//! - **Account webhooks** belong to a project. An event is an outbox row
+//!   per listening webhook (its type listed, or `*`), unique by
+//!   `(webhook, event id)`; a claim takes rows due at `now` no other claim
+//!   holds, moves them due to the claim's end and counts the attempt; a
+//!   settle records the attempt (the newest
+//!   `onceq_types::webhook::MAX_ATTEMPTS_KEPT` kept per webhook) and
+//!   reschedules or removes the row. Deleting a webhook deletes its rows
+//!   and attempts.
 //!
 //! # FIFO queues (`queue_type: fifo`)
 //!
