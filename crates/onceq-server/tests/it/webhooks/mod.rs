@@ -7,6 +7,7 @@
 
 mod api;
 mod delivery;
+mod lean;
 mod two_servers;
 
 use std::time::Duration;
