@@ -381,3 +381,53 @@ async fn credit_exhausted_once_per_limit(b: Backend) {
     );
 }
 both!(credit_exhausted_once_per_limit);
+
+/// The SSRF guard is checked again at each attempt: a webhook whose loopback
+/// URL the operator does not (or no longer) allow is never reached, and its
+/// attempts say why.
+async fn the_guard_refuses_loopback_at_delivery(b: Backend) {
+    let config = onceq_server::ServerConfig {
+        push: onceq_server::push::PushConfig {
+            allow_loopback: false,
+            ..crate::push::config().push
+        },
+        ..onceq_server::ServerConfig::default()
+    };
+    let s = TestServer::start_with(b, config).await;
+    let rx = Receiver::answering(200).await;
+    // Stored as a server allowing loopback would have stored it.
+    let hook = s
+        .state
+        .store
+        .webhook_insert(onceq_store::WebhookInsert {
+            project: "alpha".into(),
+            url: rx.url("/in"),
+            events: vec!["*".into()],
+            secret: super::SECRET.into(),
+            description: String::new(),
+            headers: None,
+            max_per_project: 20,
+            now: s.clock.now(),
+        })
+        .await
+        .unwrap();
+    let listening = || s.state.events.listeners.wants("alpha", "queue.created");
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !listening() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the cache never saw it"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    s.post("/v1/queue/create", json!({"name": "jobs"}))
+        .await
+        .ok();
+    let attempts = attempts_until(&s, &hook.webhook_id, |a| !a.is_empty()).await;
+    assert_eq!(attempts[0]["outcome"], "retrying");
+    assert!(attempts[0].get("status").is_none());
+    let error = attempts[0]["error"].as_str().unwrap();
+    assert!(error.contains("loopback"), "{error}");
+    assert!(rx.seen().is_empty(), "never reached");
+}
+both!(the_guard_refuses_loopback_at_delivery);
