@@ -8,7 +8,7 @@ use axum::{
     extract::{FromRequestParts, Query, State, rejection::QueryRejection},
     http::request::Parts,
 };
-use onceq_store::{WebhookAttemptRecord, WebhookInsert, WebhookRecord, WebhookRef};
+use onceq_store::{StoreError, WebhookAttemptRecord, WebhookInsert, WebhookRecord, WebhookRef};
 use onceq_types::{
     ErrorCode,
     reply::Items,
@@ -66,8 +66,12 @@ pub async fn register(
             now: state.clock.now(),
         })
         .await
-        .map_err(|e| {
-            ApiError::from_store(e, "").with_hint("delete a webhook you no longer need first")
+        .map_err(|e| match e {
+            // The per-project limit.
+            StoreError::Invalid(m) => {
+                ApiError::invalid(m).with_hint("delete a webhook you no longer need first")
+            }
+            e => ApiError::from_store(e, ""),
         })?;
     refresh(&state).await;
     // The only answer that shows the secret.

@@ -175,6 +175,11 @@ async fn at_most_twenty_per_project(b: Backend) {
         .await;
     let message = r.err(400, "INVALID_PARAMS");
     assert!(message.contains("20 webhooks"), "{message}");
+    assert!(
+        r.body["error"]["hint"].as_str().unwrap().contains("delete"),
+        "{}",
+        r.body
+    );
     // Another project has its own twenty.
     s.post_as(
         &s.other_key.clone(),
