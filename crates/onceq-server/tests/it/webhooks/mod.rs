@@ -1,14 +1,16 @@
 //! Account webhooks over real HTTP, on both backends: the calls and their
 //! refusals (`api`), events delivered to a local receiver (signed, retried
 //! after a failure with the same event id, listed in `deliveries`, `test`
-//! sent at once, the events of queues, nacks, lease expiry, failed pushes
-//! and credit, the SSRF guard at each attempt: `delivery`), nothing paid
+//! sent at once, queue events, the SSRF guard at each attempt: `delivery`),
+//! the events of nacks, lease expiry, failed pushes and credit (`events`),
+//! nothing paid
 //! without webhooks (`lean`), a restart mid-attempt (`restart`), and two
 //! servers on one PostgreSQL database delivering each event once
 //! (`two_servers`).
 
 mod api;
 mod delivery;
+mod events;
 mod lean;
 mod restart;
 mod two_servers;
