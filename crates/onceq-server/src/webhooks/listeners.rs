@@ -30,6 +30,14 @@ impl Listeners {
         }
     }
 
+    /// Whether no project has a webhook (as of the last refresh).
+    pub fn is_empty(&self) -> bool {
+        self.by_project
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+    }
+
     /// Replaces the cache with what `webhooks` (every webhook of every
     /// project) listen to.
     pub fn replace(&self, webhooks: &[WebhookRecord]) {
@@ -69,7 +77,9 @@ mod tests {
         assert!(!l.wants("p", "queue.deleted"));
         assert!(l.wants("q", "queue.deleted"));
         assert!(!l.wants("r", "queue.created"));
+        assert!(!l.is_empty());
         l.replace(&[]);
         assert!(!l.wants("q", "queue.deleted"));
+        assert!(l.is_empty());
     }
 }
