@@ -28,7 +28,7 @@ use crate::{
     metrics, openapi,
     routes::{
         account, admin, consume, cron, discovery, health, lease, message, pause, publish, push,
-        queues,
+        queues, webhooks,
     },
 };
 
@@ -126,6 +126,12 @@ fn keyed() -> Vec<(&'static CapabilityDef, UtoipaMethodRouter<AppState>)> {
         (&cap::CRON_RESUME, routes!(cron::resume)),
         (&cap::CRON_DELETE, routes!(cron::delete)),
         (&cap::CRON_DELETE, routes!(cron::delete_post)),
+        (&cap::WEBHOOK_REGISTER, routes!(webhooks::register)),
+        (&cap::WEBHOOK_LIST, routes!(webhooks::list)),
+        (&cap::WEBHOOK_DELIVERIES, routes!(webhooks::deliveries)),
+        (&cap::WEBHOOK_TEST, routes!(webhooks::test)),
+        (&cap::WEBHOOK_DELETE, routes!(webhooks::delete)),
+        (&cap::WEBHOOK_DELETE, routes!(webhooks::delete_post)),
         (&cap::BALANCE, routes!(account::balance)),
         (&cap::USAGE, routes!(account::usage)),
         (&cap::ADMIN_KEYS, routes!(admin::keys_list)),
@@ -201,6 +207,7 @@ mod tests {
                 "/v1/queue/push_unsubscribe/{queue}/{subscription_id}",
             ),
             ("POST", "/v1/cron/delete/{job_id}"),
+            ("POST", "/v1/account/webhooks/delete/{id}"),
         ]
         .into();
         let mut guarded = BTreeSet::new();

@@ -103,7 +103,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
 pub struct Call {
     accounts: Arc<Accounts>,
     clock: Clock,
-    project: String,
+    pub(crate) project: String,
     capability: &'static CapabilityDef,
     /// The capability's price per call (0 for one priced per message).
     pub(crate) per_call: u64,

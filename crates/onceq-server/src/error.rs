@@ -49,6 +49,11 @@ impl ApiError {
         self
     }
 
+    /// The hint set with [`ApiError::with_hint`], if any.
+    pub fn hint(&self) -> Option<&str> {
+        self.hint.as_deref()
+    }
+
     /// 404 `MESSAGE_NOT_FOUND` naming the message and its queue.
     pub fn message_not_found(queue: &str, message_id: &str) -> Self {
         Self::new(

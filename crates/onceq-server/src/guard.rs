@@ -92,10 +92,15 @@ pub async fn guard(State(g): State<Guarded>, mut req: Request, next: Next) -> Re
     };
     let call = caller.call.clone();
     if let Err(e) = call.reserve(call.per_call) {
+        crate::webhooks::credit_refused(&g.state, &caller.project);
         return e.into_response();
     }
     req.extensions_mut().insert(caller);
     let res = next.run(req).await;
+    // A publish reserves per message in its handler.
+    if res.status() == StatusCode::PAYMENT_REQUIRED {
+        crate::webhooks::credit_refused(&g.state, &call.project);
+    }
     if res.status() == StatusCode::OK {
         call.succeed();
     }

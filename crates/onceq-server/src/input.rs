@@ -7,7 +7,7 @@
 //! a client can reach. Every failure is a 4xx [`ApiError`] naming the field.
 //!
 //! A queue's settings are read by `queue_settings`, for `create` and for
-//! `update` (`queue_update`) alike.
+//! `update` (`queue_update`) alike; a webhook's registration by `webhooks`.
 
 use axum::http::HeaderValue;
 use jiff::{SignedDuration, Timestamp};
@@ -25,8 +25,10 @@ use crate::{ApiError, validate};
 
 mod queue_settings;
 mod queue_update;
+mod webhooks;
 
 pub use queue_update::{UpdateInput, update};
+pub use webhooks::{WebhookInput, webhook_register};
 
 /// The largest `max_retries` a queue may have.
 pub const MAX_RETRIES: i64 = 1000;

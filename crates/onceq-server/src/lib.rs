@@ -57,6 +57,8 @@
 //!   `GET /openapi.json`.
 //! - [`push`]: push subscriptions: the dispatcher that POSTs messages to
 //!   webhooks, its SSRF guard and its signatures.
+//! - [`webhooks`]: account webhooks: events (`AppState::emit`), the
+//!   per-server cache of who listens, the outbox dispatcher.
 //! - [`serve`]: binds, bootstraps a key, runs until SIGTERM/Ctrl-C; the
 //!   read timeouts.
 //! - [`connections`]: the connections held, bounded in total and per
@@ -99,6 +101,7 @@ pub mod throughput;
 pub mod unread_body;
 pub mod validate;
 pub mod wakeup;
+pub mod webhooks;
 
 pub use app::app;
 pub use config::ServerConfig;

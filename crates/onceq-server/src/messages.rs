@@ -23,7 +23,10 @@ use onceq_store::{
 };
 use onceq_types::{MessageStatus, QueueRecord};
 
-use crate::AppState;
+use crate::{
+    AppState,
+    webhooks::{self, Event},
+};
 
 /// Message operations over the state's store (see the module doc).
 #[derive(Clone, Copy)]
@@ -102,6 +105,10 @@ impl Messages<'_> {
     pub async fn nack(self, project: &str, queue: &str, nack: MessageNack) -> Result<NackOutcome> {
         let state = self.state;
         let at_once = nack.delay.is_zero();
+        // Kept only when someone listens: a nack costs nothing more otherwise.
+        let message_id = (state.events.listeners)
+            .wants(project, webhooks::event::DEAD_LETTERED)
+            .then(|| nack.lease.message_id.clone());
         let outcome = state.store.message_nack(nack).await?;
         state.metrics.nacked(project, queue, &outcome);
         if outcome.nacked {
@@ -114,6 +121,16 @@ impl Messages<'_> {
             );
         }
         self.wake(project, queue, usize::from(outcome.requeued && at_once));
+        if outcome.dead_lettered && message_id.is_some() {
+            let event = Event::DeadLettered {
+                queue: queue.to_owned(),
+                reason: "nack",
+                message_id,
+                delivery_count: Some(outcome.delivery_count),
+                count: 1,
+            };
+            state.emit(project, event).await;
+        }
         Ok(outcome)
     }
 
@@ -184,6 +201,7 @@ impl Messages<'_> {
                 .failed(project, name, now, failed, q.dead_lettered);
             let requeued = usize::try_from(q.requeued).unwrap_or(usize::MAX);
             self.wake(&q.queue.project, &q.queue.queue, requeued);
+            lease_events(state, q).await;
         }
         Ok(done)
     }
@@ -206,5 +224,32 @@ impl Messages<'_> {
         if available > 0 {
             self.state.wakeups.wake(project, queue, available);
         }
+    }
+}
+
+/// `message.failed` for a queue's expired leases, and `message.dead_lettered`
+/// for those that were their message's last hand-out: one event of each per
+/// queue and pass, with the count (the reaper does not see message ids).
+async fn lease_events(state: &AppState, q: &onceq_store::QueueLeaseExpiry) {
+    let (project, queue) = (&q.queue.project, &q.queue.queue);
+    let failed = Event::Failed {
+        queue: queue.clone(),
+        reason: "lease_expired",
+        message_id: None,
+        delivery_count: None,
+        error: None,
+        subscription_id: None,
+        count: q.requeued + q.dead_lettered,
+    };
+    state.emit(project, failed).await;
+    if q.dead_lettered > 0 {
+        let dead = Event::DeadLettered {
+            queue: queue.clone(),
+            reason: "lease_expired",
+            message_id: None,
+            delivery_count: None,
+            count: q.dead_lettered,
+        };
+        state.emit(project, dead).await;
     }
 }

@@ -31,6 +31,7 @@ use tower::ServiceExt;
 
 use crate::{
     AppState, ServerConfig, bootstrap, connections::Connections, maintenance, push, unread_body,
+    webhooks,
 };
 
 /// What `onceq serve` was asked for.
@@ -121,6 +122,7 @@ pub async fn run(
     let tracker = TaskTracker::new();
     maintenance::spawn_all(&state, &tracker);
     push::spawn(&state, &tracker);
+    webhooks::spawn(&state, &tracker);
     let token = state.shutdown.clone();
     let router = crate::app(state.clone());
     let connections = Connections::new(

@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     ServerConfig, accounts::Accounts, clock::Clock, metrics::Metrics, throughput::Throughput,
-    wakeup::Wakeups,
+    wakeup::Wakeups, webhooks::Events,
 };
 
 /// Shared by all handlers and background services.
@@ -33,6 +33,8 @@ pub struct AppState {
     /// Wakes this server's cron loop when a schedule's next tick changed
     /// here (create, update, resume).
     pub cron_wake: Arc<tokio::sync::Notify>,
+    /// Account webhook events: who listens, the dispatcher's wake-up.
+    pub events: Arc<Events>,
 }
 
 impl AppState {
@@ -49,6 +51,7 @@ impl AppState {
             accounts: Arc::new(Accounts::default()),
             throughput: Arc::new(Throughput::default()),
             cron_wake: Arc::new(tokio::sync::Notify::new()),
+            events: Arc::new(Events::default()),
         }
     }
 

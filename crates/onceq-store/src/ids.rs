@@ -27,3 +27,13 @@ pub fn subscription_id() -> String {
 pub fn cron_id() -> String {
     format!("cron_{}", uuid::Uuid::now_v7().simple())
 }
+
+/// A new account webhook id: `whk_` and a UUID v7 in hex.
+pub fn webhook_id() -> String {
+    format!("whk_{}", uuid::Uuid::now_v7().simple())
+}
+
+/// A new webhook event id: `evt_` and a UUID v7 in hex.
+pub fn event_id() -> String {
+    format!("evt_{}", uuid::Uuid::now_v7().simple())
+}

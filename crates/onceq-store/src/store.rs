@@ -28,6 +28,14 @@
 //! - **Push subscriptions** belong to a queue and go with it. They hold no
 //!   delivery state: the push dispatcher claims, acks and nacks messages
 //!   like any consumer, so deliveries live in the messages' leases.
+//! - **Account webhooks** belong to a project. An event is an outbox row
+//!   per listening webhook (its type listed, or `*`), unique by
+//!   `(webhook, event id)`; a claim takes rows due at `now` no other claim
+//!   holds, moves them due to the claim's end and counts the attempt; a
+//!   settle records the attempt (the newest
+//!   `onceq_types::webhook::MAX_ATTEMPTS_KEPT` kept per webhook) and
+//!   reschedules or removes the row. Deleting a webhook deletes its rows
+//!   and attempts.
 //!
 //! # FIFO queues (`queue_type: fifo`)
 //!
@@ -291,6 +299,45 @@ pub trait Store: Send + Sync + 'static {
     /// advance has not yet (see [`crate::CronRunOutcome`]); false if the
     /// schedule is gone.
     async fn cron_run_outcome(&self, p: crate::CronRunOutcome) -> crate::Result<bool>;
+    // ------------------------------------------------------------ account webhooks
+
+    /// Adds a webhook to a project; `Invalid` when the project already has
+    /// `max_per_project`.
+    async fn webhook_insert(&self, p: crate::WebhookInsert) -> crate::Result<crate::WebhookRecord>;
+    /// The project's webhooks, oldest first.
+    async fn webhook_list(&self, project: &str) -> crate::Result<Vec<crate::WebhookRecord>>;
+    /// Deletes a webhook, its pending deliveries and its attempts; false
+    /// when the project has no such webhook.
+    async fn webhook_delete(&self, w: &crate::WebhookRef) -> crate::Result<bool>;
+    /// Every webhook of every project, oldest first (what each server's
+    /// "who listens to what" cache is refreshed from).
+    async fn webhook_scan(&self) -> crate::Result<Vec<crate::WebhookRecord>>;
+    /// Records an event: one pending delivery per listening webhook (see
+    /// [`crate::WebhookEventInsert`]), in one statement; an event id
+    /// recorded before adds nothing. Returns the deliveries made (with
+    /// `attempt` 1 when claimed by the caller, else 0).
+    async fn webhook_event_insert(
+        &self,
+        p: crate::WebhookEventInsert,
+    ) -> crate::Result<Vec<crate::WebhookDelivery>>;
+    /// Takes up to `limit` deliveries due at `now`, oldest due first, each
+    /// held until `claim_until` and its attempt counted. Concurrent claims
+    /// (several servers) never take the same delivery.
+    async fn webhook_delivery_claim(
+        &self,
+        p: crate::WebhookDeliveryClaim,
+    ) -> crate::Result<Vec<crate::WebhookDelivery>>;
+    /// Records an attempt and reschedules or removes its delivery; false
+    /// when the delivery is gone (its webhook was deleted).
+    async fn webhook_delivery_settle(&self, p: crate::WebhookDeliverySettle)
+    -> crate::Result<bool>;
+    /// A webhook's latest attempts, newest first, at most `limit`; `None`
+    /// when the project has no such webhook.
+    async fn webhook_attempts(
+        &self,
+        w: &crate::WebhookRef,
+        limit: u32,
+    ) -> crate::Result<Option<Vec<crate::WebhookAttemptRecord>>>;
 
     // ------------------------------------------------------------ maintenance
 

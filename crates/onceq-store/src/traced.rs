@@ -128,6 +128,14 @@ traced! {
     fn cron_due(&self, now: Timestamp, limit: u32) -> Result<CronDue>;
     fn cron_advance(&self, p: CronAdvance) -> Result<bool>;
     fn cron_run_outcome(&self, p: CronRunOutcome) -> Result<bool>;
+    fn webhook_insert(&self, p: WebhookInsert) -> Result<WebhookRecord>;
+    fn webhook_list(&self, project: &str) -> Result<Vec<WebhookRecord>>;
+    fn webhook_delete(&self, w: &WebhookRef) -> Result<bool>;
+    fn webhook_scan(&self) -> Result<Vec<WebhookRecord>>;
+    fn webhook_event_insert(&self, p: WebhookEventInsert) -> Result<Vec<WebhookDelivery>>;
+    fn webhook_delivery_claim(&self, p: WebhookDeliveryClaim) -> Result<Vec<WebhookDelivery>>;
+    fn webhook_delivery_settle(&self, p: WebhookDeliverySettle) -> Result<bool>;
+    fn webhook_attempts(&self, w: &WebhookRef, limit: u32) -> Result<Option<Vec<WebhookAttemptRecord>>>;
     fn lease_expire(&self, now: Timestamp, limit: u32) -> Result<LeaseExpiry>;
     fn dedupe_purge(&self, now: Timestamp) -> Result<u64>;
     fn message_retention_purge(&self, now: Timestamp) -> Result<u64>;

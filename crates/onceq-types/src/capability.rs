@@ -277,6 +277,46 @@ pub const CRON_DELETE: CapabilityDef = CapabilityDef {
     unit: Unit::Call,
     action: Action::Admin,
 };
+/// `POST /v1/account/webhooks/register`.
+pub const WEBHOOK_REGISTER: CapabilityDef = CapabilityDef {
+    id: "account.webhooks.register",
+    method: "POST",
+    path: "/v1/account/webhooks/register",
+    unit: Unit::Call,
+    action: Action::Admin,
+};
+/// `GET /v1/account/webhooks/list`.
+pub const WEBHOOK_LIST: CapabilityDef = CapabilityDef {
+    id: "account.webhooks.list",
+    method: "GET",
+    path: "/v1/account/webhooks/list",
+    unit: Unit::Call,
+    action: Action::Read,
+};
+/// `GET /v1/account/webhooks/deliveries/{id}`.
+pub const WEBHOOK_DELIVERIES: CapabilityDef = CapabilityDef {
+    id: "account.webhooks.deliveries",
+    method: "GET",
+    path: "/v1/account/webhooks/deliveries/{id}",
+    unit: Unit::Call,
+    action: Action::Read,
+};
+/// `POST /v1/account/webhooks/test/{id}`.
+pub const WEBHOOK_TEST: CapabilityDef = CapabilityDef {
+    id: "account.webhooks.test",
+    method: "POST",
+    path: "/v1/account/webhooks/test/{id}",
+    unit: Unit::Call,
+    action: Action::Admin,
+};
+/// `DELETE /v1/account/webhooks/delete/{id}` (POST as well).
+pub const WEBHOOK_DELETE: CapabilityDef = CapabilityDef {
+    id: "account.webhooks.delete",
+    method: "DELETE",
+    path: "/v1/account/webhooks/delete/{id}",
+    unit: Unit::Call,
+    action: Action::Admin,
+};
 /// `GET /v1/admin/keys` (admin API: needs the `accounts` action).
 pub const ADMIN_KEYS: CapabilityDef = CapabilityDef {
     id: "admin.keys.list",
@@ -374,6 +414,11 @@ pub const CAPABILITIES: &[CapabilityDef] = &[
     CRON_PAUSE,
     CRON_RESUME,
     CRON_DELETE,
+    WEBHOOK_REGISTER,
+    WEBHOOK_LIST,
+    WEBHOOK_DELIVERIES,
+    WEBHOOK_TEST,
+    WEBHOOK_DELETE,
     ADMIN_KEYS,
     ADMIN_KEYS_CREATE,
     ADMIN_KEYS_REVOKE,

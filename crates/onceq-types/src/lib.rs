@@ -12,6 +12,8 @@
 //! - [`reply`]: the `data` bodies of the smaller answers (ack, nack, ...).
 //! - [`push`]: push subscriptions (webhooks): their calls, their record,
 //!   and what a delivery carries (body, headers, signature scheme).
+//! - [`webhook`]: account webhooks: their calls, records, event names and
+//!   what a delivery carries.
 //! - [`capability`]: the endpoint catalogue served by `GET /v1/discovery`.
 //! - [`account`]: the usage and balance answers.
 //! - [`admin`]: the admin API's bodies and records (keys and projects of
@@ -41,6 +43,7 @@ pub mod queue;
 pub mod reply;
 pub mod request;
 pub mod scope;
+pub mod webhook;
 
 pub use envelope::{Envelope, ErrorBody, Metadata};
 pub use error::ErrorCode;

@@ -26,6 +26,11 @@
 //!     http::StatusCode::NO_CONTENT
 //! }
 //! ```
+//!
+//! Account webhook deliveries (`docs/api.md`, "Account webhooks") are
+//! signed the same way with the webhook's secret: check them with the same
+//! [`verify_request`], then parse the body as an
+//! [`onceq_types::webhook::WebhookEvent`] and drop repeats by its `id`.
 
 use std::time::Duration;
 

@@ -5,7 +5,8 @@
 //! `consume`, `lease_cmds` (ack, nack, extend), `stats`/`watch`, `depths`
 //! (`queues`), `queue` (create, update, delete, get), `message` (get),
 //! `purge`, `dlq` (list, peek, redrive), `cron` (create, list, get,
-//! delete, pause, resume), `bench`, `health`. On/off settings
+//! delete, pause, resume), `webhooks` (register, list, deliveries, test,
+//! delete), `bench`, `health`. On/off settings
 //! parse with `switch`.
 
 mod admin;
@@ -25,6 +26,7 @@ mod queue;
 mod serve;
 mod switch;
 mod watch;
+mod webhooks;
 
 use std::path::PathBuf;
 
@@ -93,6 +95,9 @@ enum Command {
     /// Cron schedules: create, list, get, delete, pause, resume.
     #[command(subcommand)]
     Cron(cron::CronCmd),
+    /// Account webhooks: register, list, deliveries, test, delete.
+    #[command(subcommand)]
+    Webhooks(webhooks::WebhooksCmd),
     /// Run the peers' benchmark workload against a running server.
     Bench(bench::BenchArgs),
     /// Check that a server is ready (its /readyz); exit 1 if not.
@@ -197,6 +202,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Purge(args) => purge::run(args).await,
         Command::Dlq(cmd) => dlq::run(cmd).await,
         Command::Cron(cmd) => cron::run(cmd).await,
+        Command::Webhooks(cmd) => webhooks::run(cmd).await,
         Command::Bench(args) => bench::run(args).await,
         Command::Health(args) => health::run(args).await,
     }

@@ -35,3 +35,4 @@ mod settings;
 mod stall;
 mod tls;
 mod traces;
+mod webhooks;

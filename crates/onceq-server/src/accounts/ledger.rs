@@ -108,6 +108,17 @@ impl Ledger {
         Ok(())
     }
 
+    /// A project's limit and what it has spent and holds, micro-USD; `None`
+    /// when it has no limit (what `credit.exhausted` reports).
+    pub fn standing(&self, project: &str) -> Option<OverLimit> {
+        let mut projects = self.lock();
+        let p = entry(&mut projects, project);
+        p.limit.map(|limit| OverLimit {
+            limit,
+            spent: p.known_spend() + p.reserved,
+        })
+    }
+
     /// Ends a call: releases `reserved` and counts it in its minute.
     pub fn settle(
         &self,

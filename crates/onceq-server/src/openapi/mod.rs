@@ -66,6 +66,7 @@ use onceq_types::{
     push::{PushSubscribe, PushSubscription, PushUnsubscribed},
     reply::{Acked, Deleted, Extended, Nacked, Paused, Purged, Redriven},
     request::{Redrive, RetryBackoffBody, UpdateQueue},
+    webhook::{RegisterWebhook, Webhook, WebhookAttempt, WebhookDeleted},
 };
 use onceq_types::{MessageDetail, MessageState};
 use utoipa::{
@@ -91,12 +92,14 @@ use utoipa::{
         PushUnsubscribed, Usage, UsageItem, Balance, UpdateQueue, MessageDetail, MessageState,
         KeyInfo, CreatedKey, ProjectInfo, KeyCreate, KeyRevoke, KeyRotate, KeyLimits, ProjectLimits,
         CronCreate, CronUpdate, CronJob, CronRun, CronDeleted, OverlapPolicy, RunOutcome,
+        RegisterWebhook, Webhook, WebhookAttempt, WebhookDeleted,
     )),
     tags(
         (name = "messages", description = "Publishing and consuming messages."),
         (name = "queues", description = "Managing queues and their dead-letter queues."),
         (name = "push", description = "Push subscriptions: the server POSTs a queue's messages to a webhook, signed (docs/api.md, section 5)."),
         (name = "cron", description = "Cron schedules: each run published exactly once into a queue (docs/cron.md)."),
+        (name = "webhooks", description = "Account webhooks: the project's events POSTed to its endpoints, signed like push deliveries, at least once (docs/api.md, \"Account webhooks\")."),
         (name = "account", description = "The key's project's metering: usage per capability and the credit left (docs/security.md)."),
         (name = "admin", description = "Keys and projects of every project, for a key with the accounts action (docs/api.md, section 6)."),
         (name = "discovery", description = "What the server offers and what it costs."),

@@ -46,3 +46,27 @@ pub struct MessageParams {
     )]
     message_id: String,
 }
+
+/// The `{id}` path segment of the account webhook calls.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)] // only its schema is used; `routes::webhooks::WebhookPath` reads the value
+pub struct WebhookParam {
+    /// The webhook's id, as `register` answered it (`whk_` and 32 hex
+    /// digits).
+    #[param(
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
+    )]
+    id: String,
+}
+
+/// The query of `webhooks/deliveries/{id}`.
+#[derive(Debug, serde::Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DeliveriesQuery {
+    /// At most this many attempts, newest first: 1..=100, default 50.
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+}

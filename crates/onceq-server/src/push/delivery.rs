@@ -88,57 +88,17 @@ async fn post(
     let timestamp = ctx.state.clock.now().as_second();
     let signature = signature::sign(&record.secret, timestamp, &body);
     let timeout = Duration::from_secs(record.timeout_seconds.max(1) as u64);
-    let mut res = ctx
+    let request = ctx
         .client
         .post(target.url.clone())
-        .timeout(timeout)
         .header(CONTENT_TYPE, "application/json")
         .header(HEADER_MESSAGE_ID, &message.message_id)
         .header(HEADER_DELIVERY_COUNT, message.delivery_count.to_string())
         .header(HEADER_SUBSCRIPTION_ID, &record.subscription_id)
         .header(HEADER_TIMESTAMP, timestamp.to_string())
         .header(HEADER_SIGNATURE, signature)
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| describe(&e, timeout))?;
-    // Only the status counts. A small answer is read to its end (within the
-    // same timeout) so its connection goes back to the pool; a large or
-    // broken one is dropped with its connection.
-    let mut read = 0;
-    while let Ok(Some(chunk)) = res.chunk().await {
-        read += chunk.len();
-        if read > MAX_ANSWER_DRAINED {
-            break;
-        }
-    }
-    Ok(res.status())
-}
-
-/// The most bytes of an endpoint's answer read (and thrown away).
-const MAX_ANSWER_DRAINED: usize = 64 * 1024;
-
-/// A failed request in a few words, with its root cause.
-fn describe(e: &reqwest::Error, timeout: Duration) -> String {
-    if e.is_timeout() {
-        return format!("no answer within {}s", timeout.as_secs());
-    }
-    let mut text = if e.is_connect() {
-        "connection failed".to_owned()
-    } else {
-        "request failed".to_owned()
-    };
-    let mut cause = std::error::Error::source(e);
-    let mut last = None;
-    while let Some(c) = cause {
-        last = Some(c);
-        cause = c.source();
-    }
-    if let Some(root) = last {
-        text.push_str(": ");
-        text.push_str(&root.to_string());
-    }
-    text
+        .body(body);
+    super::client::send(request, timeout).await
 }
 
 fn lease(target: &Target, message: &ClaimedMessage) -> LeaseRef {
@@ -215,6 +175,18 @@ async fn nack(ctx: &Ctx, target: &Target, message: &ClaimedMessage, reason: &str
     {
         crate::cron::task::delivery_ended(&ctx.state, &queue.queue, message, Some(reason)).await;
     }
+    if matches!(&nacked, Ok(o) if o.nacked) {
+        let event = crate::webhooks::Event::Failed {
+            queue: queue.queue.clone(),
+            reason: "push",
+            message_id: Some(message.message_id.clone()),
+            delivery_count: Some(message.delivery_count),
+            error: Some(reason.to_owned()),
+            subscription_id: Some(target.record.subscription_id.clone()),
+            count: 1,
+        };
+        ctx.state.emit(&queue.project, event).await;
+    }
     let (subscription, message_id) = (&target.record.subscription_id, &message.message_id);
     let delivery_count = message.delivery_count;
     match nacked {
@@ -248,7 +220,7 @@ fn failed<T>(ctx: &Ctx, settled: &onceq_store::Result<T>) {
 /// random (`jitter` in 0..=1). Half fixed so a retry never comes back much
 /// sooner than planned; half random so the messages of an endpoint that
 /// failed them all at once come back spread out, not in one burst.
-pub(super) fn backoff(failures: i32, base: Duration, max: Duration, jitter: f64) -> Duration {
+pub(crate) fn backoff(failures: i32, base: Duration, max: Duration, jitter: f64) -> Duration {
     let doublings = failures.saturating_sub(1).clamp(0, 31) as u32;
     let step = base.saturating_mul(1u32 << doublings).min(max);
     let half = step / 2;

@@ -15,6 +15,7 @@
 //! - [`guard`]: the SSRF guard: which URLs and addresses deliveries may
 //!   reach.
 //! - [`signature`]: the `Onceq-Signature` HMAC.
+//! - [`secret`]: the rule of a caller's secret, and generated ones.
 //! - `dispatcher`: the named background service: polls the store for every
 //!   subscription and whether its queue has work, and keeps one
 //!   `subscriber` per subscription.
@@ -22,17 +23,19 @@
 //!   has free delivery slots (`max_in_flight`, a semaphore), wakes on local
 //!   publishes and on the dispatcher's pokes.
 //! - `delivery`: one POST, then the ack or the nack with backoff and jitter.
-//! - `client`: the HTTP client deliveries share.
+//! - `client`: the HTTP client deliveries share, and one POST's outcome
+//!   (shared with account webhooks, `crate::webhooks`, with `backoff`).
 //!
 //! One slow or dead endpoint never stalls other queues: each subscription
 //! has its own loop and slots, each request its own timeout.
 
 pub mod config;
 pub mod guard;
+pub mod secret;
 pub mod signature;
 
-mod client;
-mod delivery;
+pub(crate) mod client;
+pub(crate) mod delivery;
 mod dispatcher;
 mod subscriber;
 

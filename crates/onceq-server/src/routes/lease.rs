@@ -73,6 +73,12 @@ pub async fn nack(
     let input = input::nack(req)?;
     let lease = lease(&caller, input.lease)?;
     let queue = lease.queue.queue.clone();
+    // Only a nack with an error reports one (`message.failed`), and only
+    // to a project listening for it.
+    let failed = input
+        .error
+        .filter(|_| (state.events.listeners).wants(&caller.project, crate::webhooks::event::FAILED))
+        .map(|e| (lease.message_id.clone(), e));
     let outcome = state
         .messages()
         .nack(
@@ -88,6 +94,12 @@ pub async fn nack(
         )
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
+    if let Some((message_id, error)) = failed
+        && outcome.nacked
+    {
+        let event = failed_nack(&queue, message_id, &outcome, error);
+        state.emit(&caller.project, event).await;
+    }
     Ok(caller.reply(Nacked {
         nacked: outcome.nacked,
         requeued: outcome.requeued,
@@ -135,4 +147,22 @@ fn lease(caller: &Caller, input: LeaseInput) -> Result<LeaseRef, ApiError> {
         message_id: input.message_id,
         receipt: input.receipt,
     })
+}
+
+/// `message.failed` for a nack that carries an error.
+fn failed_nack(
+    queue: &str,
+    message_id: String,
+    outcome: &onceq_store::NackOutcome,
+    error: String,
+) -> crate::webhooks::Event {
+    crate::webhooks::Event::Failed {
+        queue: queue.to_owned(),
+        reason: "nack",
+        message_id: Some(message_id),
+        delivery_count: Some(outcome.delivery_count),
+        error: Some(error),
+        subscription_id: None,
+        count: 1,
+    }
 }

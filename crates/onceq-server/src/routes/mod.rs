@@ -19,3 +19,4 @@ pub mod pause;
 pub mod publish;
 pub mod push;
 pub mod queues;
+pub mod webhooks;

@@ -9,12 +9,11 @@ use onceq_store::{SubscriptionDelete, SubscriptionInsert, SubscriptionRecord};
 use onceq_types::{
     ErrorCode,
     push::{
-        DEFAULT_MAX_IN_FLIGHT, DEFAULT_TIMEOUT_SECONDS, MAX_IN_FLIGHT, MAX_SECRET_BYTES,
-        MAX_TIMEOUT_SECONDS, MIN_SECRET_BYTES, PushSubscribe, PushSubscription, PushUnsubscribed,
+        DEFAULT_MAX_IN_FLIGHT, DEFAULT_TIMEOUT_SECONDS, MAX_IN_FLIGHT, MAX_TIMEOUT_SECONDS,
+        PushSubscribe, PushSubscription, PushUnsubscribed,
     },
     reply::Items,
 };
-use rand::RngCore;
 
 use crate::{
     ApiError, AppState,
@@ -28,7 +27,7 @@ use crate::{
             Unauthorized,
         },
     },
-    push::guard::Guard,
+    push::{guard::Guard, secret},
     validate,
 };
 
@@ -64,8 +63,8 @@ pub async fn subscribe(
         .check_url(field, &raw)
         .map_err(ApiError::invalid)?;
     let secret = match req.secret {
-        Some(s) => checked_secret(s)?,
-        None => generated_secret(),
+        Some(s) => secret::checked(s)?,
+        None => secret::generated(),
     };
     let max_in_flight = validate::int_in(
         "max_in_flight",
@@ -199,28 +198,6 @@ fn shown(r: SubscriptionRecord) -> PushSubscription {
         created_at: r.created_at,
         secret: None,
     }
-}
-
-/// A caller's secret: 16..=255 printable ASCII characters (no spaces), so
-/// that it is the same bytes in every language that verifies it.
-fn checked_secret(secret: String) -> Result<String, ApiError> {
-    let len = secret.len();
-    if !(MIN_SECRET_BYTES..=MAX_SECRET_BYTES).contains(&len)
-        || !secret.bytes().all(|b| b.is_ascii_graphic())
-    {
-        return Err(ApiError::invalid(format!(
-            "secret must be {MIN_SECRET_BYTES} to {MAX_SECRET_BYTES} printable ASCII characters \
-             without spaces (got {len} bytes)"
-        )));
-    }
-    Ok(secret)
-}
-
-/// `whsec_` and 256 random bits in hex.
-pub(crate) fn generated_secret() -> String {
-    let mut bytes = [0u8; 32];
-    rand::rng().fill_bytes(&mut bytes);
-    format!("whsec_{}", hex::encode(bytes))
 }
 
 /// The `{queue}/{subscription_id}` path segments, validated.

@@ -23,6 +23,7 @@ use crate::{
             TooLarge, Unauthorized,
         },
     },
+    webhooks::Event,
 };
 
 /// `POST /v1/queue/create`.
@@ -55,6 +56,11 @@ pub async fn create(
         })
         .await
         .map_err(|e| ApiError::from_store(e, &name))?;
+    if created.created {
+        state
+            .emit(&caller.project, Event::QueueCreated { queue: name })
+            .await;
+    }
     Ok(caller.reply(created.record))
 }
 
@@ -205,6 +211,11 @@ async fn delete_queue(
         .queue_delete(&caller.queue(&queue)?)
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
+    let event = Event::QueueDeleted {
+        queue: queue.clone(),
+        messages_deleted,
+    };
+    state.emit(&caller.project, event).await;
     Ok(caller.reply(Deleted {
         queue,
         deleted: true,

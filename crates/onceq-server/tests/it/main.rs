@@ -3,7 +3,8 @@
 //! are the subject, over a real socket where the socket or the process is
 //! (see `harness`'s module doc). `harness` starts servers; `prom` reads
 //! `/metrics` answers; each other module is one capability group (`push`:
-//! push subscriptions, with a webhook receiver). Every test is written once
+//! push subscriptions, with a webhook receiver; `webhooks`: account webhooks,
+//! with the same receiver). Every test is written once
 //! and run on SQLite and PostgreSQL by the `both!` macro.
 
 mod answer;
@@ -41,3 +42,4 @@ mod rate_limits;
 mod request_id;
 mod scopes;
 mod two_servers;
+mod webhooks;

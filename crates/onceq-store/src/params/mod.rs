@@ -11,6 +11,7 @@
 //! - `subscriptions`
 //! - `triage`
 //! - `cron`
+//! - `webhooks`
 
 /// Names a queue inside a project.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +41,7 @@ mod observation;
 mod queues;
 mod subscriptions;
 mod triage;
+mod webhooks;
 
 pub use browse::*;
 pub use cron::*;
@@ -50,3 +52,4 @@ pub use observation::*;
 pub use queues::*;
 pub use subscriptions::*;
 pub use triage::*;
+pub use webhooks::*;

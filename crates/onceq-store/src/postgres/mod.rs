@@ -15,8 +15,8 @@
 //!   takes its next group.
 //! - `key_cache`: key lookups from memory, cleared by LISTEN/NOTIFY.
 //! - `keys`, `queues`, `publish`, `claim`, `lease`, `dlq`,
-//!   `browse`, `triage`, `subscriptions`, `cron`, `maintenance`: the
-//!   operations, by concept.
+//!   `browse`, `triage`, `subscriptions`, `cron`, `webhooks`, `maintenance`:
+//!   the operations, by concept.
 //! - `observe`: queue depths and pool use for `/metrics`.
 //!
 //! # Concurrency
@@ -54,6 +54,7 @@ mod queues;
 mod sql;
 mod subscriptions;
 mod triage;
+mod webhooks;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -440,6 +441,52 @@ impl crate::Store for PgStore {
 
     async fn cron_run_outcome(&self, p: crate::CronRunOutcome) -> Result<bool> {
         errors::retrying(self.bound, || self.cron_run_outcome_once(&p)).await
+    }
+
+    async fn webhook_insert(&self, p: crate::WebhookInsert) -> Result<crate::WebhookRecord> {
+        // Made once, so a retried insert reuses it.
+        let id = crate::ids::webhook_id();
+        errors::retrying(self.bound, || self.webhook_insert_once(&p, &id)).await
+    }
+
+    async fn webhook_list(&self, project: &str) -> Result<Vec<crate::WebhookRecord>> {
+        errors::retrying(self.bound, || self.webhook_list_once(Some(project))).await
+    }
+
+    async fn webhook_delete(&self, w: &crate::WebhookRef) -> Result<bool> {
+        errors::retrying(self.bound, || self.webhook_delete_once(w)).await
+    }
+
+    async fn webhook_scan(&self) -> Result<Vec<crate::WebhookRecord>> {
+        errors::retrying(self.bound, || self.webhook_list_once(None)).await
+    }
+
+    async fn webhook_event_insert(
+        &self,
+        p: crate::WebhookEventInsert,
+    ) -> Result<Vec<crate::WebhookDelivery>> {
+        // A retry after a lost answer adds nothing: (webhook, event id) is
+        // unique.
+        errors::retrying(self.bound, || self.webhook_event_insert_once(&p)).await
+    }
+
+    async fn webhook_delivery_claim(
+        &self,
+        p: crate::WebhookDeliveryClaim,
+    ) -> Result<Vec<crate::WebhookDelivery>> {
+        errors::retrying(self.bound, || self.webhook_delivery_claim_once(&p)).await
+    }
+
+    async fn webhook_delivery_settle(&self, p: crate::WebhookDeliverySettle) -> Result<bool> {
+        errors::retrying(self.bound, || self.webhook_delivery_settle_once(&p)).await
+    }
+
+    async fn webhook_attempts(
+        &self,
+        w: &crate::WebhookRef,
+        limit: u32,
+    ) -> Result<Option<Vec<crate::WebhookAttemptRecord>>> {
+        errors::retrying(self.bound, || self.webhook_attempts_once(w, limit)).await
     }
 
     async fn lease_expire(&self, now: jiff::Timestamp, limit: u32) -> Result<crate::LeaseExpiry> {

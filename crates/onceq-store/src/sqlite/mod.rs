@@ -7,7 +7,8 @@
 //! - `migrate`: schema migrations.
 //! - `accounts`: credit limits, usage buckets, server heartbeats.
 //! - `keys`, `queues`, `publish`, `claim`, `lease`, `dlq`,
-//!   `browse`, `triage`, `subscriptions`, `cron`, `maintenance`, `observe`: the
+//!   `browse`, `triage`, `subscriptions`, `cron`, `webhooks`, `maintenance`,
+//!   `observe`: the
 //!   operations, one concept each (the same modules as the PostgreSQL
 //!   backend's), written against a plain `&Connection` so they run on either.
 //! - `time`: timestamps as INTEGER microseconds.
@@ -63,6 +64,7 @@ mod reader;
 mod subscriptions;
 mod time;
 mod triage;
+mod webhooks;
 mod writer;
 
 /// The database file inside the data directory.
@@ -391,6 +393,59 @@ impl Store for SqliteStore {
 
     async fn cron_run_outcome(&self, p: crate::CronRunOutcome) -> Result<bool> {
         self.writer.run(move |tx| cron::run_outcome(tx, &p)).await
+    }
+
+    async fn webhook_insert(&self, p: crate::WebhookInsert) -> Result<crate::WebhookRecord> {
+        self.writer.run(move |tx| webhooks::insert(tx, &p)).await
+    }
+
+    async fn webhook_list(&self, project: &str) -> Result<Vec<crate::WebhookRecord>> {
+        let project = project.to_owned();
+        self.readers
+            .run(move |conn| webhooks::list(conn, Some(&project)))
+            .await
+    }
+
+    async fn webhook_delete(&self, w: &crate::WebhookRef) -> Result<bool> {
+        let w = w.clone();
+        self.writer.run(move |tx| webhooks::delete(tx, &w)).await
+    }
+
+    async fn webhook_scan(&self) -> Result<Vec<crate::WebhookRecord>> {
+        self.readers
+            .run(move |conn| webhooks::list(conn, None))
+            .await
+    }
+
+    async fn webhook_event_insert(
+        &self,
+        p: crate::WebhookEventInsert,
+    ) -> Result<Vec<crate::WebhookDelivery>> {
+        self.writer
+            .run(move |tx| webhooks::event_insert(tx, &p))
+            .await
+    }
+
+    async fn webhook_delivery_claim(
+        &self,
+        p: crate::WebhookDeliveryClaim,
+    ) -> Result<Vec<crate::WebhookDelivery>> {
+        self.writer.run(move |tx| webhooks::claim(tx, &p)).await
+    }
+
+    async fn webhook_delivery_settle(&self, p: crate::WebhookDeliverySettle) -> Result<bool> {
+        self.writer.run(move |tx| webhooks::settle(tx, &p)).await
+    }
+
+    async fn webhook_attempts(
+        &self,
+        w: &crate::WebhookRef,
+        limit: u32,
+    ) -> Result<Option<Vec<crate::WebhookAttemptRecord>>> {
+        let w = w.clone();
+        self.readers
+            .run(move |conn| webhooks::attempts(conn, &w, limit))
+            .await
     }
 
     async fn lease_expire(&self, now: Timestamp, limit: u32) -> Result<LeaseExpiry> {

@@ -38,6 +38,8 @@
 //!   tenancy, and the dispatcher's scan.
 //! - [`cron`]: cron schedules: storage, create's dedupe, the due scan,
 //!   one run per tick however many firings race.
+//! - [`webhooks`]: account webhooks: records, the event outbox (claims
+//!   across servers, retries, removal) and the bounded attempts.
 //! - [`headers`]: message headers kept on every path a message takes.
 //! - [`fifo`]: FIFO queues: order and one in flight per group, alone and
 //!   under concurrent claimers (and two Postgres "servers").
@@ -111,6 +113,7 @@ mod subscriptions;
 mod tenancy;
 mod triage;
 mod update;
+mod webhooks;
 
 /// The project a harness acts as unless told otherwise.
 pub const PROJECT: &str = "proj-a";

@@ -5,12 +5,14 @@
 //! - `admin`: the admin API's calls (keys and projects of every project).
 //! - `cron`: cron schedules: create, list, get, update, pause, resume,
 //!   delete.
+//! - `webhooks`: account webhooks: register, list, deliveries, test, delete.
 //! - this module: [`Client`] and its call options.
 
 mod admin;
 mod cron;
 mod error;
 mod retry;
+mod webhooks;
 
 use std::time::Duration;
 

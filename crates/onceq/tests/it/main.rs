@@ -10,4 +10,5 @@ mod guide;
 mod idempotency;
 #[cfg(feature = "otel")]
 mod trace_context;
+mod webhooks;
 mod worker;

@@ -1,0 +1,1 @@
+SELECT count(*) FROM onceq_webhooks WHERE project = ?1

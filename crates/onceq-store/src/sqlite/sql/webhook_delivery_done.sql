@@ -1,0 +1,1 @@
+DELETE FROM onceq_webhook_deliveries WHERE id = ?1
