@@ -22,7 +22,7 @@ use crate::{
     openapi::responses::{
         InvalidParams, NotFound, Ok, OkList, Refused, StoreFailed, TimedOut, TooLarge, Unauthorized,
     },
-    routes::push::generated_secret,
+    push::secret::generated as generated_secret,
     validate,
 };
 

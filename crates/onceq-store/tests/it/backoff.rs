@@ -222,6 +222,7 @@ async fn backoff_jitter_stays_within_its_bounds(mut h: Harness) {
                 queue: h.q(queue),
                 state: None,
                 search: None,
+                group_id: None,
                 after_seq: None,
                 limit: 100,
                 now: h.now,
