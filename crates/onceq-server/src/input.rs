@@ -201,12 +201,13 @@ pub struct NackInput {
     pub requeue: bool,
     /// Held back this long, in seconds.
     pub delay_seconds: i64,
-    /// Why the work failed (checked; not stored yet).
+    /// Why the work failed: recorded in the attempt and as `last_error`.
     pub error: Option<String>,
 }
 
-/// The longest failure text a nack may carry, in bytes.
-pub const MAX_NACK_ERROR_BYTES: usize = 8192;
+/// The longest failure text a nack may carry, in bytes (the one rule, in
+/// `onceq_types::attempt`).
+pub use onceq_types::attempt::MAX_NACK_ERROR_BYTES;
 
 /// `nack`.
 pub fn nack(req: Nack) -> Result<NackInput, ApiError> {

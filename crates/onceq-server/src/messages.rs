@@ -89,7 +89,7 @@ impl Messages<'_> {
     /// Acks a lease; counts it (and its throughput) if it was held.
     pub async fn ack(self, project: &str, queue: &str, ack: MessageAck) -> Result<bool> {
         let state = self.state;
-        let acked = state.store.message_ack(ack).await?;
+        let acked = state.store.message_ack(ack).await?.acked;
         state.metrics.acked(project, queue, acked);
         state
             .throughput

@@ -172,9 +172,11 @@ pub trait Store: Send + Sync + 'static {
         &self,
         p: crate::MessageClaim,
     ) -> crate::Result<Vec<crate::ClaimedMessage>>;
-    /// Deletes an in-flight message; false when not held (or wrong receipt,
+    /// Ends an in-flight message's lease as done: deletes it, or moves it
+    /// to the queue's finished messages (`completed`, with `result`) while
+    /// the queue retains them. Not acked when not held (or wrong receipt,
     /// or unknown queue or message).
-    async fn message_ack(&self, p: crate::MessageAck) -> crate::Result<bool>;
+    async fn message_ack(&self, p: crate::MessageAck) -> crate::Result<crate::AckOutcome>;
     /// Ends a lease early: requeue (maybe delayed), or dead-letter.
     async fn message_nack(&self, p: crate::MessageNack) -> crate::Result<crate::NackOutcome>;
     /// Moves a lease's end to `now + visibility_timeout`.

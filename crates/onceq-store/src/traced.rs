@@ -103,7 +103,7 @@ traced! {
     fn queue_purge(&self, q: &QueueRef) -> Result<i64>;
     fn message_publish(&self, p: MessagePublish) -> Result<Vec<PublishOutcome>>;
     fn message_claim(&self, p: MessageClaim) -> Result<Vec<ClaimedMessage>>;
-    fn message_ack(&self, p: MessageAck) -> Result<bool>;
+    fn message_ack(&self, p: MessageAck) -> Result<AckOutcome>;
     fn message_nack(&self, p: MessageNack) -> Result<NackOutcome>;
     fn message_extend(&self, p: MessageExtend) -> Result<ExtendOutcome>;
     fn dlq_redrive(&self, p: DlqRedrive) -> Result<RedriveOutcome>;

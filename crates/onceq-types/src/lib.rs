@@ -8,6 +8,8 @@
 //! - [`queue`]: queue records, settings and statistics.
 //! - [`message`]: messages as published, as consumed and as looked up
 //!   (`MessageDetail`), and their states.
+//! - [`attempt`]: a message's ended hand-outs, and the bounds of a nack's
+//!   `error` and an ack's `result`.
 //! - [`request`]: the JSON bodies clients send.
 //! - [`reply`]: the `data` bodies of the smaller answers (ack, nack, ...).
 //! - [`push`]: push subscriptions (webhooks): their calls, their record,
@@ -26,6 +28,7 @@
 
 pub mod account;
 pub mod admin;
+pub mod attempt;
 pub mod capability;
 pub mod clock;
 pub mod envelope;
@@ -40,6 +43,7 @@ pub mod reply;
 pub mod request;
 pub mod scope;
 
+pub use attempt::{Attempt, AttemptOutcome};
 pub use envelope::{Envelope, ErrorBody, Metadata};
 pub use error::ErrorCode;
 pub use message::{

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::SignedDuration;
-use onceq_store::{ClaimedMessage, LeaseRef, MessageAck, MessageNack, StoreError};
+use onceq_store::{ClaimedMessage, LeaseRef, MessageAck, MessageNack, NackBy, StoreError};
 use onceq_types::push::{
     HEADER_DELIVERY_COUNT, HEADER_MESSAGE_ID, HEADER_SIGNATURE, HEADER_SUBSCRIPTION_ID,
     HEADER_TIMESTAMP, PushDelivery,
@@ -159,6 +159,7 @@ async fn ack(ctx: &Ctx, target: &Target, message: &ClaimedMessage) {
             &queue.queue,
             MessageAck {
                 lease: lease(target, message),
+                result: None,
                 now: ctx.state.clock.now(),
             },
         )
@@ -199,6 +200,10 @@ async fn nack(ctx: &Ctx, target: &Target, message: &ClaimedMessage, reason: &str
                 lease: lease(target, message),
                 requeue: true,
                 delay: SignedDuration::try_from(delay).unwrap_or(SignedDuration::from_secs(3600)),
+                // The attempt's error: what failed (status, timeout,
+                // connection error), as the log line says it.
+                error: Some(reason.to_owned()),
+                by: NackBy::Push,
                 now: ctx.state.clock.now(),
             },
         )

@@ -6,7 +6,7 @@
 
 use axum::extract::State;
 use jiff::SignedDuration;
-use onceq_store::{LeaseRef, MessageAck, MessageExtend, MessageNack};
+use onceq_store::{LeaseRef, MessageAck, MessageExtend, MessageNack, NackBy};
 use onceq_types::{
     reply::{Acked, Extended, Nacked},
     request::{Ack, Extend, Nack},
@@ -47,6 +47,7 @@ pub async fn ack(
             &queue,
             MessageAck {
                 lease,
+                result: None,
                 now: state.clock.now(),
             },
         )
@@ -82,6 +83,8 @@ pub async fn nack(
                 lease,
                 requeue: input.requeue,
                 delay: SignedDuration::from_secs(input.delay_seconds),
+                error: input.error,
+                by: NackBy::Consumer,
                 now: state.clock.now(),
             },
         )

@@ -34,7 +34,7 @@ use super::hot::{self, HotConnection};
 use super::{lease, sql};
 use onceq_types::MessageStatus;
 
-use crate::{MessageAck, StoreError};
+use crate::{AckOutcome, MessageAck, StoreError};
 
 /// Connections the committer keeps (see `hot.rs`).
 pub(super) const CONNECTIONS: usize = 1;
@@ -45,8 +45,9 @@ const MAX_GROUP: usize = 512;
 /// Acks waiting for the committer; beyond it, `message_ack` waits.
 const QUEUE_DEPTH: usize = 4096;
 
-/// What one ack gets back: whether it deleted its message.
-type Answer = crate::Result<bool>;
+/// What one ack gets back: whether it deleted its message (and when that
+/// lease began).
+type Answer = crate::Result<AckOutcome>;
 
 struct Pending {
     ack: MessageAck,
@@ -135,7 +136,10 @@ async fn commit(conn: &mut HotConnection, mut group: Vec<Pending>, bound: Durati
 }
 
 /// [`group_once`] until it does not lose a race.
-async fn group_retrying(conn: &mut HotConnection, group: &[Pending]) -> crate::Result<Vec<bool>> {
+async fn group_retrying(
+    conn: &mut HotConnection,
+    group: &[Pending],
+) -> crate::Result<Vec<AckOutcome>> {
     let mut retry = errors::Retry::default();
     loop {
         match group_once(conn, group).await {
@@ -149,7 +153,10 @@ async fn group_retrying(conn: &mut HotConnection, group: &[Pending]) -> crate::R
 /// One statement, so atomic without a transaction of its own — except
 /// behind a pooler, where one carries the hot settings (`Conn::hot_begin`),
 /// pipelined with the statement and its COMMIT.
-async fn group_once(conn: &mut HotConnection, group: &[Pending]) -> Result<Vec<bool>, Error> {
+async fn group_once(
+    conn: &mut HotConnection,
+    group: &[Pending],
+) -> Result<Vec<AckOutcome>, Error> {
     let client = conn.get().await?;
     let stmt = client.prepare_cached(sql::MESSAGE_ACK_MANY).await?;
     let leases = group.iter().map(|p| &p.ack.lease);
@@ -177,20 +184,27 @@ async fn group_once(conn: &mut HotConnection, group: &[Pending]) -> Result<Vec<b
     };
     // Each deleted message goes to the first ack of the group that could
     // have deleted it: same message, same queue, its receipt or none.
-    let mut answers = vec![false; group.len()];
+    let not_acked = AckOutcome {
+        acked: false,
+        consumed_at: None,
+    };
+    let mut answers = vec![not_acked; group.len()];
     for row in deleted {
         let (id, receipt, project, queue): (&str, Option<&str>, &str, &str) =
-            (row.get(0), row.get(1), row.get(2), row.get(3));
+            (row.get(0), row.get(1), row.get(3), row.get(4));
         let first = group.iter().zip(answers.iter_mut()).find(|(p, answered)| {
             let l = &p.ack.lease;
-            !**answered
+            !answered.acked
                 && l.message_id == id
                 && l.queue.project == project
                 && l.queue.queue == queue
                 && (l.receipt.is_none() || l.receipt.as_deref() == receipt)
         });
         if let Some((_, answer)) = first {
-            *answer = true;
+            *answer = AckOutcome {
+                acked: true,
+                consumed_at: row.get(2),
+            };
         }
     }
     Ok(answers)
@@ -228,6 +242,7 @@ mod tests {
                 message_id: id.into(),
                 receipt: receipt.map(Into::into),
             },
+            result: None,
             now: now(),
         };
         (Pending { ack, reply }, answer)
@@ -297,7 +312,7 @@ mod tests {
         .await;
         let mut got = Vec::new();
         for (answer, _) in &mut expected {
-            got.push(answer.await.unwrap().unwrap());
+            got.push(answer.await.unwrap().unwrap().acked);
         }
         // Which of the two acks of m[0] is told it deleted it is the
         // database's choice; exactly one is.

@@ -12,23 +12,27 @@ use super::db::GenericClient;
 use super::errors::Error;
 use super::{PgStore, sql};
 use crate::rules::dead_letter::{self, Ending};
-use crate::rules::visibility;
-use crate::{ExtendOutcome, MessageAck, MessageExtend, MessageNack, NackOutcome, StoreError};
+use crate::rules::{attempts, visibility};
+use crate::{AckOutcome, ExtendOutcome, MessageAck, MessageExtend, MessageNack, NackOutcome, StoreError};
 
 /// One ack in a transaction of its own (acks usually go in groups, see
 /// [`super::ack_group`]).
-pub(super) async fn ack_alone(pool: &Db, p: &MessageAck) -> Result<bool, Error> {
+pub(super) async fn ack_alone(pool: &Db, p: &MessageAck) -> Result<AckOutcome, Error> {
     let l = &p.lease;
     let client = pool.get().await?;
     let stmt = client.prepare_cached(sql::MESSAGE_ACK).await?;
     let deleted = client
-        .execute(
+        .query_opt(
             &stmt,
             &[&l.queue.project, &l.queue.queue, &l.message_id, &l.receipt],
         )
         .await?;
-    Ok(deleted > 0)
+    Ok(AckOutcome {
+        acked: deleted.is_some(),
+        consumed_at: deleted.and_then(|row| row.get("consumed_at")),
+    })
 }
+
 
 impl PgStore {
     pub(super) async fn nack_once(&self, p: &MessageNack) -> Result<NackOutcome, Error> {
@@ -62,6 +66,14 @@ impl PgStore {
         }
         let max_retries: i32 = row.get("max_retries");
         let dlq: Option<i64> = row.get("dead_letter_queue_id");
+        let ending = dead_letter::ending(p.requeue, delivery_count, max_retries, dlq.is_some());
+        let before = attempts::History {
+            delivery_count,
+            consumed_at: row.get("consumed_at"),
+            attempts: row.get("attempts"),
+            last_error: row.get("last_error"),
+        };
+        let (attempts, last_error) = attempts::after_nack(&before, ending, p)?;
 
         let mut outcome = NackOutcome {
             nacked: true,
@@ -69,13 +81,14 @@ impl PgStore {
             dead_lettered: false,
             delivery_count,
         };
-        match (
-            dead_letter::ending(p.requeue, delivery_count, max_retries, dlq.is_some()),
-            dlq,
-        ) {
+        match (ending, dlq) {
             (Ending::DeadLettered, Some(dlq)) => {
                 let stmt = tx.prepare_cached(sql::MESSAGE_DEAD_LETTER).await?;
-                tx.execute(&stmt, &[&l.message_id, &dlq, &p.now]).await?;
+                tx.execute(
+                    &stmt,
+                    &[&l.message_id, &dlq, &p.now, &attempts, &last_error],
+                )
+                .await?;
                 outcome.dead_lettered = true;
             }
             (Ending::Dropped, _) => {
@@ -86,8 +99,17 @@ impl PgStore {
             _ => {
                 let (state, visible_at) = visibility::visible_after(p.now, p.delay)?;
                 let stmt = tx.prepare_cached(sql::MESSAGE_REQUEUE).await?;
-                tx.execute(&stmt, &[&l.message_id, &state.as_str(), &visible_at])
-                    .await?;
+                tx.execute(
+                    &stmt,
+                    &[
+                        &l.message_id,
+                        &state.as_str(),
+                        &visible_at,
+                        &attempts,
+                        &last_error,
+                    ],
+                )
+                .await?;
                 outcome.requeued = true;
             }
         }

@@ -14,7 +14,10 @@ impl PgStore {
     ) -> Result<LeaseExpiry, Error> {
         let client = self.client().await?;
         let stmt = client.prepare_cached(sql::LEASE_EXPIRE).await?;
-        let rows = client.query(&stmt, &[&now, &i64::from(limit)]).await?;
+        let keep = onceq_types::attempt::MAX_ATTEMPTS_KEPT as i32;
+        let rows = client
+            .query(&stmt, &[&now, &i64::from(limit), &keep])
+            .await?;
         let n = |row: &tokio_postgres::Row, col: &str| {
             u64::try_from(row.get::<_, i64>(col)).unwrap_or(0)
         };

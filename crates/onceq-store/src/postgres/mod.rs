@@ -326,7 +326,7 @@ impl crate::Store for PgStore {
         errors::retrying(self.bound, || self.claim_once(&p)).await
     }
 
-    async fn message_ack(&self, p: crate::MessageAck) -> Result<bool> {
+    async fn message_ack(&self, p: crate::MessageAck) -> Result<crate::AckOutcome> {
         self.acks.ack(p).await
     }
 

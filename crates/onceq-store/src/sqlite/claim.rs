@@ -35,7 +35,7 @@ pub(super) fn claim(conn: &Connection, p: &MessageClaim) -> Result<Vec<ClaimedMe
             // SQL, so both backends make them the same way.
             let receipt = ids::receipt();
             let (message_id, payload, delivery_count, created_at, idempotency_key, headers) = lease
-                .query_row(params![seq, receipt, lease_expires_at], |r| {
+                .query_row(params![seq, receipt, lease_expires_at, now], |r| {
                     Ok((
                         r.get(0)?,
                         r.get(1)?,

@@ -3,10 +3,11 @@
 use std::collections::HashMap;
 
 use jiff::{SignedDuration, Timestamp};
+use onceq_types::AttemptOutcome;
 use rusqlite::{Connection, params};
 
 use super::{
-    lease::{self, Ending, Held},
+    lease::{self, Ending, Failure, Held},
     time,
 };
 use crate::{LeaseExpiry, QueueLeaseExpiry, QueueRef, Result};
@@ -19,7 +20,7 @@ pub(super) fn lease_expire(conn: &Connection, now: Timestamp, limit: u32) -> Res
         let rows = stmt.query_map(params![time::micros(now), i64::from(limit)], |r| {
             Ok((
                 Held::from_row(r)?,
-                QueueRef::new(r.get::<_, String>(4)?, r.get::<_, String>(5)?),
+                QueueRef::new(r.get::<_, String>(8)?, r.get::<_, String>(9)?),
             ))
         })?;
         rows.collect::<rusqlite::Result<Vec<_>>>()?
@@ -27,7 +28,12 @@ pub(super) fn lease_expire(conn: &Connection, now: Timestamp, limit: u32) -> Res
     // (requeued, dead-lettered) per (project, queue)
     let mut counts: HashMap<(String, String), (u64, u64)> = HashMap::new();
     for (held, queue) in expired {
-        let ending = lease::end(conn, &held, true, now, SignedDuration::ZERO)?;
+        let error = held.lease_expired_error();
+        let failure = Failure {
+            outcome: AttemptOutcome::LeaseExpired,
+            error: Some(&error),
+        };
+        let ending = lease::end(conn, &held, true, now, SignedDuration::ZERO, failure)?;
         let c = counts.entry((queue.project, queue.queue)).or_default();
         match ending {
             Ending::DeadLettered => c.1 += 1,

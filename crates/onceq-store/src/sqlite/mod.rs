@@ -268,7 +268,7 @@ impl Store for SqliteStore {
         self.writer.run(move |tx| claim::claim(tx, &p)).await
     }
 
-    async fn message_ack(&self, p: MessageAck) -> Result<bool> {
+    async fn message_ack(&self, p: MessageAck) -> Result<crate::AckOutcome> {
         self.writer.run(move |tx| lease::ack(tx, &p)).await
     }
 

@@ -486,6 +486,8 @@ async fn settle(
                 lease,
                 requeue: true,
                 delay: jiff::SignedDuration::ZERO,
+                error: None,
+                by: onceq_store::NackBy::Consumer,
                 now,
             })
             .await
@@ -493,9 +495,14 @@ async fn settle(
         assert!(out.requeued, "nack requeued: {out:?}");
     } else {
         let acked = store
-            .message_ack(MessageAck { lease, now })
+            .message_ack(MessageAck {
+                lease,
+                result: None,
+                now,
+            })
             .await
-            .expect("ack");
+            .expect("ack")
+            .acked;
         assert!(acked, "ack of a held message");
     }
 }

@@ -22,6 +22,8 @@
 //! - [`depths`]: every queue's depth at once (`/metrics`), pool use.
 //! - [`browse`]: message pages, search, one message, delete and redrive of one.
 //! - [`find`]: one message in its queue or its dead-letter queue.
+//! - [`attempts`]: each ended hand-out recorded (nack, lease expiry, push
+//!   failure, dead-lettering), bounded, kept by dead letters and redrives.
 //! - [`maintenance`]: retention purge.
 //! - [`keys`]: API key storage.
 //! - [`accounts`]: key scopes and rate overrides, credit limits, usage,
@@ -79,6 +81,7 @@ macro_rules! conformance {
 
 mod accounts;
 mod ack_nack;
+mod attempts;
 mod browse;
 mod claim;
 mod concurrency;
@@ -315,8 +318,20 @@ impl Harness {
     }
 
     pub async fn ack(&self, queue: &str, id: &str, receipt: Option<&str>) -> bool {
+        self.ack_with(queue, id, receipt, None).await.acked
+    }
+
+    /// Acks with a `result`, answering the whole outcome.
+    pub async fn ack_with(
+        &self,
+        queue: &str,
+        id: &str,
+        receipt: Option<&str>,
+        result: Option<&str>,
+    ) -> onceq_store::AckOutcome {
         let p = MessageAck {
             lease: self.lease(queue, id, receipt),
+            result: result.map(str::to_owned),
             now: self.now,
         };
         self.store.message_ack(p).await.expect("ack")
@@ -334,6 +349,29 @@ impl Harness {
             lease: self.lease(queue, id, receipt),
             requeue,
             delay: SignedDuration::from_secs(delay_secs),
+            error: None,
+            by: onceq_store::NackBy::Consumer,
+            now: self.now,
+        };
+        self.store.message_nack(p).await.expect("nack")
+    }
+
+    /// Nacks a claimed message (requeue now, or dead-letter) with `error`,
+    /// as `by` would.
+    pub async fn nack_failed(
+        &self,
+        queue: &str,
+        c: &ClaimedMessage,
+        requeue: bool,
+        error: Option<&str>,
+        by: onceq_store::NackBy,
+    ) -> NackOutcome {
+        let p = MessageNack {
+            lease: self.lease(queue, &c.message_id, Some(&c.receipt)),
+            requeue,
+            delay: SignedDuration::ZERO,
+            error: error.map(str::to_owned),
+            by,
             now: self.now,
         };
         self.store.message_nack(p).await.expect("nack")

@@ -90,7 +90,9 @@ SET state = 'in_flight',
     lease_expires_at = coalesce(
         $5::timestamptz,
         $4::timestamptz + make_interval(secs => (SELECT visibility_timeout_default FROM q))
-    )
+    ),
+    -- when this lease began: its attempt's consumed_at (rules::attempts)
+    consumed_at = $4::timestamptz
 -- The ids as one array value, so the primary key is probed for them
 -- (joined, a generic plan made on an empty table walked the whole index).
 WHERE m.id = ANY (ARRAY(SELECT id FROM picked UNION ALL SELECT id FROM picked_fifo))

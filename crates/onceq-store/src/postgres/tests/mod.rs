@@ -123,6 +123,7 @@ async fn a_frozen_database_is_unavailable_within_the_bound_then_recovers() {
             message_id: held.message_id.clone(),
             receipt: Some(held.receipt.clone()),
         },
+        result: None,
         now: publish("q").now,
     };
 

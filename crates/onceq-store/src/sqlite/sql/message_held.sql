@@ -1,5 +1,7 @@
--- The in-flight message a lease names, with what ending its lease needs.
-SELECT m.seq, m.delivery_count, q.max_retries, q.dead_letter_queue_id
+-- The in-flight message a lease names, with what ending its lease needs
+-- (the same columns as lease_expire.sql: `Held::from_row`).
+SELECT m.seq, m.delivery_count, q.max_retries, q.dead_letter_queue_id,
+       m.consumed_at, m.lease_expires_at, m.attempts, m.last_error
 FROM onceq_messages m
 JOIN onceq_queues q ON q.id = m.queue_id
 WHERE q.project = ?1 AND q.name = ?2 AND m.id = ?3
