@@ -7,7 +7,8 @@
 //! a client can reach. Every failure is a 4xx [`ApiError`] naming the field.
 //!
 //! A queue's settings are read by `queue_settings`, for `create` and for
-//! `update` (`queue_update`) alike.
+//! `update` (`queue_update`) alike; `lifecycle` reads `cancel` and the
+//! dead letters a `dlq/redrive` names.
 
 use axum::http::HeaderValue;
 use jiff::{SignedDuration, Timestamp};
@@ -17,15 +18,16 @@ use onceq_types::{
     queue::QueueSettings,
     request::{
         Ack, BatchItem, Consume, CreateQueue, DeleteQueue, Extend, Nack, Publish, PublishBatch,
-        Redrive,
     },
 };
 
 use crate::{ApiError, validate};
 
+mod lifecycle;
 mod queue_settings;
 mod queue_update;
 
+pub use lifecycle::{MAX_REDRIVE_IDS, RedriveInput, cancel, redrive};
 pub use queue_update::{UpdateInput, update};
 
 /// The largest `max_retries` a queue may have.
@@ -187,9 +189,10 @@ fn lease(
     })
 }
 
-/// `ack`.
-pub fn ack(req: Ack) -> Result<LeaseInput, ApiError> {
-    lease(req.queue, req.message_id, req.receipt)
+/// `ack`: the lease, and the `result` to keep (compact JSON).
+pub fn ack(req: Ack) -> Result<(LeaseInput, Option<String>), ApiError> {
+    let result = validate::ack_result(req.result)?;
+    Ok((lease(req.queue, req.message_id, req.receipt)?, result))
 }
 
 /// `nack`.
@@ -267,8 +270,9 @@ pub struct CreateInput {
     pub settings: QueueSettings,
 }
 
-/// `create`.
-pub fn create(req: CreateQueue) -> Result<CreateInput, ApiError> {
+/// `create`; `default_completed_retention` is the server's
+/// `--completed-retention-seconds`, for a create that gives none.
+pub fn create(req: CreateQueue, default_completed_retention: i32) -> Result<CreateInput, ApiError> {
     let name = validate::required("name", req.name)?;
     validate::new_queue_name("name", &name)?;
     // `fifo`: strict order within a message group (docs/api.md, "FIFO
@@ -287,6 +291,10 @@ pub fn create(req: CreateQueue) -> Result<CreateInput, ApiError> {
         )?
         .unwrap_or(defaults.visibility_timeout_default),
         enable_priority: req.enable_priority.unwrap_or(defaults.enable_priority),
+        completed_retention_seconds: queue_settings::completed_retention_seconds(
+            req.completed_retention_seconds,
+        )?
+        .unwrap_or(default_completed_retention),
     };
     Ok(CreateInput { name, settings })
 }
@@ -296,12 +304,6 @@ pub fn delete(req: DeleteQueue) -> Result<String, ApiError> {
     validate::required_queue("queue", req.queue)
 }
 
-/// `dlq/redrive`: at most how many to move (`None`: all).
-pub fn redrive(req: Redrive) -> Result<Option<i64>, ApiError> {
-    req.max_messages
-        .map(|m| validate::int_in("max_messages", Some(m), 1, i64::MAX, 1))
-        .transpose()
-}
 
 /// `account/usage`'s `from` and `to` query parameters (RFC 3339):
 /// `from` defaults to the Unix epoch, `to` to the end of the current

@@ -81,16 +81,19 @@ impl Messages<'_> {
         queue: &str,
         claim: MessageClaim,
     ) -> Result<Vec<ClaimedMessage>> {
+        let now = claim.now;
         let claimed = self.state.store.message_claim(claim).await?;
-        self.state.metrics.consumed(project, queue, claimed.len());
+        self.state.metrics.consumed(project, queue, &claimed, now);
         Ok(claimed)
     }
 
     /// Acks a lease; counts it (and its throughput) if it was held.
     pub async fn ack(self, project: &str, queue: &str, ack: MessageAck) -> Result<bool> {
         let state = self.state;
-        let acked = state.store.message_ack(ack).await?.acked;
-        state.metrics.acked(project, queue, acked);
+        let now = ack.now;
+        let outcome = state.store.message_ack(ack).await?;
+        state.metrics.acked(project, queue, outcome, now);
+        let acked = outcome.acked;
         state
             .throughput
             .acked(project, queue, state.clock.now(), u64::from(acked));
@@ -102,8 +105,9 @@ impl Messages<'_> {
     pub async fn nack(self, project: &str, queue: &str, nack: MessageNack) -> Result<NackOutcome> {
         let state = self.state;
         let at_once = nack.delay.is_zero();
+        let with_error = nack.error.is_some();
         let outcome = state.store.message_nack(nack).await?;
-        state.metrics.nacked(project, queue, &outcome);
+        state.metrics.nacked(project, queue, &outcome, with_error);
         self.wake(project, queue, usize::from(outcome.requeued && at_once));
         Ok(outcome)
     }

@@ -181,6 +181,12 @@ pub trait Store: Send + Sync + 'static {
     async fn message_nack(&self, p: crate::MessageNack) -> crate::Result<crate::NackOutcome>;
     /// Moves a lease's end to `now + visibility_timeout`.
     async fn message_extend(&self, p: crate::MessageExtend) -> crate::Result<crate::ExtendOutcome>;
+    /// Removes one message of the queue (not of its dead-letter queue),
+    /// waiting, delayed or in flight (its lease ends: a later ack or extend
+    /// with its receipt answers false; recorded as a `cancelled` attempt).
+    /// Kept as `cancelled` while the queue keeps finished messages. False
+    /// when the queue does not hold it; `QueueNotFound` for an unknown queue.
+    async fn message_cancel(&self, p: crate::MessageCancel) -> crate::Result<bool>;
     /// Moves dead-lettered messages back, `delivery_count` reset to 0.
     /// `QueueNotFound` for an unknown queue, `Invalid` if it has no DLQ.
     async fn dlq_redrive(&self, p: crate::DlqRedrive) -> crate::Result<crate::RedriveOutcome>;
@@ -258,6 +264,9 @@ pub trait Store: Send + Sync + 'static {
     async fn dedupe_purge(&self, now: jiff::Timestamp) -> crate::Result<u64>;
     /// Deletes messages older than their queue's retention.
     async fn message_retention_purge(&self, now: jiff::Timestamp) -> crate::Result<u64>;
+    /// Deletes up to `limit` finished messages whose time was up at or
+    /// before `now`, through the expiry index (never the backlog).
+    async fn finished_purge(&self, now: jiff::Timestamp, limit: u32) -> crate::Result<u64>;
 
     // ------------------------------------------------------------ observation
 

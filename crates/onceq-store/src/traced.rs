@@ -105,6 +105,7 @@ traced! {
     fn message_claim(&self, p: MessageClaim) -> Result<Vec<ClaimedMessage>>;
     fn message_ack(&self, p: MessageAck) -> Result<AckOutcome>;
     fn message_nack(&self, p: MessageNack) -> Result<NackOutcome>;
+    fn message_cancel(&self, p: MessageCancel) -> Result<bool>;
     fn message_extend(&self, p: MessageExtend) -> Result<ExtendOutcome>;
     fn dlq_redrive(&self, p: DlqRedrive) -> Result<RedriveOutcome>;
     fn message_list(&self, p: MessageList) -> Result<MessagePage>;
@@ -119,5 +120,6 @@ traced! {
     fn lease_expire(&self, now: Timestamp, limit: u32) -> Result<LeaseExpiry>;
     fn dedupe_purge(&self, now: Timestamp) -> Result<u64>;
     fn message_retention_purge(&self, now: Timestamp) -> Result<u64>;
+    fn finished_purge(&self, now: Timestamp, limit: u32) -> Result<u64>;
     fn queue_depths(&self, now: Timestamp) -> Result<Vec<QueueDepth>>;
 }

@@ -79,6 +79,10 @@ pub const MAX_DELAY_SECONDS: i64 = 604_800;
 /// The longest a queue may keep a message: 30 days.
 pub const MAX_RETENTION_DAYS: i64 = 30;
 
+/// The longest a queue may keep a finished (acked or cancelled) message:
+/// 30 days, in seconds (the stores' CHECK constraints say the same).
+pub const MAX_COMPLETED_RETENTION_SECONDS: i64 = 2_592_000;
+
 // The README's example, compiled and run by `cargo test --doc`.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -54,6 +54,10 @@ pub struct QueueRecord {
     pub visibility_timeout_default: i32,
     /// Whether publishes may set `priority`. Consumption always honours it.
     pub enable_priority: bool,
+    /// How long an acked (or cancelled) message is kept, as `completed`
+    /// (or `cancelled`), in seconds; 0 = gone at once.
+    #[serde(default)]
+    pub completed_retention_seconds: i32,
     /// When the queue was created.
     pub created_at: Timestamp,
 }
@@ -74,6 +78,9 @@ pub struct QueueSettings {
     pub visibility_timeout_default: i32,
     /// Default true.
     pub enable_priority: bool,
+    /// Default 0 (the server's `--completed-retention-seconds` on create),
+    /// at most [`MAX_COMPLETED_RETENTION_SECONDS`](crate::MAX_COMPLETED_RETENTION_SECONDS).
+    pub completed_retention_seconds: i32,
 }
 
 impl Default for QueueSettings {
@@ -85,6 +92,7 @@ impl Default for QueueSettings {
             message_retention_days: 7,
             visibility_timeout_default: 30,
             enable_priority: true,
+            completed_retention_seconds: 0,
         }
     }
 }

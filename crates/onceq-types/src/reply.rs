@@ -73,4 +73,21 @@ pub struct Redriven {
     pub dead_letter_queue: String,
     /// How many moved.
     pub redriven: i64,
+    /// Of the `message_ids` asked for, those the dead-letter queue does not
+    /// hold (never dead-lettered, already redriven, deleted); `[]` without
+    /// `message_ids`.
+    #[serde(default)]
+    pub not_found: Vec<String>,
+    /// Of the `message_ids` asked for, those a consumer of the dead-letter
+    /// queue holds right now: they stay with their holder.
+    #[serde(default)]
+    pub in_flight: Vec<String>,
+}
+
+/// `POST /v1/queue/cancel`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cancelled {
+    /// True when the queue held the message and it is removed.
+    pub cancelled: bool,
 }

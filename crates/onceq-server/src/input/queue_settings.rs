@@ -3,7 +3,9 @@
 //! `None` when the field was left out (create then takes the default,
 //! update keeps the current value).
 
-use onceq_types::{MAX_RETENTION_DAYS, MAX_VISIBILITY_TIMEOUT_SECONDS};
+use onceq_types::{
+    MAX_COMPLETED_RETENTION_SECONDS, MAX_RETENTION_DAYS, MAX_VISIBILITY_TIMEOUT_SECONDS,
+};
 
 use super::MAX_RETRIES;
 use crate::{ApiError, validate};
@@ -31,6 +33,16 @@ pub(super) fn visibility_timeout_default(value: Option<i64>) -> Result<Option<i3
         value,
         0,
         MAX_VISIBILITY_TIMEOUT_SECONDS,
+    )
+}
+
+/// `completed_retention_seconds`: 0..=2 592 000 seconds (30 days).
+pub(crate) fn completed_retention_seconds(value: Option<i64>) -> Result<Option<i32>, ApiError> {
+    within(
+        "completed_retention_seconds",
+        value,
+        0,
+        MAX_COMPLETED_RETENTION_SECONDS,
     )
 }
 

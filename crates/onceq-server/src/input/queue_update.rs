@@ -22,10 +22,6 @@ pub struct UpdateInput {
 pub fn update(req: UpdateQueue) -> Result<UpdateInput, ApiError> {
     let name = validate::required_queue("name", req.name)?;
     for (field, value) in [
-        (
-            "completed_retention_seconds",
-            &req.completed_retention_seconds,
-        ),
         ("retry_backoff", &req.retry_backoff),
         ("max_in_flight", &req.max_in_flight),
         ("rate_per_sec", &req.rate_per_sec),
@@ -49,6 +45,9 @@ pub fn update(req: UpdateQueue) -> Result<UpdateInput, ApiError> {
             req.visibility_timeout_default,
         )?,
         enable_priority: req.enable_priority,
+        completed_retention_seconds: setting::completed_retention_seconds(
+            req.completed_retention_seconds,
+        )?,
     };
     Ok(UpdateInput { name, changes })
 }

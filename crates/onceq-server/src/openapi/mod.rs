@@ -66,7 +66,11 @@ use onceq_types::{
     reply::{Acked, Deleted, Extended, Nacked, Purged, Redriven},
     request::{Redrive, UpdateQueue},
 };
-use onceq_types::{MessageDetail, MessageState};
+use onceq_types::{
+    Attempt, AttemptOutcome, MessageDetail, MessageState,
+    reply::Cancelled,
+    request::Cancel,
+};
 use utoipa::{
     Modify, OpenApi,
     openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
@@ -89,6 +93,7 @@ use utoipa::{
         Redriven, Discovery, Capability, Billing, Redrive, PushSubscribe, PushSubscription,
         PushUnsubscribed, Usage, UsageItem, Balance, UpdateQueue, MessageDetail, MessageState,
         KeyInfo, CreatedKey, ProjectInfo, KeyCreate, KeyRevoke, KeyRotate, KeyLimits, ProjectLimits,
+        Attempt, AttemptOutcome, Cancel, Cancelled,
     )),
     tags(
         (name = "messages", description = "Publishing and consuming messages."),

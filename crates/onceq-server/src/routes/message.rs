@@ -1,20 +1,27 @@
-//! One message, looked up by id wherever its queue keeps it (queue-api-2.md
-//! section 5): in the queue, or in its dead-letter queue.
+//! One message by id (queue-api-2.md section 5): looked up wherever its
+//! queue keeps it (in the queue, its dead-letter queue, or its finished
+//! messages), or cancelled.
 
 use axum::{
     extract::{FromRequestParts, State},
     http::request::Parts,
 };
-use onceq_store::{FinishedState, FoundMessage, MessageGet};
-use onceq_types::{MessageDetail, MessageState, MessageStatus};
+use onceq_store::{FinishedState, FoundMessage, MessageCancel, MessageGet};
+use onceq_types::{
+    MessageDetail, MessageState, MessageStatus, reply::Cancelled, request::Cancel,
+};
 
 use crate::{
     ApiError, AppState,
     caller::Caller,
     envelope::Reply,
+    extract::Body,
     openapi::{
         params::MessageParams,
-        responses::{InvalidParams, MessageMissing, Ok, Refused, StoreFailed, Unauthorized},
+        responses::{
+            InvalidParams, MessageMissing, NotFound, Ok, Refused, StoreFailed, TimedOut, TooLarge,
+            Unauthorized,
+        },
     },
     validate,
 };
@@ -60,6 +67,36 @@ pub async fn get(
         }
     }
     Ok(caller.reply(detail(queue, found)?))
+}
+
+/// `POST /v1/queue/cancel`.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/cancel",
+    operation_id = "cancel",
+    tag = "messages",
+    summary = "Remove a waiting, delayed or in-flight message",
+    description = "Removes the message from the queue whatever its state. An in-flight one's lease ends: a later ack or extend with its receipt answers false; its hand-out is recorded as a cancelled attempt. While the queue retains finished messages (completed_retention_seconds) it is kept as state cancelled. cancelled is false when the queue does not hold the message (a dead letter is its dead-letter queue's: cancel it there, or delete it in the dashboard); 404 QUEUE_NOT_FOUND for an unknown queue.",
+    request_body = Cancel,
+    responses(Ok<Cancelled>, InvalidParams, Unauthorized, Refused, NotFound, TooLarge, TimedOut, StoreFailed)
+)]
+pub async fn cancel(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(req): Body<Cancel>,
+) -> Result<Reply<Cancelled>, ApiError> {
+    let (queue, message_id) = crate::input::cancel(req)?;
+    let target = caller.queue(&queue)?;
+    let cancelled = state
+        .store
+        .message_cancel(MessageCancel {
+            queue: target,
+            message_id,
+            now: state.clock.now(),
+        })
+        .await
+        .map_err(|e| ApiError::from_store(e, &queue))?;
+    Ok(caller.reply(Cancelled { cancelled }))
 }
 
 /// The answer for a message found in (or under) `queue`.

@@ -56,4 +56,6 @@ pub struct QueueChanges {
     pub visibility_timeout_default: Option<i32>,
     /// Whether publishes may set a priority.
     pub enable_priority: Option<bool>,
+    /// How long acked and cancelled messages are kept from then on.
+    pub completed_retention_seconds: Option<i32>,
 }

@@ -34,6 +34,7 @@ use super::hot::{self, HotConnection};
 use super::{lease, sql};
 use onceq_types::MessageStatus;
 
+use crate::rules::finished;
 use crate::{AckOutcome, MessageAck, StoreError};
 
 /// Connections the committer keeps (see `hot.rs`).
@@ -101,6 +102,16 @@ async fn committer(pool: Db, mut receiver: mpsc::Receiver<Pending>, bound: Durat
 /// attempt at the group.
 async fn commit(conn: &mut HotConnection, mut group: Vec<Pending>, bound: Duration) {
     // A caller that gave up was answered already (see the module docs).
+    group.retain(|pending| !pending.reply.is_closed());
+    // Acks that may keep their message (rules::finished) go one by one
+    // through their own statement; the group's stays as it always was.
+    let (keeping, mut group): (Vec<Pending>, Vec<Pending>) = group
+        .into_iter()
+        .partition(|p| finished::may_keep(p.ack.lease.receipt.as_deref()));
+    for pending in keeping {
+        let answer = errors::retrying(bound, || lease::ack_keeping(conn.pool(), &pending.ack)).await;
+        let _ = pending.reply.send(answer);
+    }
     group.retain(|pending| !pending.reply.is_closed());
     if group.is_empty() {
         return;

@@ -13,7 +13,7 @@ use super::errors::Error;
 use super::{PgStore, sql};
 use crate::rules::dead_letter::{self, Ending};
 use crate::rules::{attempts, visibility};
-use crate::{AckOutcome, ExtendOutcome, MessageAck, MessageExtend, MessageNack, NackOutcome, StoreError};
+use crate::{AckOutcome, ExtendOutcome, MessageCancel, MessageAck, MessageExtend, MessageNack, NackOutcome, StoreError};
 
 /// One ack in a transaction of its own (acks usually go in groups, see
 /// [`super::ack_group`]).
@@ -34,7 +34,58 @@ pub(super) async fn ack_alone(pool: &Db, p: &MessageAck) -> Result<AckOutcome, E
 }
 
 
+/// An ack that may keep its message (`rules::finished`): one statement,
+/// `sql/message_ack_keep.sql`, alone (not in a group: only leases of queues
+/// that keep finished messages, and acks without a receipt, come here).
+pub(super) async fn ack_keeping(pool: &Db, p: &MessageAck) -> Result<AckOutcome, Error> {
+    let l = &p.lease;
+    let client = pool.get().await?;
+    let stmt = client.prepare_cached(sql::MESSAGE_ACK_KEEP).await?;
+    let keep = onceq_types::attempt::MAX_ATTEMPTS_KEPT as i32;
+    let deleted = client
+        .query_opt(
+            &stmt,
+            &[
+                &l.queue.project,
+                &l.queue.queue,
+                &l.message_id,
+                &l.receipt,
+                &p.now,
+                &p.result,
+                &keep,
+            ],
+        )
+        .await?;
+    Ok(AckOutcome {
+        acked: deleted.is_some(),
+        consumed_at: deleted.and_then(|row| row.get("consumed_at")),
+    })
+}
+
 impl PgStore {
+    /// `Store::message_cancel`: one statement (`sql/message_cancel.sql`).
+    pub(super) async fn cancel_once(&self, p: &MessageCancel) -> Result<bool, Error> {
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(sql::MESSAGE_CANCEL).await?;
+        let keep = onceq_types::attempt::MAX_ATTEMPTS_KEPT as i32;
+        let row = client
+            .query_one(
+                &stmt,
+                &[
+                    &p.queue.project,
+                    &p.queue.queue,
+                    &p.message_id,
+                    &p.now,
+                    &keep,
+                ],
+            )
+            .await?;
+        if !row.get::<_, bool>("has_queue") {
+            return Err(StoreError::QueueNotFound.into());
+        }
+        Ok(row.get("cancelled"))
+    }
+
     pub(super) async fn nack_once(&self, p: &MessageNack) -> Result<NackOutcome, Error> {
         let l = &p.lease;
         let mut client = self.client().await?;

@@ -46,4 +46,14 @@ impl PgStore {
         let stmt = client.prepare_cached(sql::MESSAGE_RETENTION_PURGE).await?;
         Ok(client.execute(&stmt, &[&now]).await?)
     }
+
+    pub(super) async fn finished_purge_once(
+        &self,
+        now: jiff::Timestamp,
+        limit: u32,
+    ) -> Result<u64, Error> {
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(sql::FINISHED_PURGE).await?;
+        Ok(client.execute(&stmt, &[&now, &i64::from(limit)]).await?)
+    }
 }

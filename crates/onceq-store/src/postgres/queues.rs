@@ -24,6 +24,7 @@ fn queue_record(row: &Row) -> Result<QueueRecord, Error> {
         message_retention_days: row.get("message_retention_days"),
         visibility_timeout_default: row.get("visibility_timeout_default"),
         enable_priority: row.get("enable_priority"),
+        completed_retention_seconds: row.get("completed_retention_seconds"),
         created_at: row.get("created_at"),
     })
 }
@@ -86,6 +87,7 @@ async fn insert(
                 &settings.visibility_timeout_default,
                 &settings.enable_priority,
                 &now,
+                &settings.completed_retention_seconds,
             ],
         )
         .await?;
@@ -207,6 +209,7 @@ impl PgStore {
                 &c.message_retention_days,
                 &c.visibility_timeout_default,
                 &c.enable_priority,
+                &c.completed_retention_seconds,
             ],
         )
         .await?;

@@ -8,6 +8,7 @@
 //!   dead-letter queue it names, judged by `queue_create`'s rules.
 //! - [`attempts`]: a message's history of ended hand-outs, bounded, and
 //!   the text a lease expiry writes.
+//! - [`finished`]: finished messages a queue keeps, and which acks keep.
 //! - [`dead_letter`]: how a failed hand-out ends: requeued, dead-lettered or
 //!   dropped.
 //! - [`visibility`]: when a published or requeued message becomes visible,
@@ -23,6 +24,7 @@
 pub(crate) mod attempts;
 pub(crate) mod dead_letter;
 pub(crate) mod dedupe;
+pub(crate) mod finished;
 pub(crate) mod page;
 pub(crate) mod queue_create;
 pub(crate) mod queue_update;

@@ -57,6 +57,7 @@ fn settings_of(record: &QueueRecord) -> QueueSettings {
         message_retention_days: record.message_retention_days,
         visibility_timeout_default: record.visibility_timeout_default,
         enable_priority: record.enable_priority,
+        completed_retention_seconds: record.completed_retention_seconds,
     }
 }
 
@@ -116,6 +117,7 @@ mod tests {
             message_retention_days: s.message_retention_days,
             visibility_timeout_default: s.visibility_timeout_default,
             enable_priority: s.enable_priority,
+            completed_retention_seconds: s.completed_retention_seconds,
             created_at: jiff::Timestamp::UNIX_EPOCH,
         }
     }

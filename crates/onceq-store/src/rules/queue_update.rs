@@ -60,6 +60,7 @@ mod tests {
             message_retention_days: s.message_retention_days,
             visibility_timeout_default: s.visibility_timeout_default,
             enable_priority: s.enable_priority,
+            completed_retention_seconds: s.completed_retention_seconds,
             created_at: jiff::Timestamp::UNIX_EPOCH,
         }
     }

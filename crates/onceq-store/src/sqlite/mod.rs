@@ -7,7 +7,7 @@
 //! - `migrate`: schema migrations.
 //! - `accounts`: credit limits, usage buckets, server heartbeats.
 //! - `keys`, `queues`, `publish`, `claim`, `lease`, `dlq`,
-//!   `browse`, `subscriptions`, `maintenance`, `observe`: the
+//!   `browse`, `subscriptions`, `maintenance`, `observe`, `finished`: the
 //!   operations, one concept each (the same modules as the PostgreSQL
 //!   backend's), written against a plain `&Connection` so they run on either.
 //! - `time`: timestamps as INTEGER microseconds.
@@ -51,6 +51,7 @@ mod claim;
 mod conn;
 mod dlq;
 mod errors;
+mod finished;
 mod keys;
 mod lease;
 mod maintenance;
@@ -269,6 +270,9 @@ impl Store for SqliteStore {
     }
 
     async fn message_ack(&self, p: MessageAck) -> Result<crate::AckOutcome> {
+        if crate::rules::finished::may_keep(p.lease.receipt.as_deref()) {
+            return self.writer.run(move |tx| finished::ack(tx, &p)).await;
+        }
         self.writer.run(move |tx| lease::ack(tx, &p)).await
     }
 
@@ -296,6 +300,10 @@ impl Store for SqliteStore {
         self.readers
             .run(move |conn| browse::find_anywhere(conn, &p))
             .await
+    }
+
+    async fn message_cancel(&self, p: crate::MessageCancel) -> Result<bool> {
+        self.writer.run(move |tx| finished::cancel(tx, &p)).await
     }
 
     async fn message_delete(&self, p: MessageDelete) -> Result<SingleOutcome> {
@@ -346,6 +354,12 @@ impl Store for SqliteStore {
     async fn message_retention_purge(&self, now: Timestamp) -> Result<u64> {
         self.writer
             .run(move |tx| maintenance::retention_purge(tx, now))
+            .await
+    }
+
+    async fn finished_purge(&self, now: Timestamp, limit: u32) -> Result<u64> {
+        self.writer
+            .run(move |tx| finished::purge(tx, now, limit))
             .await
     }
 

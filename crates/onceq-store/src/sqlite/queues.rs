@@ -91,6 +91,7 @@ pub(super) fn update(conn: &Connection, p: &QueueUpdate) -> Result<QueueRecord> 
         c.message_retention_days,
         c.visibility_timeout_default,
         c.enable_priority,
+        c.completed_retention_seconds,
     ])?;
     Ok(get(conn, &p.queue)?.record)
 }
@@ -131,6 +132,7 @@ fn insert(
             s.visibility_timeout_default,
             s.enable_priority,
             time::micros(now),
+            s.completed_retention_seconds,
         ],
         |r| r.get(0),
     )?)
@@ -152,6 +154,9 @@ pub(super) fn delete(conn: &Connection, q: &QueueRef) -> Result<i64> {
 /// `Store::queue_purge`.
 pub(super) fn purge(conn: &Connection, q: &QueueRef) -> Result<i64> {
     let queue = get(conn, q)?;
+    // The finished messages it kept go too (not counted: not held).
+    conn.prepare_cached(sql!("queue_purge_finished"))?
+        .execute([queue.id])?;
     purge_id(conn, queue.id)
 }
 
@@ -208,6 +213,7 @@ fn queue(row: &Row<'_>) -> rusqlite::Result<Queue> {
             visibility_timeout_default: row.get(7)?,
             enable_priority: row.get(8)?,
             created_at: time::get(row, 9)?,
+            completed_retention_seconds: row.get(10)?,
         },
     })
 }

@@ -24,6 +24,8 @@
 //! - [`find`]: one message in its queue or its dead-letter queue.
 //! - [`attempts`]: each ended hand-out recorded (nack, lease expiry, push
 //!   failure, dead-lettering), bounded, kept by dead letters and redrives.
+//! - [`finished`]: finished messages kept by `completed_retention_seconds`
+//!   (completed, cancelled), `message_cancel`, their purge.
 //! - [`maintenance`]: retention purge.
 //! - [`keys`]: API key storage.
 //! - [`accounts`]: key scopes and rate overrides, credit limits, usage,
@@ -90,6 +92,7 @@ mod depths;
 mod dlq;
 mod fifo;
 mod find;
+mod finished;
 mod headers;
 mod keys;
 mod lease;

@@ -53,7 +53,7 @@
 -- Each pick is gated on the queue's type (a one-time filter on the value
 -- of `q`): the other pick's scan never runs.
 WITH q AS (
-    SELECT id, queue_type, visibility_timeout_default
+    SELECT id, queue_type, visibility_timeout_default, completed_retention_seconds
     FROM onceq_queues
     WHERE project = $1 AND name = $2
 ), picked AS (
@@ -85,8 +85,10 @@ WITH q AS (
 UPDATE onceq_messages m
 SET state = 'in_flight',
     delivery_count = m.delivery_count + 1,
-    -- same shape as ids::receipt(): rcpt_ + a v4 UUID in simple hex
-    receipt = 'rcpt_' || replace(gen_random_uuid()::text, '-', ''),
+    -- same shape as rules::finished::receipt(): rcpt_ + a v4 UUID in
+    -- simple hex, rcpt_k + the same while the queue keeps finished messages
+    receipt = CASE WHEN (SELECT completed_retention_seconds FROM q) > 0 THEN 'rcpt_k' ELSE 'rcpt_' END
+              || replace(gen_random_uuid()::text, '-', ''),
     lease_expires_at = coalesce(
         $5::timestamptz,
         $4::timestamptz + make_interval(secs => (SELECT visibility_timeout_default FROM q))
