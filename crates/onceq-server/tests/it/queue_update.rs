@@ -99,7 +99,7 @@ async fn update_refusals_name_the_field_and_change_nothing(b: Backend) {
             r.body
         );
     }
-    for rest in ["completed_retention_seconds", "rate_per_sec"] {
+    for rest in ["rate_per_sec"] {
         let r = s
             .post("/v1/queue/update", json!({"name": "orders", rest: 1}))
             .await;
