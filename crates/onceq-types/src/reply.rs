@@ -73,15 +73,14 @@ pub struct Redriven {
     pub dead_letter_queue: String,
     /// How many moved.
     pub redriven: i64,
-    /// Of the `message_ids` asked for, those the dead-letter queue does not
-    /// hold (never dead-lettered, already redriven, deleted); `[]` without
-    /// `message_ids`.
-    #[serde(default)]
-    pub not_found: Vec<String>,
-    /// Of the `message_ids` asked for, those a consumer of the dead-letter
-    /// queue holds right now: they stay with their holder.
-    #[serde(default)]
-    pub in_flight: Vec<String>,
+    /// Only with `message_ids`: those the dead-letter queue does not hold
+    /// (never dead-lettered, already redriven, deleted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_found: Option<Vec<String>>,
+    /// Only with `message_ids`: those a consumer of the dead-letter queue
+    /// holds right now; they stay with their holder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_flight: Option<Vec<String>>,
 }
 
 /// `POST /v1/queue/cancel`.

@@ -71,6 +71,10 @@ pub struct SettingsArgs {
     /// Whether publishes may set a priority.
     #[arg(long, value_name = "BOOL")]
     enable_priority: Option<bool>,
+    /// How long acked (and cancelled) messages are kept, as `completed`,
+    /// in seconds (0..=2592000; 0: not at all).
+    #[arg(long, value_name = "SECONDS")]
+    completed_retention: Option<i64>,
 }
 
 pub async fn run(cmd: QueueCmd) -> anyhow::Result<()> {
@@ -89,6 +93,7 @@ pub async fn run(cmd: QueueCmd) -> anyhow::Result<()> {
                 message_retention_days: s.retention_days,
                 visibility_timeout_default: s.visibility_timeout,
                 enable_priority: s.enable_priority,
+                completed_retention_seconds: s.completed_retention,
             };
             let q = client(&server)?.create_queue(&req).await?;
             show(&q, server.json)
@@ -105,6 +110,7 @@ pub async fn run(cmd: QueueCmd) -> anyhow::Result<()> {
                 message_retention_days: s.retention_days,
                 visibility_timeout_default: s.visibility_timeout,
                 enable_priority: s.enable_priority,
+                completed_retention_seconds: s.completed_retention,
                 ..UpdateQueue::default()
             };
             let q = client(&server)?.update_queue(&req).await?;
@@ -155,6 +161,10 @@ fn show(q: &QueueRecord, json: bool) -> anyhow::Result<()> {
             q.message_retention_days.to_string(),
         ),
         ("enable_priority", q.enable_priority.to_string()),
+        (
+            "completed_retention_seconds",
+            q.completed_retention_seconds.to_string(),
+        ),
         ("created_at", q.created_at.to_string()),
     ]);
     Ok(())

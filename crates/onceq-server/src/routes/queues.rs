@@ -318,8 +318,8 @@ pub async fn redrive(
         queue,
         dead_letter_queue: outcome.dead_letter_queue,
         redriven: outcome.redriven,
-        not_found: Vec::new(),
-        in_flight: Vec::new(),
+        not_found: None,
+        in_flight: None,
     }))
 }
 
@@ -338,9 +338,10 @@ async fn redrive_ids(
         queue,
         dead_letter_queue: String::new(),
         redriven: 0,
-        not_found: Vec::new(),
-        in_flight: Vec::new(),
+        not_found: None,
+        in_flight: None,
     };
+    let (mut not_found, mut in_flight) = (Vec::new(), Vec::new());
     for message_id in ids {
         let outcome = state
             .messages()
@@ -358,9 +359,11 @@ async fn redrive_ids(
         answer.dead_letter_queue = outcome.dead_letter_queue;
         match outcome.outcome {
             onceq_store::SingleOutcome::Done => answer.redriven += 1,
-            onceq_store::SingleOutcome::NotFound => answer.not_found.push(message_id),
-            onceq_store::SingleOutcome::InFlight => answer.in_flight.push(message_id),
+            onceq_store::SingleOutcome::NotFound => not_found.push(message_id),
+            onceq_store::SingleOutcome::InFlight => in_flight.push(message_id),
         }
     }
+    answer.not_found = Some(not_found);
+    answer.in_flight = Some(in_flight);
     Ok(answer)
 }
