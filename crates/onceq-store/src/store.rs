@@ -3,9 +3,23 @@
 //! # Semantics every backend implements (the conformance suite checks them)
 //!
 //! States of a message (`docs/state-machines.md`): `available`, `delayed`,
-//! `in_flight`; acked, purged and expired messages are deleted (gone);
+//! `in_flight` (`onceq_messages`); acked and cancelled messages of a queue
+//! with `completed_retention_seconds > 0` move to `onceq_finished` as
+//! `completed` / `cancelled` until their time is up (`finished_purge`),
+//! otherwise they are deleted (gone), as purged and expired ones are;
 //! dead-lettering moves the row to the dead-letter queue (`available` there,
-//! same id, payload and `delivery_count`).
+//! same id, payload, `delivery_count` and history).
+//!
+//! - **Attempts**: every hand-out that ends (ack where kept, nack, lease
+//!   expiry, failed push, cancel) appends `{delivery_count, consumed_at,
+//!   ended_at, outcome, error}` to the message's history, the 20 latest kept
+//!   (`rules::attempts`); a failure's error becomes `last_error` (one without
+//!   keeps the one before). The failure that dead-letters is one attempt,
+//!   `dead_lettered`. Redrive keeps the history. A claim sets `consumed_at`.
+//! - **Finished**: not counted, never claimed, never a FIFO head; an ack keeps
+//!   its message only when its lease was granted while the queue kept
+//!   finished messages (receipt `rcpt_k…`) or it names no receipt
+//!   (`rules::finished`).
 //!
 //! - **Order**: available messages go out by `priority` descending, then in
 //!   publish order (oldest first); FIFO queues: see below.
