@@ -304,7 +304,6 @@ pub fn delete(req: DeleteQueue) -> Result<String, ApiError> {
     validate::required_queue("queue", req.queue)
 }
 
-
 /// `account/usage`'s `from` and `to` query parameters (RFC 3339):
 /// `from` defaults to the Unix epoch, `to` to the end of the current
 /// minute; `from` must not be after `to`.

@@ -97,7 +97,8 @@ pub fn required_token(field: &str, value: Option<String>) -> Result<String, ApiE
 /// form, at most [`MAX_ACK_RESULT_BYTES`] (the one rule; 413 beyond).
 pub fn ack_result(raw: Option<Box<RawValue>>) -> Result<Option<String>, ApiError> {
     let Some(raw) = raw else { return Ok(None) };
-    let mut value = strict_json(raw.get()).map_err(|e| ApiError::invalid(format!("result: {e}")))?;
+    let mut value =
+        strict_json(raw.get()).map_err(|e| ApiError::invalid(format!("result: {e}")))?;
     value.sort_all_objects();
     let compact =
         serde_json::to_string(&value).map_err(|e| ApiError::invalid(format!("result: {e}")))?;

@@ -61,7 +61,10 @@ pub async fn run(cmd: MessageCmd) -> anyhow::Result<()> {
                 outcome.as_str().unwrap_or_default(),
                 opt(a.consumed_at.map(|t| t.to_string())),
                 a.ended_at,
-                a.error.as_ref().map(|e| format!(": {e}")).unwrap_or_default()
+                a.error
+                    .as_ref()
+                    .map(|e| format!(": {e}"))
+                    .unwrap_or_default()
             );
         }
     }

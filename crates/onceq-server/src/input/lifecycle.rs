@@ -35,10 +35,10 @@ pub fn redrive(req: Redrive) -> Result<RedriveInput, ApiError> {
         return Ok(RedriveInput::Some(max));
     };
     if req.max_messages.is_some() {
-        return Err(ApiError::invalid(
-            "message_ids and max_messages cannot be given together",
-        )
-        .with_hint("name the dead letters to move, or how many, not both"));
+        return Err(
+            ApiError::invalid("message_ids and max_messages cannot be given together")
+                .with_hint("name the dead letters to move, or how many, not both"),
+        );
     }
     if ids.is_empty() || ids.len() > MAX_REDRIVE_IDS {
         return Err(ApiError::invalid(format!(

@@ -17,8 +17,8 @@ pub(super) const NACKS_HELP: &str = "Nacks that ended a lease, per queue, by whe
 
 /// From a millisecond to a day: jobs wait and run far longer than requests.
 pub(super) const BUCKETS: &[f64] = &[
-    0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0,
-    21600.0, 86400.0,
+    0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0, 21600.0,
+    86400.0,
 ];
 
 /// Whole and fractional seconds from `from` to `to`, never negative.

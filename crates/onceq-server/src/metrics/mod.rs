@@ -27,10 +27,10 @@ pub mod text;
 use std::sync::Arc;
 
 use ::metrics::{Counter, Key, Label, Recorder};
+use jiff::Timestamp;
 use metrics_exporter_prometheus::{
     Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
 };
-use jiff::Timestamp;
 use onceq_store::{AckOutcome, ClaimedMessage, LeaseExpiry, NackOutcome, PublishOutcome};
 
 use crate::config::MetricsConfig;

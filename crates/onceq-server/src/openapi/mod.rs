@@ -55,6 +55,9 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use onceq_types::{
+    Attempt, AttemptOutcome, MessageDetail, MessageState, reply::Cancelled, request::Cancel,
+};
+use onceq_types::{
     ConsumedMessage, ErrorBody, ErrorCode, MessageStatus, Metadata, PublishedMessage, QueueRecord,
     QueueStats, QueueType,
     account::{Balance, Usage, UsageItem},
@@ -65,11 +68,6 @@ use onceq_types::{
     push::{PushSubscribe, PushSubscription, PushUnsubscribed},
     reply::{Acked, Deleted, Extended, Nacked, Purged, Redriven},
     request::{Redrive, UpdateQueue},
-};
-use onceq_types::{
-    Attempt, AttemptOutcome, MessageDetail, MessageState,
-    reply::Cancelled,
-    request::Cancel,
 };
 use utoipa::{
     Modify, OpenApi,

@@ -7,9 +7,7 @@ use axum::{
     http::request::Parts,
 };
 use onceq_store::{FinishedState, FoundMessage, MessageCancel, MessageGet};
-use onceq_types::{
-    MessageDetail, MessageState, MessageStatus, reply::Cancelled, request::Cancel,
-};
+use onceq_types::{MessageDetail, MessageState, MessageStatus, reply::Cancelled, request::Cancel};
 
 use crate::{
     ApiError, AppState,

@@ -40,7 +40,8 @@ pub async fn create(
     caller: Caller,
     Body(req): Body<CreateQueue>,
 ) -> Result<Reply<QueueRecord>, ApiError> {
-    let input::CreateInput { name, settings } = input::create(req, state.config.completed_retention_seconds)?;
+    let input::CreateInput { name, settings } =
+        input::create(req, state.config.completed_retention_seconds)?;
     let queue = caller.queue(&name)?;
     // Dead-lettering writes into the DLQ: the key must be allowed it too.
     if let Some(dlq) = &settings.dead_letter_queue {

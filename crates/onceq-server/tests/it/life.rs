@@ -51,7 +51,9 @@ async fn a_kept_ack_is_completed_with_its_result(b: Backend) {
 
     // Later, the purger removes it.
     s.clock.advance(jiff::SignedDuration::from_secs(3600));
-    onceq_server::maintenance::purger::pass(&s.state).await.unwrap();
+    onceq_server::maintenance::purger::pass(&s.state)
+        .await
+        .unwrap();
     s.get(&format!("/v1/queue/message/jobs/{id}"))
         .await
         .err(404, "MESSAGE_NOT_FOUND");
@@ -68,12 +70,17 @@ async fn ack_result_and_retention_refusals(b: Backend) {
             )
             .await;
         assert!(
-            r.err(400, "INVALID_PARAMS").contains("completed_retention_seconds"),
+            r.err(400, "INVALID_PARAMS")
+                .contains("completed_retention_seconds"),
             "{bad}"
         );
     }
-    s.get("/v1/queue/get/jobs").await.err(404, "QUEUE_NOT_FOUND");
-    s.post("/v1/queue/create", json!({"name": "jobs"})).await.ok();
+    s.get("/v1/queue/get/jobs")
+        .await
+        .err(404, "QUEUE_NOT_FOUND");
+    s.post("/v1/queue/create", json!({"name": "jobs"}))
+        .await
+        .ok();
     let u = s
         .post(
             "/v1/queue/update",
@@ -87,7 +94,10 @@ async fn ack_result_and_retention_refusals(b: Backend) {
             json!({"name": "jobs", "completed_retention_seconds": 9_999_999}),
         )
         .await;
-    assert!(bad.err(400, "INVALID_PARAMS").contains("completed_retention_seconds"));
+    assert!(
+        bad.err(400, "INVALID_PARAMS")
+            .contains("completed_retention_seconds")
+    );
 
     let id = s.publish("jobs", json!(1)).await;
     let item = consume_one(&s, "jobs").await;
@@ -99,7 +109,12 @@ async fn ack_result_and_retention_refusals(b: Backend) {
         )
         .await;
     assert_eq!(r.status, 413, "{}", r.body);
-    assert!(r.body["error"]["message"].as_str().unwrap().contains("result"));
+    assert!(
+        r.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("result")
+    );
     assert!(r.body["error"]["hint"].is_string(), "{}", r.body);
     // Refused whole: the lease is still held, the message still in flight.
     assert_eq!(detail(&s, "jobs", &id).await["state"], "in_flight");
@@ -174,9 +189,12 @@ async fn cancel_removes_a_message_and_ends_its_lease(b: Backend) {
 
     let held = s.publish("jobs", json!(2)).await;
     let item = consume_one(&s, "jobs").await;
-    s.post("/v1/queue/cancel", json!({"queue": "jobs", "message_id": held}))
-        .await
-        .ok();
+    s.post(
+        "/v1/queue/cancel",
+        json!({"queue": "jobs", "message_id": held}),
+    )
+    .await
+    .ok();
     let ack = s
         .post(
             "/v1/queue/ack",
@@ -224,9 +242,12 @@ async fn cancel_keeps_a_cancelled_message_while_retained(b: Backend) {
     .ok();
     let id = s.publish("jobs", json!(1)).await;
     consume_one(&s, "jobs").await;
-    s.post("/v1/queue/cancel", json!({"queue": "jobs", "message_id": id}))
-        .await
-        .ok();
+    s.post(
+        "/v1/queue/cancel",
+        json!({"queue": "jobs", "message_id": id}),
+    )
+    .await
+    .ok();
     let d = detail(&s, "jobs", &id).await;
     assert_eq!(d["state"], "cancelled");
     assert!(d["completed_at"].is_string());
@@ -272,10 +293,17 @@ async fn redrive_chosen_dead_letters(b: Backend) {
         (json!({"message_ids": []}), "message_ids"),
         (json!({"message_ids": too_many}), "message_ids"),
         (json!({"message_ids": ["ok", ""]}), "message_ids[1]"),
-        (json!({"message_ids": [ids[1]], "max_messages": 1}), "max_messages"),
+        (
+            json!({"message_ids": [ids[1]], "max_messages": 1}),
+            "max_messages",
+        ),
     ] {
         let r = s.post("/v1/queue/dlq/redrive/jobs", body.clone()).await;
-        assert!(r.err(400, "INVALID_PARAMS").contains(field), "{body}: {}", r.body);
+        assert!(
+            r.err(400, "INVALID_PARAMS").contains(field),
+            "{body}: {}",
+            r.body
+        );
         assert!(r.body["error"]["hint"].is_string(), "{body}: {}", r.body);
     }
     assert_eq!(detail(&s, "jobs", &ids[1]).await["state"], "dead_lettered");
@@ -289,24 +317,54 @@ async fn cancel_and_the_new_fields_are_discovered_and_documented() {
     let d = s.get("/v1/discovery").await;
     let caps = d.ok().data()["capabilities"].as_array().unwrap().clone();
     assert!(
-        caps.iter()
-            .any(|c| c["id"] == "queue.cancel" && c["method"] == "POST" && c["path"] == "/v1/queue/cancel"),
+        caps.iter().any(|c| c["id"] == "queue.cancel"
+            && c["method"] == "POST"
+            && c["path"] == "/v1/queue/cancel"),
         "queue.cancel not in discovery"
     );
     let doc = serde_json::to_value(onceq_server::openapi::document()).unwrap();
-    assert_eq!(doc["paths"]["/v1/queue/cancel"]["post"]["operationId"], "cancel");
+    assert_eq!(
+        doc["paths"]["/v1/queue/cancel"]["post"]["operationId"],
+        "cancel"
+    );
     let schemas = &doc["components"]["schemas"];
     assert!(schemas["Ack"]["properties"].get("result").is_some());
-    assert!(schemas["Redrive"]["properties"].get("message_ids").is_some());
+    assert!(
+        schemas["Redrive"]["properties"]
+            .get("message_ids")
+            .is_some()
+    );
     assert!(schemas["Redriven"]["properties"].get("not_found").is_some());
-    assert!(schemas["QueueRecord"]["properties"].get("completed_retention_seconds").is_some());
-    assert!(schemas["CreateQueue"]["properties"].get("completed_retention_seconds").is_some());
-    assert!(schemas["UpdateQueue"]["properties"].get("completed_retention_seconds").is_some());
+    assert!(
+        schemas["QueueRecord"]["properties"]
+            .get("completed_retention_seconds")
+            .is_some()
+    );
+    assert!(
+        schemas["CreateQueue"]["properties"]
+            .get("completed_retention_seconds")
+            .is_some()
+    );
+    assert!(
+        schemas["UpdateQueue"]["properties"]
+            .get("completed_retention_seconds")
+            .is_some()
+    );
     let outcomes = &schemas["AttemptOutcome"]["enum"];
     assert_eq!(
         outcomes,
-        &json!(["acked", "nacked", "lease_expired", "push_failed", "dead_lettered", "cancelled"])
+        &json!([
+            "acked",
+            "nacked",
+            "lease_expired",
+            "push_failed",
+            "dead_lettered",
+            "cancelled"
+        ])
     );
     let states = &schemas["MessageState"]["enum"];
-    assert!(states.as_array().unwrap().contains(&json!("cancelled")), "{states}");
+    assert!(
+        states.as_array().unwrap().contains(&json!("cancelled")),
+        "{states}"
+    );
 }

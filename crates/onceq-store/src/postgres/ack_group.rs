@@ -109,7 +109,8 @@ async fn commit(conn: &mut HotConnection, mut group: Vec<Pending>, bound: Durati
         .into_iter()
         .partition(|p| finished::may_keep(p.ack.lease.receipt.as_deref()));
     for pending in keeping {
-        let answer = errors::retrying(bound, || lease::ack_keeping(conn.pool(), &pending.ack)).await;
+        let answer =
+            errors::retrying(bound, || lease::ack_keeping(conn.pool(), &pending.ack)).await;
         let _ = pending.reply.send(answer);
     }
     group.retain(|pending| !pending.reply.is_closed());
@@ -164,10 +165,7 @@ async fn group_retrying(
 /// One statement, so atomic without a transaction of its own — except
 /// behind a pooler, where one carries the hot settings (`Conn::hot_begin`),
 /// pipelined with the statement and its COMMIT.
-async fn group_once(
-    conn: &mut HotConnection,
-    group: &[Pending],
-) -> Result<Vec<AckOutcome>, Error> {
+async fn group_once(conn: &mut HotConnection, group: &[Pending]) -> Result<Vec<AckOutcome>, Error> {
     let client = conn.get().await?;
     let stmt = client.prepare_cached(sql::MESSAGE_ACK_MANY).await?;
     let leases = group.iter().map(|p| &p.ack.lease);

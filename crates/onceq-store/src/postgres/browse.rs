@@ -11,8 +11,8 @@ use super::queues::lookup;
 use super::{PgStore, publish, sql};
 use crate::rules::{attempts, page};
 use crate::{
-    DlqRedriveOne, Finished, FinishedState, FoundMessage, MessageDelete, MessageGet, MessageList, MessagePage,
-    MessageRecord, QueueRef, RedriveOneOutcome, SingleOutcome, StoreError,
+    DlqRedriveOne, Finished, FinishedState, FoundMessage, MessageDelete, MessageGet, MessageList,
+    MessagePage, MessageRecord, QueueRef, RedriveOneOutcome, SingleOutcome, StoreError,
 };
 
 fn message_record(row: &Row) -> Result<MessageRecord, Error> {

@@ -13,7 +13,10 @@ use super::errors::Error;
 use super::{PgStore, sql};
 use crate::rules::dead_letter::{self, Ending};
 use crate::rules::{attempts, visibility};
-use crate::{AckOutcome, ExtendOutcome, MessageCancel, MessageAck, MessageExtend, MessageNack, NackOutcome, StoreError};
+use crate::{
+    AckOutcome, ExtendOutcome, MessageAck, MessageCancel, MessageExtend, MessageNack, NackOutcome,
+    StoreError,
+};
 
 /// One ack in a transaction of its own (acks usually go in groups, see
 /// [`super::ack_group`]).
@@ -32,7 +35,6 @@ pub(super) async fn ack_alone(pool: &Db, p: &MessageAck) -> Result<AckOutcome, E
         consumed_at: deleted.and_then(|row| row.get("consumed_at")),
     })
 }
-
 
 /// An ack that may keep its message (`rules::finished`): one statement,
 /// `sql/message_ack_keep.sql`, alone (not in a group: only leases of queues

@@ -108,7 +108,13 @@ pub(crate) fn after_nack(
     ending: Ending,
     p: &crate::MessageNack,
 ) -> crate::Result<(String, Option<String>)> {
-    after_failure(before, ending, nack_outcome(p.by), p.error.as_deref(), p.now)
+    after_failure(
+        before,
+        ending,
+        nack_outcome(p.by),
+        p.error.as_deref(),
+        p.now,
+    )
 }
 
 #[cfg(test)]
@@ -153,7 +159,10 @@ mod tests {
     #[test]
     fn the_dead_lettering_failure_is_recorded_as_dead_lettered() {
         use AttemptOutcome::*;
-        assert_eq!(failure_outcome(Ending::DeadLettered, PushFailed), DeadLettered);
+        assert_eq!(
+            failure_outcome(Ending::DeadLettered, PushFailed),
+            DeadLettered
+        );
         assert_eq!(failure_outcome(Ending::Requeued, PushFailed), PushFailed);
         assert_eq!(failure_outcome(Ending::Dropped, Nacked), Nacked);
     }

@@ -43,7 +43,10 @@ mod tests {
         let plain = receipt(false);
         assert!(kept.starts_with("rcpt_k") && kept.len() == plain.len() + 1);
         assert!(may_keep(Some(&kept)));
-        assert!(!may_keep(Some(&plain)), "a plain receipt is hex after rcpt_");
+        assert!(
+            !may_keep(Some(&plain)),
+            "a plain receipt is hex after rcpt_"
+        );
         assert!(may_keep(None));
     }
 }

@@ -7,8 +7,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use super::{queues, time};
 use crate::rules::{attempts, page};
 use crate::{
-    DlqRedriveOne, Finished, FinishedState, FoundMessage, MessageDelete, MessageGet, MessageList, MessagePage,
-    MessageRecord, RedriveOneOutcome, Result, SingleOutcome, StoreError,
+    DlqRedriveOne, Finished, FinishedState, FoundMessage, MessageDelete, MessageGet, MessageList,
+    MessagePage, MessageRecord, RedriveOneOutcome, Result, SingleOutcome, StoreError,
 };
 
 fn message_record(row: &Row<'_>) -> rusqlite::Result<MessageRecord> {
@@ -112,10 +112,7 @@ pub(super) fn find_anywhere(conn: &Connection, p: &MessageGet) -> Result<Option<
     let queue = queues::get(conn, &p.queue)?;
     Ok(conn
         .prepare_cached(sql!("message_find"))?
-        .query_row(
-            params![queue.id, p.message_id, time::micros(p.now)],
-            found,
-        )
+        .query_row(params![queue.id, p.message_id, time::micros(p.now)], found)
         .optional()?)
 }
 

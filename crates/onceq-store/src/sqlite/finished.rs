@@ -124,13 +124,7 @@ fn finishing(
 /// `Store::message_ack` for an ack that may keep its message.
 pub(super) fn ack(conn: &Connection, p: &MessageAck) -> Result<AckOutcome> {
     let l = &p.lease;
-    let Some(row) = finishing(
-        conn,
-        &l.queue,
-        &l.message_id,
-        Some(l.receipt.as_deref()),
-    )?
-    else {
+    let Some(row) = finishing(conn, &l.queue, &l.message_id, Some(l.receipt.as_deref()))? else {
         return Ok(AckOutcome {
             acked: false,
             consumed_at: None,

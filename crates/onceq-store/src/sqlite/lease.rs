@@ -10,8 +10,11 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use super::time;
 pub(super) use crate::rules::dead_letter::Ending;
 use crate::rules::{attempts, dead_letter, visibility};
+use crate::{
+    AckOutcome, ExtendOutcome, LeaseRef, MessageAck, MessageExtend, MessageNack, NackOutcome,
+    Result,
+};
 use onceq_types::AttemptOutcome;
-use crate::{AckOutcome, ExtendOutcome, LeaseRef, MessageAck, MessageExtend, MessageNack, NackOutcome, Result};
 
 /// `Store::message_ack`.
 pub(super) fn ack(conn: &Connection, p: &MessageAck) -> Result<AckOutcome> {
@@ -168,13 +171,14 @@ pub(super) fn end(
         // Requeued (`DeadLettered` comes only with a DLQ).
         _ => {
             let (state, visible_at) = visibility::visible_after(now, delay)?;
-            conn.prepare_cached(sql!("message_requeue"))?.execute(params![
-                held.seq,
-                state.as_str(),
-                time::micros(visible_at),
-                attempts,
-                last_error
-            ])?;
+            conn.prepare_cached(sql!("message_requeue"))?
+                .execute(params![
+                    held.seq,
+                    state.as_str(),
+                    time::micros(visible_at),
+                    attempts,
+                    last_error
+                ])?;
         }
     }
     Ok(ending)

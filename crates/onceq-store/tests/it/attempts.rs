@@ -77,7 +77,13 @@ async fn a_failed_push_records_push_failed(h: Harness) {
     let (attempts, last_error) = h.history("jobs", &p.message_id).await;
     assert_eq!(
         attempts,
-        vec![attempt(1, h.t(0), h.t(0), AttemptOutcome::PushFailed, Some("HTTP 503"))]
+        vec![attempt(
+            1,
+            h.t(0),
+            h.t(0),
+            AttemptOutcome::PushFailed,
+            Some("HTTP 503")
+        )]
     );
     assert_eq!(last_error.as_deref(), Some("HTTP 503"));
 }
@@ -91,7 +97,13 @@ async fn lease_expiry_records_its_own_error(mut h: Harness) {
     let (attempts, last_error) = h.history("jobs", &p.message_id).await;
     assert_eq!(
         attempts,
-        vec![attempt(1, h.t(0), h.t(31), AttemptOutcome::LeaseExpired, Some(text))]
+        vec![attempt(
+            1,
+            h.t(0),
+            h.t(31),
+            AttemptOutcome::LeaseExpired,
+            Some(text)
+        )]
     );
     assert_eq!(last_error.as_deref(), Some(text));
 }
@@ -104,8 +116,14 @@ async fn a_dead_letter_keeps_its_history_through_a_redrive(mut h: Harness) {
     h.create("jobs", settings).await.unwrap();
     let p = h.publish_one("jobs", &payload(1)).await;
     let first = h.claim_one("jobs").await;
-    h.nack_failed("jobs", &first, true, Some("timeout calling billing"), NackBy::Consumer)
-        .await;
+    h.nack_failed(
+        "jobs",
+        &first,
+        true,
+        Some("timeout calling billing"),
+        NackBy::Consumer,
+    )
+    .await;
     h.advance(1);
     h.try_claim("jobs", 1, Some(10)).await.unwrap();
     h.advance(10);
@@ -121,7 +139,13 @@ async fn a_dead_letter_keeps_its_history_through_a_redrive(mut h: Harness) {
             AttemptOutcome::Nacked,
             Some("timeout calling billing"),
         ),
-        attempt(2, h.t(1), h.t(11), AttemptOutcome::DeadLettered, Some(expired)),
+        attempt(
+            2,
+            h.t(1),
+            h.t(11),
+            AttemptOutcome::DeadLettered,
+            Some(expired),
+        ),
     ];
     let found = h.find("jobs", &p.message_id).await.unwrap().unwrap();
     assert!(found.dead_lettered);
@@ -151,7 +175,13 @@ async fn a_dead_letter_keeps_its_history_through_a_redrive(mut h: Harness) {
     let (attempts, last_error) = h.history("jobs", &p.message_id).await;
     assert_eq!(
         attempts.last(),
-        Some(&attempt(1, h.now, h.now, AttemptOutcome::DeadLettered, Some("bad payload")))
+        Some(&attempt(
+            1,
+            h.now,
+            h.now,
+            AttemptOutcome::DeadLettered,
+            Some("bad payload")
+        ))
     );
     assert_eq!(attempts.len(), 3);
     assert_eq!(last_error.as_deref(), Some("bad payload"));

@@ -46,7 +46,12 @@ async fn an_ack_of_a_keeping_queue_completes_the_message(mut h: Harness) {
     let c = h.claim_one("jobs").await;
     h.advance(3);
     let out = h
-        .ack_with("jobs", &c.message_id, Some(&c.receipt), Some(r#"{"rows":3}"#))
+        .ack_with(
+            "jobs",
+            &c.message_id,
+            Some(&c.receipt),
+            Some(r#"{"rows":3}"#),
+        )
         .await;
     assert!(out.acked);
     assert_eq!(out.consumed_at, Some(h.t(0)));
@@ -95,11 +100,17 @@ async fn a_kept_message_never_blocks_its_fifo_group(h: Harness) {
         ..crate::fifo()
     };
     h.create("orders", settings).await.unwrap();
-    h.publish("orders", vec![msg(&payload(1)).group("g"), msg(&payload(2)).group("g")])
-        .await
-        .unwrap();
+    h.publish(
+        "orders",
+        vec![msg(&payload(1)).group("g"), msg(&payload(2)).group("g")],
+    )
+    .await
+    .unwrap();
     let first = h.claim_one("orders").await;
-    assert!(h.ack("orders", &first.message_id, Some(&first.receipt)).await);
+    assert!(
+        h.ack("orders", &first.message_id, Some(&first.receipt))
+            .await
+    );
     let next = h.claim_one("orders").await;
     assert_eq!(next.payload, payload(2), "the group moved on");
 }
@@ -114,7 +125,10 @@ async fn a_retention_change_applies_to_leases_granted_after_it(h: Harness) {
     };
     h.update("jobs", changes).await.unwrap();
     let after = h.claim_one("jobs").await;
-    assert!(h.ack("jobs", &before.message_id, Some(&before.receipt)).await);
+    assert!(
+        h.ack("jobs", &before.message_id, Some(&before.receipt))
+            .await
+    );
     assert!(h.ack("jobs", &after.message_id, Some(&after.receipt)).await);
     assert_eq!(
         h.find("jobs", &a.message_id).await.unwrap(),
@@ -161,13 +175,20 @@ async fn cancel_removes_a_waiting_delayed_or_in_flight_message(h: Harness) {
     assert!(h.cancel("jobs", &waiting.message_id).await.unwrap());
     assert!(h.cancel("jobs", &delayed.message_id).await.unwrap());
     assert_eq!(h.stats("jobs").await.message_count, 0);
-    assert!(!h.cancel("jobs", &waiting.message_id).await.unwrap(), "once");
+    assert!(
+        !h.cancel("jobs", &waiting.message_id).await.unwrap(),
+        "once"
+    );
 
     let held = h.publish_one("jobs", &payload(3)).await;
     let c = h.claim_one("jobs").await;
     assert!(h.cancel("jobs", &held.message_id).await.unwrap());
     assert!(!h.ack("jobs", &c.message_id, Some(&c.receipt)).await);
-    assert!(!h.extend("jobs", &c.message_id, Some(&c.receipt), 60).await.extended);
+    assert!(
+        !h.extend("jobs", &c.message_id, Some(&c.receipt), 60)
+            .await
+            .extended
+    );
     assert_eq!(h.find("jobs", &held.message_id).await.unwrap(), None);
 
     // A dead letter is the DLQ's: not cancelled through its source queue.
@@ -189,7 +210,10 @@ async fn cancel_keeps_the_message_while_the_queue_retains(mut h: Harness) {
     assert!(h.cancel("jobs", &waiting.message_id).await.unwrap());
     let found = h.find("jobs", &waiting.message_id).await.unwrap().unwrap();
     let finished = found.finished.unwrap();
-    assert_eq!((finished.state, finished.result), (FinishedState::Cancelled, None));
+    assert_eq!(
+        (finished.state, finished.result),
+        (FinishedState::Cancelled, None)
+    );
     assert!(found.record.attempts.is_empty(), "never handed out");
 
     let held = h.publish_one("jobs", &payload(2)).await;
@@ -211,7 +235,10 @@ async fn cancel_keeps_the_message_while_the_queue_retains(mut h: Harness) {
 async fn cancel_of_a_fifo_head_lets_its_group_move_on(h: Harness) {
     h.create("orders", crate::fifo()).await.unwrap();
     let out = h
-        .publish("orders", vec![msg(&payload(1)).group("g"), msg(&payload(2)).group("g")])
+        .publish(
+            "orders",
+            vec![msg(&payload(1)).group("g"), msg(&payload(2)).group("g")],
+        )
         .await
         .unwrap();
     let head = h.claim_one("orders").await;

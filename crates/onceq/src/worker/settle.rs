@@ -127,7 +127,10 @@ mod tests {
     fn a_long_error_is_cut_at_a_character_boundary() {
         let long = "é".repeat(super::MAX_NACK_ERROR_BYTES);
         let text = super::error_text(&long);
-        assert!(text.len() <= super::MAX_NACK_ERROR_BYTES && text.len() >= super::MAX_NACK_ERROR_BYTES - 1);
+        assert!(
+            text.len() <= super::MAX_NACK_ERROR_BYTES
+                && text.len() >= super::MAX_NACK_ERROR_BYTES - 1
+        );
         assert_eq!(super::error_text(&"short"), "short");
     }
 }

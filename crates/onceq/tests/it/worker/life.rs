@@ -17,7 +17,10 @@ async fn a_failed_job_nacks_with_the_handlers_error() {
     let m = env.client().get_message(QUEUE, &id).await.unwrap();
     assert_eq!(m.last_error.as_deref(), Some("export export:broken failed"));
     assert_eq!(m.attempts.len(), 1);
-    assert_eq!(m.attempts[0].error.as_deref(), Some("export export:broken failed"));
+    assert_eq!(
+        m.attempts[0].error.as_deref(),
+        Some("export export:broken failed")
+    );
 
     ctl.heal("export:broken");
     w.drain().await.unwrap();
