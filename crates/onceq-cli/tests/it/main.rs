@@ -1,7 +1,9 @@
 //! End-to-end tests of the `onceq` binary: the real process, real stores,
 //! real HTTP. `process` starts servers; `cli` drives the subcommands;
 //! `daily` the commands of daily work (queue, ack/nack/extend, message,
-//! queues with depths, dlq) on both stores; `errors` what failures say;
+//! queues with depths, dlq) on both stores; `life` a message's life (ack
+//! --result, message get with attempts, dlq redrive --id, cancel); `errors`
+//! what failures say;
 //! `accounts` the key scopes, rotation and project limits; `bench` runs
 //! `onceq bench` in small;
 //! `compat` runs the seed's Node.js route and worker unchanged against it;
@@ -23,6 +25,7 @@ mod dashboard;
 mod deb;
 mod errors;
 mod failover;
+mod life;
 mod logs;
 mod long_ops;
 mod otlp;
