@@ -1,6 +1,7 @@
 //! A message's whole life over HTTP (queue-api-2.md §5): nack errors and
 //! lease expiries as attempts, `completed_retention_seconds` and `ack
-//! {result}`, `POST /v1/queue/cancel`, redrive by `message_ids`, and each
+//! {result}`, `POST /v1/queue/cancel`, redrive by `message_ids`, the wait
+//! and run histograms and nacks by error in `/metrics`, and each
 //! one's refusals (400/413 naming the field, with a hint, nothing stored).
 
 use onceq_server::config::ServerConfig;
@@ -368,3 +369,46 @@ async fn cancel_and_the_new_fields_are_discovered_and_documented() {
         "{states}"
     );
 }
+
+/// The wait and run histograms and nacks by error, from what the claim and
+/// the ack return, timed by the server's clock.
+async fn wait_run_and_nack_metrics(b: Backend) {
+    let s = TestServer::in_process(b).await;
+    let id = s.publish("jobs", json!(1)).await;
+    s.clock.advance(jiff::SignedDuration::from_secs(5));
+    let item = consume_one(&s, "jobs").await;
+    s.clock.advance(jiff::SignedDuration::from_secs(3));
+    s.post(
+        "/v1/queue/ack",
+        json!({"queue": "jobs", "message_id": id, "receipt": item["receipt"]}),
+    )
+    .await
+    .ok();
+    for error in [Some("boom"), None, Some("again")] {
+        let id = s.publish("jobs", json!(2)).await;
+        let item = consume_one(&s, "jobs").await;
+        assert_eq!(item["message_id"], id.as_str());
+        // Dead-lettered, so the next consume takes the next new message.
+        let mut body = json!({"queue": "jobs", "message_id": id, "receipt": item["receipt"],
+                              "requeue": false});
+        if let Some(error) = error {
+            body["error"] = json!(error);
+        }
+        s.post("/v1/queue/nack", body).await.ok();
+    }
+    let m = s.scrape().await;
+    let q = [("project", "alpha"), ("queue", "jobs")];
+    assert_eq!(m.value("onceq_message_run_seconds_count", &q), 1.0);
+    assert_eq!(m.value("onceq_message_run_seconds_sum", &q), 3.0);
+    // The first hand-out of each of the four messages.
+    assert_eq!(m.value("onceq_message_wait_seconds_count", &q), 4.0);
+    assert_eq!(m.value("onceq_message_wait_seconds_sum", &q), 5.0);
+    let nacks = |error| {
+        m.value(
+            "onceq_nacks_total",
+            &[("project", "alpha"), ("queue", "jobs"), ("error", error)],
+        )
+    };
+    assert_eq!((nacks("given"), nacks("none")), (2.0, 1.0));
+}
+both!(wait_run_and_nack_metrics);
