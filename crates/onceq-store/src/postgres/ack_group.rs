@@ -11,6 +11,13 @@
 //! answered only after the commit, with whether it deleted its message,
 //! exactly as alone.
 //!
+//! Acks that may keep their message (`rules::finished`: a lease of a queue
+//! with `completed_retention_seconds`, or no receipt) are grouped apart
+//! and go through `sql/message_ack_keep_many.sql`, the same DELETE with the
+//! move into `onceq_finished` in the same statement; so with retention off
+//! every group is the one statement it always was, and with it on a group
+//! is still one round trip.
+//!
 //! Two acks of one message in a group: the statement deletes the message
 //! once, and tells one of them so, as two acks one after the other would.
 //! A group that fails otherwise than by the database being unavailable is
@@ -103,21 +110,22 @@ async fn committer(pool: Db, mut receiver: mpsc::Receiver<Pending>, bound: Durat
 async fn commit(conn: &mut HotConnection, mut group: Vec<Pending>, bound: Duration) {
     // A caller that gave up was answered already (see the module docs).
     group.retain(|pending| !pending.reply.is_closed());
-    // Acks that may keep their message (rules::finished) go one by one
-    // through their own statement; the group's stays as it always was.
-    let (keeping, mut group): (Vec<Pending>, Vec<Pending>) = group
+    // Acks that may keep their message (rules::finished) form a group of
+    // their own with its own statement; the others' stays as it always was.
+    let (keeping, plain): (Vec<Pending>, Vec<Pending>) = group
         .into_iter()
         .partition(|p| finished::may_keep(p.ack.lease.receipt.as_deref()));
-    for pending in keeping {
-        let answer =
-            errors::retrying(bound, || lease::ack_keeping(conn.pool(), &pending.ack)).await;
-        let _ = pending.reply.send(answer);
+    for (group, keep) in [(plain, false), (keeping, true)] {
+        if !group.is_empty() {
+            commit_one(conn, group, keep, bound).await;
+        }
     }
-    group.retain(|pending| !pending.reply.is_closed());
-    if group.is_empty() {
-        return;
-    }
-    let tried = errors::within(bound, group_retrying(conn, &group)).await;
+}
+
+/// Acks `group`, all of one kind (`keep`: may keep their messages), and
+/// answers each.
+async fn commit_one(conn: &mut HotConnection, group: Vec<Pending>, keep: bool, bound: Duration) {
+    let tried = errors::within(bound, group_retrying(conn, &group, keep)).await;
     if matches!(&tried, Err(StoreError::Unavailable(_))) {
         // Timed out mid-statement, or the connection failed: not one to
         // reuse.
@@ -134,8 +142,13 @@ async fn commit(conn: &mut HotConnection, mut group: Vec<Pending>, bound: Durati
                     continue;
                 }
                 let pool = conn.pool();
-                answers
-                    .push(errors::retrying(bound, || lease::ack_alone(pool, &pending.ack)).await);
+                let alone = errors::retrying(bound, || async {
+                    match keep {
+                        true => lease::ack_keeping(pool, &pending.ack).await,
+                        false => lease::ack_alone(pool, &pending.ack).await,
+                    }
+                });
+                answers.push(alone.await);
             }
             answers
         }
@@ -151,10 +164,11 @@ async fn commit(conn: &mut HotConnection, mut group: Vec<Pending>, bound: Durati
 async fn group_retrying(
     conn: &mut HotConnection,
     group: &[Pending],
+    keep: bool,
 ) -> crate::Result<Vec<AckOutcome>> {
     let mut retry = errors::Retry::default();
     loop {
-        match group_once(conn, group).await {
+        match group_once(conn, group, keep).await {
             Ok(deleted) => return Ok(deleted),
             Err(e) => retry.after(e).await?,
         }
@@ -165,23 +179,48 @@ async fn group_retrying(
 /// One statement, so atomic without a transaction of its own — except
 /// behind a pooler, where one carries the hot settings (`Conn::hot_begin`),
 /// pipelined with the statement and its COMMIT.
-async fn group_once(conn: &mut HotConnection, group: &[Pending]) -> Result<Vec<AckOutcome>, Error> {
+async fn group_once(
+    conn: &mut HotConnection,
+    group: &[Pending],
+    keep: bool,
+) -> Result<Vec<AckOutcome>, Error> {
     let client = conn.get().await?;
-    let stmt = client.prepare_cached(sql::MESSAGE_ACK_MANY).await?;
+    let statement = match keep {
+        true => sql::MESSAGE_ACK_KEEP_MANY,
+        false => sql::MESSAGE_ACK_MANY,
+    };
+    let stmt = client.prepare_cached(statement).await?;
     let leases = group.iter().map(|p| &p.ack.lease);
     let projects: Vec<&str> = leases.clone().map(|l| l.queue.project.as_str()).collect();
     let queues: Vec<&str> = leases.clone().map(|l| l.queue.queue.as_str()).collect();
     let ids: Vec<&str> = leases.clone().map(|l| l.message_id.as_str()).collect();
     let receipts: Vec<Option<&str>> = leases.map(|l| l.receipt.as_deref()).collect();
     let in_flight = MessageStatus::InFlight.as_str();
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
+    let results: Vec<Option<&str>> = group.iter().map(|p| p.ack.result.as_deref()).collect();
+    let times: Vec<jiff::Timestamp> = group.iter().map(|p| p.ack.now).collect();
+    let attempts_kept = onceq_types::attempt::MAX_ATTEMPTS_KEPT as i32;
+    let plain: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
         [&projects, &queues, &ids, &receipts, &in_flight];
+    let keeping: [&(dyn tokio_postgres::types::ToSql + Sync); 8] = [
+        &projects,
+        &queues,
+        &ids,
+        &receipts,
+        &in_flight,
+        &results,
+        &times,
+        &attempts_kept,
+    ];
+    let params: &[&(dyn tokio_postgres::types::ToSql + Sync)] = match keep {
+        true => &keeping,
+        false => &plain,
+    };
     // A connection this closes is replaced by the next `conn.get()`.
     let deleted = if client.behind_pooler() {
         // All three queued at the first poll: the COMMIT always follows.
         let (began, deleted, committed) = tokio::join!(
             client.batch_execute(client.hot_begin()),
-            client.query(&stmt, &params),
+            client.query(&stmt, params),
             client.batch_execute("COMMIT"),
         );
         began?;
@@ -189,7 +228,7 @@ async fn group_once(conn: &mut HotConnection, group: &[Pending]) -> Result<Vec<A
         committed?;
         deleted
     } else {
-        client.query(&stmt, &params).await?
+        client.query(&stmt, params).await?
     };
     // Each deleted message goes to the first ack of the group that could
     // have deleted it: same message, same queue, its receipt or none.
@@ -346,5 +385,78 @@ mod tests {
             "only the wrongly receipted message is left"
         );
         assert_eq!(left("other").await, 1);
+    }
+
+    /// Keeping acks (marked receipts, or none) and plain ones in one group:
+    /// each kind goes through its own statement, each answered as alone,
+    /// and each kept message carries its own ack's result.
+    #[tokio::test]
+    async fn keeping_and_plain_acks_in_one_group() {
+        let db = PgStore::test_database().await;
+        let store = PgStore::connect(&db.url).await.unwrap();
+        store
+            .queue_create(crate::QueueCreate {
+                queue: QueueRef::new("p", "kept"),
+                settings: onceq_types::queue::QueueSettings {
+                    completed_retention_seconds: 60,
+                    ..Default::default()
+                },
+                now: now(),
+            })
+            .await
+            .unwrap();
+        let k = claimed(&store, "kept", 3).await;
+        let plain = claimed(&store, "q", 1).await;
+        assert!(k.iter().all(|c| c.receipt.starts_with("rcpt_k")));
+        let with = |mut p: (Pending, _), result: &str| {
+            p.0.ack.result = Some(result.to_owned());
+            p
+        };
+        let cases = [
+            (
+                with(ack("kept", &k[0].message_id, Some(&k[0].receipt)), "1"),
+                true,
+            ),
+            (
+                ack("q", &plain[0].message_id, Some(&plain[0].receipt)),
+                true,
+            ),
+            (with(ack("kept", &k[1].message_id, None), "2"), true),
+            (ack("kept", &k[2].message_id, Some("rcpt_knot_its")), false),
+        ];
+        let mut group = Vec::new();
+        let mut answers = Vec::new();
+        for ((pending, answer), want) in cases {
+            group.push(pending);
+            answers.push((answer, want));
+        }
+        commit(
+            &mut HotConnection::new(store.db.clone()),
+            group,
+            crate::DEFAULT_OP_TIMEOUT,
+        )
+        .await;
+        for (answer, want) in answers {
+            assert_eq!(answer.await.unwrap().unwrap().acked, want);
+        }
+        let result = |id: &str| {
+            let store = &store;
+            let id = id.to_owned();
+            async move {
+                store
+                    .message_find(crate::MessageGet {
+                        queue: QueueRef::new("p", "kept"),
+                        message_id: id,
+                        now: now(),
+                    })
+                    .await
+                    .unwrap()
+                    .and_then(|f| f.finished)
+                    .and_then(|f| f.result)
+            }
+        };
+        assert_eq!(result(&k[0].message_id).await.as_deref(), Some("1"));
+        assert_eq!(result(&k[1].message_id).await.as_deref(), Some("2"));
+        assert_eq!(result(&k[2].message_id).await, None, "still in flight");
     }
 }

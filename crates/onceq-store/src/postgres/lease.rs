@@ -36,9 +36,9 @@ pub(super) async fn ack_alone(pool: &Db, p: &MessageAck) -> Result<AckOutcome, E
     })
 }
 
-/// An ack that may keep its message (`rules::finished`): one statement,
-/// `sql/message_ack_keep.sql`, alone (not in a group: only leases of queues
-/// that keep finished messages, and acks without a receipt, come here).
+/// An ack that may keep its message (`rules::finished`) in a transaction of
+/// its own: one statement, `sql/message_ack_keep.sql` (the group's falls
+/// back to it, as [`ack_alone`] for the others).
 pub(super) async fn ack_keeping(pool: &Db, p: &MessageAck) -> Result<AckOutcome, Error> {
     let l = &p.lease;
     let client = pool.get().await?;

@@ -130,6 +130,7 @@ statements! {
     MESSAGE_GET => "message_get.sql",
     MESSAGE_FIND => "message_find.sql",
     MESSAGE_ACK_KEEP => "message_ack_keep.sql",
+    MESSAGE_ACK_KEEP_MANY => "message_ack_keep_many.sql",
     MESSAGE_CANCEL => "message_cancel.sql",
     FINISHED_PURGE => "finished_purge.sql",
     MESSAGE_DELETE_ONE => "message_delete_one.sql",
