@@ -143,3 +143,35 @@ async fn life_commands_on_postgres() {
     .await
     .unwrap();
 }
+
+/// `ONCEQ_COMPLETED_RETENTION_SECONDS` is the default of a create that
+/// gives none; a value out of range stops `serve` naming the flag.
+#[test]
+fn the_server_wide_completed_retention() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start(
+        &["--data-dir", dir.path().to_str().unwrap()],
+        &[
+            ("ONCEQ_API_KEY", KEY),
+            ("ONCEQ_COMPLETED_RETENTION_SECONDS", "90"),
+        ],
+    );
+    let env = [("ONCEQ_URL", server.url.as_str()), ("ONCEQ_API_KEY", KEY)];
+    let q = json(&["queue", "create", "jobs"], &env);
+    assert_eq!(q["completed_retention_seconds"], 90);
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        &[
+            "serve",
+            "--data-dir",
+            dir.path().to_str().unwrap(),
+            "--completed-retention-seconds",
+            "2592001",
+        ],
+        &[],
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--completed-retention-seconds"), "{err}");
+}
