@@ -75,6 +75,7 @@ async fn ack_result_and_retention_refusals(b: Backend) {
                 .contains("completed_retention_seconds"),
             "{bad}"
         );
+        assert!(r.body["error"]["hint"].is_string(), "{}", r.body);
     }
     s.get("/v1/queue/get/jobs")
         .await
@@ -213,7 +214,11 @@ async fn cancel_removes_a_message_and_ends_its_lease(b: Backend) {
 
     let missing = s.post("/v1/queue/cancel", json!({"queue": "jobs"})).await;
     assert!(missing.err(400, "INVALID_PARAMS").contains("message_id"));
-    assert!(missing.body["error"]["hint"].is_string() || missing.body["error"]["hint"].is_null());
+    assert!(
+        missing.body["error"]["hint"].is_string(),
+        "{}",
+        missing.body
+    );
     let ghost = s
         .post(
             "/v1/queue/cancel",
