@@ -46,7 +46,8 @@
 //! - [`dashboard`]: the web dashboard under `/dashboard` (server-rendered
 //!   HTML, vendored htmx, sign-in with an API key).
 //! - [`maintenance`]: background services: lease expiry, dedupe-key purge,
-//!   retention, metrics upkeep, account sync.
+//!   retention (of messages, and of finished ones kept by
+//!   `completed_retention_seconds`), metrics upkeep, account sync.
 //! - [`metrics`]: Prometheus counters, histograms and gauges; `GET /metrics`.
 //! - [`outage`]: one WARN per database outage, not one per failed request.
 //! - [`openapi`]: the OpenAPI document generated from the handlers;

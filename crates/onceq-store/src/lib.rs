@@ -12,7 +12,9 @@
 //!   overrides, usage, server heartbeats).
 //! - `rules`: a queue's rules, once, as pure functions both backends call:
 //!   `queue_create`'s and `queue_update`'s decisions, the dead-letter rule, when a message is
-//!   visible, dedupe planning, `message_list`'s pages.
+//!   visible, dedupe planning, `message_list`'s pages, a message's attempts
+//!   (bounded history, lease expiry's text) and which acks keep finished
+//!   messages.
 //! - `depths`: the part of `queue_depths` both backends share.
 //! - [`postgres`]: PostgreSQL (production; several servers may share one
 //!   database). Claims use `FOR UPDATE SKIP LOCKED`.
