@@ -54,6 +54,7 @@ impl Messages<'_> {
                 queue: queue.clone(),
                 messages,
                 dedupe_window,
+                new_queue_completed_retention: state.config.completed_retention_seconds,
                 now: state.clock.now(),
             })
             .await?;

@@ -78,7 +78,8 @@ pub struct QueueSettings {
     pub visibility_timeout_default: i32,
     /// Default true.
     pub enable_priority: bool,
-    /// Default 0 (the server's `--completed-retention-seconds` on create),
+    /// Default 0 (the server's `--completed-retention-seconds` for a queue
+    /// created by `create` or a first publish),
     /// at most [`MAX_COMPLETED_RETENTION_SECONDS`](crate::MAX_COMPLETED_RETENTION_SECONDS).
     pub completed_retention_seconds: i32,
 }

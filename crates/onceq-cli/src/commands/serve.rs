@@ -39,7 +39,8 @@ pub struct ServeArgs {
     /// How often expired leases are returned to their queue, in milliseconds.
     #[arg(long, env = "ONCEQ_LEASE_REAP_MS", default_value_t = 1_000)]
     lease_reap_ms: u64,
-    /// How often expired dedupe keys and old messages are purged, in seconds.
+    /// How often expired dedupe keys, old messages and finished messages past
+    /// their queue's completed retention are purged, in seconds.
     #[arg(long, env = "ONCEQ_PURGE_SECS", default_value_t = 60)]
     purge_secs: u64,
     /// Prices per capability, e.g. "queue.publish=0.00002" (default: all free).

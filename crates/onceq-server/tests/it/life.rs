@@ -149,6 +149,10 @@ async fn the_server_wide_retention_is_the_create_default(b: Backend) {
         )
         .await;
     assert_eq!(own.ok().data()["completed_retention_seconds"], 0);
+    // A queue created by its first publish takes it too.
+    s.publish("implicit", json!(1)).await;
+    let q = s.get("/v1/queue/get/implicit").await;
+    assert_eq!(q.ok().data()["completed_retention_seconds"], 120);
 }
 both!(the_server_wide_retention_is_the_create_default);
 

@@ -39,6 +39,9 @@ pub struct MessagePublish {
     pub messages: Vec<NewMessage>,
     /// How long an idempotency key is remembered from its first publish.
     pub dedupe_window: SignedDuration,
+    /// The `completed_retention_seconds` of the queue, if this publish
+    /// creates it (the server's `--completed-retention-seconds`; 0 = none).
+    pub new_queue_completed_retention: i32,
     /// The time of the call.
     pub now: Timestamp,
 }

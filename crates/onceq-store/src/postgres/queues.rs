@@ -120,10 +120,12 @@ async fn ensure_default_dlq(
 }
 
 /// Makes sure the queue exists, creating it (and its `<name>-dlq`) with
-/// default settings as a first publish does. Returns its id and type.
+/// default settings as a first publish does, and `completed_retention`
+/// (the publish's `new_queue_completed_retention`). Returns its id and type.
 pub(super) async fn ensure(
     c: &impl GenericClient,
     q: &QueueRef,
+    completed_retention: i32,
     now: jiff::Timestamp,
 ) -> Result<(i64, QueueType), Error> {
     if let Some(found) = lookup(c, &q.project, &q.queue).await? {
@@ -131,7 +133,10 @@ pub(super) async fn ensure(
     }
     ensure_project(c, &q.project, now).await?;
     let dlq_id = ensure_default_dlq(c, &q.project, &names::default_dlq_name(&q.queue), now).await?;
-    let settings = QueueSettings::default();
+    let settings = QueueSettings {
+        completed_retention_seconds: completed_retention,
+        ..QueueSettings::default()
+    };
     if let Some(id) = insert(c, &q.project, &q.queue, &settings, Some(dlq_id), now).await? {
         return Ok((id, settings.queue_type));
     }

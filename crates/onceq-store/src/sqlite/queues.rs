@@ -97,8 +97,13 @@ pub(super) fn update(conn: &Connection, p: &QueueUpdate) -> Result<QueueRecord> 
 }
 
 /// The queue a publish goes to, created with default settings (and its
-/// `<name>-dlq`) if missing.
-pub(super) fn get_or_create(conn: &Connection, q: &QueueRef, now: Timestamp) -> Result<Queue> {
+/// `<name>-dlq`) if missing, and `completed_retention`.
+pub(super) fn get_or_create(
+    conn: &Connection,
+    q: &QueueRef,
+    completed_retention: i32,
+    now: Timestamp,
+) -> Result<Queue> {
     if let Some(queue) = find(conn, &q.project, &q.queue)? {
         return Ok(queue);
     }
@@ -106,7 +111,10 @@ pub(super) fn get_or_create(conn: &Connection, q: &QueueRef, now: Timestamp) -> 
         conn,
         &QueueCreate {
             queue: q.clone(),
-            settings: QueueSettings::default(),
+            settings: QueueSettings {
+                completed_retention_seconds: completed_retention,
+                ..QueueSettings::default()
+            },
             now,
         },
     )?;

@@ -565,6 +565,7 @@ async fn concurrent_publish_and_drain(h: &Harness, stores: &[Arc<dyn Store>]) {
                             queue: q.clone(),
                             messages: vec![m],
                             dedupe_window: window,
+                            new_queue_completed_retention: 0,
                             now,
                         })
                         .await

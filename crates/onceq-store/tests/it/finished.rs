@@ -18,6 +18,7 @@ conformance!(
     cancel_removes_a_waiting_delayed_or_in_flight_message,
     cancel_keeps_the_message_while_the_queue_retains,
     cancel_of_a_fifo_head_lets_its_group_move_on,
+    a_first_publish_creates_its_queue_with_the_given_retention,
 );
 
 fn keeping(secs: i32) -> QueueSettings {
@@ -246,4 +247,27 @@ async fn cancel_of_a_fifo_head_lets_its_group_move_on(h: Harness) {
     assert!(h.claim("orders", 10).await.is_empty(), "the group waits");
     assert!(h.cancel("orders", &head.message_id).await.unwrap());
     assert_eq!(h.claim_one("orders").await.message_id, out[1].message_id);
+}
+
+async fn a_first_publish_creates_its_queue_with_the_given_retention(h: Harness) {
+    let publish = |queue: &str| onceq_store::MessagePublish {
+        queue: h.q(queue),
+        messages: vec![msg(&payload(1))],
+        dedupe_window: h.dedupe_window,
+        new_queue_completed_retention: 45,
+        now: h.now,
+    };
+    h.store.message_publish(publish("made")).await.unwrap();
+    assert_eq!(h.get("made").await.unwrap().completed_retention_seconds, 45);
+    // Its dead-letter queue keeps the default; an existing queue is left as it is.
+    assert_eq!(
+        h.get("made-dlq").await.unwrap().completed_retention_seconds,
+        0
+    );
+    h.create("there", keeping(10)).await.unwrap();
+    h.store.message_publish(publish("there")).await.unwrap();
+    assert_eq!(
+        h.get("there").await.unwrap().completed_retention_seconds,
+        10
+    );
 }

@@ -276,6 +276,7 @@ impl Harness {
             queue: self.q(queue),
             messages,
             dedupe_window: self.dedupe_window,
+            new_queue_completed_retention: 0,
             now: self.now,
         };
         self.store.message_publish(p).await

@@ -47,6 +47,7 @@ async fn claimed(store: &PgStore, queue: &str, n: usize) -> Vec<ClaimedMessage> 
             queue: QueueRef::new("p", queue),
             messages: vec![message; n],
             dedupe_window: SignedDuration::from_hours(24),
+            new_queue_completed_retention: 0,
             now: now(),
         })
         .await

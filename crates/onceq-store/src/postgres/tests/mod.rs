@@ -19,6 +19,7 @@ fn publish(queue: &str) -> MessagePublish {
             headers: None,
         }],
         dedupe_window: jiff::SignedDuration::from_hours(24),
+        new_queue_completed_retention: 0,
         now: Timestamp::from_second(1_900_000_000).unwrap(),
     }
 }
