@@ -112,6 +112,7 @@ fn keyed() -> Vec<(&'static CapabilityDef, UtoipaMethodRouter<AppState>)> {
         (&cap::DELETE, routes!(queues::delete_post)),
         (&cap::STATS, routes!(queues::stats)),
         (&cap::MESSAGE_GET, routes!(message::get)),
+        (&cap::CANCEL, routes!(message::cancel)),
         (&cap::PURGE, routes!(queues::purge)),
         (&cap::REDRIVE, routes!(queues::redrive)),
         (&cap::PUSH_SUBSCRIBE, routes!(push::subscribe)),

@@ -69,6 +69,10 @@ pub struct ServerConfig {
     /// Behind a reverse proxy every connection comes from the proxy: raise
     /// it above the proxy's upstream connections, or set 0.
     pub max_connections_per_ip: usize,
+    /// How long a queue created without `completed_retention_seconds` (by
+    /// `create`, or by its first publish) keeps acked and cancelled messages, in seconds (default 0: not at
+    /// all; at most `onceq_types::MAX_COMPLETED_RETENTION_SECONDS`).
+    pub completed_retention_seconds: i32,
     /// Push deliveries: whom they may reach, how often the store is polled.
     pub push: PushConfig,
     /// `/metrics`.
@@ -139,6 +143,7 @@ impl Default for ServerConfig {
             store_timeout: Duration::from_secs(5),
             max_connections: 1024,
             max_connections_per_ip: 256,
+            completed_retention_seconds: 0,
             metrics: MetricsConfig::default(),
             push: PushConfig::default(),
         }

@@ -7,7 +7,8 @@
 //! a client can reach. Every failure is a 4xx [`ApiError`] naming the field.
 //!
 //! A queue's settings are read by `queue_settings`, for `create` and for
-//! `update` (`queue_update`) alike; a webhook's registration by `webhooks`.
+//! `update` (`queue_update`) alike; a webhook's registration by `webhooks`;
+//! `lifecycle` reads `cancel` and the dead letters a `dlq/redrive` names.
 
 use axum::http::HeaderValue;
 use jiff::{SignedDuration, Timestamp};
@@ -17,16 +18,17 @@ use onceq_types::{
     queue::QueueSettings,
     request::{
         Ack, BatchItem, Consume, CreateQueue, DeleteQueue, Extend, Nack, Publish, PublishBatch,
-        Redrive,
     },
 };
 
 use crate::{ApiError, validate};
 
+mod lifecycle;
 mod queue_settings;
 mod queue_update;
 mod webhooks;
 
+pub use lifecycle::{MAX_REDRIVE_IDS, RedriveInput, cancel, redrive};
 pub use queue_update::{UpdateInput, update};
 pub use webhooks::{WebhookInput, webhook_register};
 
@@ -189,9 +191,10 @@ fn lease(
     })
 }
 
-/// `ack`.
-pub fn ack(req: Ack) -> Result<LeaseInput, ApiError> {
-    lease(req.queue, req.message_id, req.receipt)
+/// `ack`: the lease, and the `result` to keep (compact JSON).
+pub fn ack(req: Ack) -> Result<(LeaseInput, Option<String>), ApiError> {
+    let result = validate::ack_result(req.result)?;
+    Ok((lease(req.queue, req.message_id, req.receipt)?, result))
 }
 
 /// `nack`.
@@ -206,12 +209,13 @@ pub struct NackInput {
     /// No `delay_seconds` given: the queue's retry backoff, if it has one,
     /// decides the delay.
     pub by_backoff: bool,
-    /// Why the work failed (checked; not stored yet).
+    /// Why the work failed: recorded in the attempt and as `last_error`.
     pub error: Option<String>,
 }
 
-/// The longest failure text a nack may carry, in bytes.
-pub const MAX_NACK_ERROR_BYTES: usize = 8192;
+/// The longest failure text a nack may carry, in bytes (the one rule, in
+/// `onceq_types::attempt`).
+pub use onceq_types::attempt::MAX_NACK_ERROR_BYTES;
 
 /// `nack`.
 pub fn nack(req: Nack) -> Result<NackInput, ApiError> {
@@ -272,8 +276,9 @@ pub struct CreateInput {
     pub settings: QueueSettings,
 }
 
-/// `create`.
-pub fn create(req: CreateQueue) -> Result<CreateInput, ApiError> {
+/// `create`; `default_completed_retention` is the server's
+/// `--completed-retention-seconds`, for a create that gives none.
+pub fn create(req: CreateQueue, default_completed_retention: i32) -> Result<CreateInput, ApiError> {
     let name = validate::required("name", req.name)?;
     validate::new_queue_name("name", &name)?;
     // `fifo`: strict order within a message group (docs/api.md, "FIFO
@@ -298,6 +303,10 @@ pub fn create(req: CreateQueue) -> Result<CreateInput, ApiError> {
             .transpose()?,
         max_in_flight: queue_settings::max_in_flight(req.max_in_flight)?,
         rate_per_sec: queue_settings::rate_per_sec(req.rate_per_sec)?,
+        completed_retention_seconds: queue_settings::completed_retention_seconds(
+            req.completed_retention_seconds,
+        )?
+        .unwrap_or(default_completed_retention),
     };
     Ok(CreateInput { name, settings })
 }
@@ -305,13 +314,6 @@ pub fn create(req: CreateQueue) -> Result<CreateInput, ApiError> {
 /// `delete` (body form): the queue.
 pub fn delete(req: DeleteQueue) -> Result<String, ApiError> {
     validate::required_queue("queue", req.queue)
-}
-
-/// `dlq/redrive`: at most how many to move (`None`: all).
-pub fn redrive(req: Redrive) -> Result<Option<i64>, ApiError> {
-    req.max_messages
-        .map(|m| validate::int_in("max_messages", Some(m), 1, i64::MAX, 1))
-        .transpose()
 }
 
 /// `account/usage`'s `from` and `to` query parameters (RFC 3339):

@@ -48,7 +48,9 @@
 //! - [`dashboard`]: the web dashboard under `/dashboard` (server-rendered
 //!   HTML, vendored htmx, sign-in with an API key).
 //! - [`maintenance`]: background services: lease expiry, dedupe-key purge,
-//!   retention, metrics upkeep, account sync, cron firing.
+//!   retention (of messages, and of finished ones kept by
+//!   `completed_retention_seconds`), metrics upkeep, account sync, cron
+//!   firing.
 //! - [`cron`]: cron schedules: expressions and zones, create/update input,
 //!   firing a run exactly once, the API's view of a schedule.
 //! - [`metrics`]: Prometheus counters, histograms and gauges; `GET /metrics`.

@@ -57,6 +57,7 @@ impl Messages<'_> {
                 queue: queue.clone(),
                 messages,
                 dedupe_window,
+                new_queue_completed_retention: state.config.completed_retention_seconds,
                 now: state.clock.now(),
             })
             .await?;
@@ -84,16 +85,19 @@ impl Messages<'_> {
         queue: &str,
         claim: MessageClaim,
     ) -> Result<Vec<ClaimedMessage>> {
+        let now = claim.now;
         let claimed = self.state.store.message_claim(claim).await?;
-        self.state.metrics.consumed(project, queue, claimed.len());
+        self.state.metrics.consumed(project, queue, &claimed, now);
         Ok(claimed)
     }
 
     /// Acks a lease; counts it (and its throughput) if it was held.
     pub async fn ack(self, project: &str, queue: &str, ack: MessageAck) -> Result<bool> {
         let state = self.state;
-        let acked = state.store.message_ack(ack).await?;
-        state.metrics.acked(project, queue, acked);
+        let now = ack.now;
+        let outcome = state.store.message_ack(ack).await?;
+        state.metrics.acked(project, queue, outcome, now);
+        let acked = outcome.acked;
         state
             .throughput
             .acked(project, queue, state.clock.now(), u64::from(acked));
@@ -109,8 +113,9 @@ impl Messages<'_> {
         let message_id = (state.events.listeners)
             .wants(project, webhooks::event::DEAD_LETTERED)
             .then(|| nack.lease.message_id.clone());
+        let with_error = nack.error.is_some();
         let outcome = state.store.message_nack(nack).await?;
-        state.metrics.nacked(project, queue, &outcome);
+        state.metrics.nacked(project, queue, &outcome, with_error);
         if outcome.nacked {
             state.throughput.failed(
                 project,

@@ -1,6 +1,7 @@
 //! Checks of request fields. Each failure is a 400 `INVALID_PARAMS` whose
 //! message names the field and what it must be.
 
+use onceq_types::attempt::MAX_ACK_RESULT_BYTES;
 use onceq_types::{ErrorCode, MAX_PAYLOAD_BYTES, names};
 use serde_json::value::RawValue;
 
@@ -90,6 +91,28 @@ pub fn required_token(field: &str, value: Option<String>) -> Result<String, ApiE
     let v = required(field, value)?;
     token(field, &v)?;
     Ok(v)
+}
+
+/// An ack's `result`: any JSON (`null` or left out: none), kept in compact
+/// form, at most [`MAX_ACK_RESULT_BYTES`] (the one rule; 413 beyond).
+pub fn ack_result(raw: Option<Box<RawValue>>) -> Result<Option<String>, ApiError> {
+    let Some(raw) = raw else { return Ok(None) };
+    let mut value =
+        strict_json(raw.get()).map_err(|e| ApiError::invalid(format!("result: {e}")))?;
+    value.sort_all_objects();
+    let compact =
+        serde_json::to_string(&value).map_err(|e| ApiError::invalid(format!("result: {e}")))?;
+    if compact.len() > MAX_ACK_RESULT_BYTES {
+        return Err(ApiError::new(
+            ErrorCode::QueueMessageTooLarge,
+            format!(
+                "result is {} bytes as compact JSON; the limit is {MAX_ACK_RESULT_BYTES} bytes",
+                compact.len()
+            ),
+        )
+        .with_hint("keep the output in your own storage and put its id in result"));
+    }
+    Ok(Some(compact))
 }
 
 /// A payload: any JSON value but `null`, returned in canonical compact form

@@ -13,7 +13,9 @@
 //! - `rules`: a queue's rules, once, as pure functions both backends call:
 //!   `queue_create`'s and `queue_update`'s decisions, the dead-letter rule, when a message is
 //!   visible, dedupe planning, `message_list`'s pages, the retry backoff,
-//!   the hand-out limits (`max_in_flight`, the `rate_per_sec` bucket).
+//!   the hand-out limits (`max_in_flight`, the `rate_per_sec` bucket), a
+//!   message's attempts (bounded history, lease expiry's text) and which
+//!   acks keep finished messages.
 //! - `depths`: the part of `queue_depths` both backends share.
 //! - [`postgres`]: PostgreSQL (production; several servers may share one
 //!   database). Claims use `FOR UPDATE SKIP LOCKED`.

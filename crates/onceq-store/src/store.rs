@@ -3,9 +3,23 @@
 //! # Semantics every backend implements (the conformance suite checks them)
 //!
 //! States of a message (`docs/state-machines.md`): `available`, `delayed`,
-//! `in_flight`; acked, purged and expired messages are deleted (gone);
+//! `in_flight` (`onceq_messages`); acked and cancelled messages of a queue
+//! with `completed_retention_seconds > 0` move to `onceq_finished` as
+//! `completed` / `cancelled` until their time is up (`finished_purge`),
+//! otherwise they are deleted (gone), as purged and expired ones are;
 //! dead-lettering moves the row to the dead-letter queue (`available` there,
-//! same id, payload and `delivery_count`).
+//! same id, payload, `delivery_count` and history).
+//!
+//! - **Attempts**: every hand-out that ends (ack where kept, nack, lease
+//!   expiry, failed push, cancel) appends `{delivery_count, consumed_at,
+//!   ended_at, outcome, error}` to the message's history, the 20 latest kept
+//!   (`rules::attempts`); a failure's error becomes `last_error` (one without
+//!   keeps the one before). The failure that dead-letters is one attempt,
+//!   `dead_lettered`. Redrive keeps the history. A claim sets `consumed_at`.
+//! - **Finished**: not counted, never claimed, never a FIFO head; an ack keeps
+//!   its message only when its lease was granted while the queue kept
+//!   finished messages (receipt `rcpt_k…`) or it names no receipt
+//!   (`rules::finished`).
 //!
 //! - **Order**: available messages go out by `priority` descending, then in
 //!   publish order (oldest first); FIFO queues: see below.
@@ -187,13 +201,21 @@ pub trait Store: Send + Sync + 'static {
         &self,
         p: crate::MessageClaim,
     ) -> crate::Result<Vec<crate::ClaimedMessage>>;
-    /// Deletes an in-flight message; false when not held (or wrong receipt,
+    /// Ends an in-flight message's lease as done: deletes it, or moves it
+    /// to the queue's finished messages (`completed`, with `result`) while
+    /// the queue retains them. Not acked when not held (or wrong receipt,
     /// or unknown queue or message).
-    async fn message_ack(&self, p: crate::MessageAck) -> crate::Result<bool>;
+    async fn message_ack(&self, p: crate::MessageAck) -> crate::Result<crate::AckOutcome>;
     /// Ends a lease early: requeue (maybe delayed), or dead-letter.
     async fn message_nack(&self, p: crate::MessageNack) -> crate::Result<crate::NackOutcome>;
     /// Moves a lease's end to `now + visibility_timeout`.
     async fn message_extend(&self, p: crate::MessageExtend) -> crate::Result<crate::ExtendOutcome>;
+    /// Removes one message of the queue (not of its dead-letter queue),
+    /// waiting, delayed or in flight (its lease ends: a later ack or extend
+    /// with its receipt answers false; recorded as a `cancelled` attempt).
+    /// Kept as `cancelled` while the queue keeps finished messages. False
+    /// when the queue does not hold it; `QueueNotFound` for an unknown queue.
+    async fn message_cancel(&self, p: crate::MessageCancel) -> crate::Result<bool>;
     /// Moves dead-lettered messages back, `delivery_count` reset to 0.
     /// `QueueNotFound` for an unknown queue, `Invalid` if it has no DLQ.
     async fn dlq_redrive(&self, p: crate::DlqRedrive) -> crate::Result<crate::RedriveOutcome>;
@@ -353,6 +375,9 @@ pub trait Store: Send + Sync + 'static {
     async fn dedupe_purge(&self, now: jiff::Timestamp) -> crate::Result<u64>;
     /// Deletes messages older than their queue's retention.
     async fn message_retention_purge(&self, now: jiff::Timestamp) -> crate::Result<u64>;
+    /// Deletes up to `limit` finished messages whose time was up at or
+    /// before `now`, through the expiry index (never the backlog).
+    async fn finished_purge(&self, now: jiff::Timestamp, limit: u32) -> crate::Result<u64>;
 
     // ------------------------------------------------------------ observation
 

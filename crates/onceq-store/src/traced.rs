@@ -104,8 +104,9 @@ traced! {
     fn queue_purge(&self, q: &QueueRef) -> Result<i64>;
     fn message_publish(&self, p: MessagePublish) -> Result<Vec<PublishOutcome>>;
     fn message_claim(&self, p: MessageClaim) -> Result<Vec<ClaimedMessage>>;
-    fn message_ack(&self, p: MessageAck) -> Result<bool>;
+    fn message_ack(&self, p: MessageAck) -> Result<AckOutcome>;
     fn message_nack(&self, p: MessageNack) -> Result<NackOutcome>;
+    fn message_cancel(&self, p: MessageCancel) -> Result<bool>;
     fn message_extend(&self, p: MessageExtend) -> Result<ExtendOutcome>;
     fn dlq_redrive(&self, p: DlqRedrive) -> Result<RedriveOutcome>;
     fn message_list(&self, p: MessageList) -> Result<MessagePage>;
@@ -139,5 +140,6 @@ traced! {
     fn lease_expire(&self, now: Timestamp, limit: u32) -> Result<LeaseExpiry>;
     fn dedupe_purge(&self, now: Timestamp) -> Result<u64>;
     fn message_retention_purge(&self, now: Timestamp) -> Result<u64>;
+    fn finished_purge(&self, now: Timestamp, limit: u32) -> Result<u64>;
     fn queue_depths(&self, now: Timestamp) -> Result<Vec<QueueDepth>>;
 }

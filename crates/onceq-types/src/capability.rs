@@ -133,6 +133,14 @@ pub const MESSAGE_GET: CapabilityDef = CapabilityDef {
     unit: Unit::Call,
     action: Action::Read,
 };
+/// `POST /v1/queue/cancel`.
+pub const CANCEL: CapabilityDef = CapabilityDef {
+    id: "queue.cancel",
+    method: "POST",
+    path: "/v1/queue/cancel",
+    unit: Unit::Call,
+    action: Action::Admin,
+};
 /// `GET /v1/queue/list`.
 pub const LIST: CapabilityDef = CapabilityDef {
     id: "queue.list",
@@ -400,6 +408,7 @@ pub const CAPABILITIES: &[CapabilityDef] = &[
     DELETE,
     STATS,
     MESSAGE_GET,
+    CANCEL,
     PURGE,
     REDRIVE,
     BALANCE,

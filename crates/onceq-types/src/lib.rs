@@ -8,6 +8,8 @@
 //! - [`queue`]: queue records, settings and statistics.
 //! - [`message`]: messages as published, as consumed and as looked up
 //!   (`MessageDetail`), and their states.
+//! - [`attempt`]: a message's ended hand-outs, and the bounds of a nack's
+//!   `error` and an ack's `result`.
 //! - [`request`]: the JSON bodies clients send.
 //! - [`reply`]: the `data` bodies of the smaller answers (ack, nack, ...).
 //! - [`push`]: push subscriptions (webhooks): their calls, their record,
@@ -29,6 +31,7 @@
 
 pub mod account;
 pub mod admin;
+pub mod attempt;
 pub mod capability;
 pub mod clock;
 pub mod cron;
@@ -45,6 +48,7 @@ pub mod request;
 pub mod scope;
 pub mod webhook;
 
+pub use attempt::{Attempt, AttemptOutcome};
 pub use envelope::{Envelope, ErrorBody, Metadata};
 pub use error::ErrorCode;
 pub use message::{
@@ -79,6 +83,10 @@ pub const MAX_DELAY_SECONDS: i64 = 604_800;
 
 /// The longest a queue may keep a message: 30 days.
 pub const MAX_RETENTION_DAYS: i64 = 30;
+
+/// The longest a queue may keep a finished (acked or cancelled) message:
+/// 30 days, in seconds (the stores' CHECK constraints say the same).
+pub const MAX_COMPLETED_RETENTION_SECONDS: i64 = 2_592_000;
 
 // The README's example, compiled and run by `cargo test --doc`.
 #[cfg(doctest)]

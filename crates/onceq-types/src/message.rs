@@ -119,15 +119,14 @@ pub enum MessageState {
     InFlight,
     /// In the queue's dead-letter queue.
     DeadLettered,
-    /// Acked and kept for its queue's completed retention. Not produced
-    /// yet: the store deletes acked messages at once (docs/api.md).
+    /// Acked and kept for its queue's `completed_retention_seconds`.
     Completed,
+    /// Cancelled, and kept for its queue's `completed_retention_seconds`.
+    Cancelled,
 }
 
 /// `GET /v1/queue/message/{queue}/{message_id}`: one message wherever it
-/// is. `completed_at`, `result`, `last_error` and `attempts` have no
-/// storage yet and answer empty (`null`, `[]`); their shape
-/// is the contract's so that clients need not change when they fill in.
+/// is, with its history.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MessageDetail {
@@ -156,14 +155,15 @@ pub struct MessageDetail {
     pub visible_at: Timestamp,
     /// The end of its lease while in flight.
     pub lease_expires_at: Option<Timestamp>,
-    /// When it was acked (completed messages are not kept yet: `null`).
+    /// When it was acked or cancelled (`completed`, `cancelled`), else `null`.
     pub completed_at: Option<Timestamp>,
-    /// What its ack returned (not kept yet: `null`).
+    /// What its ack gave as `result` (`completed` only), else `null`.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Value>))]
     pub result: Option<Box<RawValue>>,
-    /// Its last failure's text (not kept yet: `null`).
+    /// The latest error text a failed hand-out gave (kept by dead letters
+    /// and redrives), `null` when none did.
     pub last_error: Option<String>,
-    /// Its ended hand-outs (not kept yet: `[]`).
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
-    pub attempts: Vec<serde_json::Value>,
+    /// Its last ended hand-outs, oldest first (at most
+    /// [`MAX_ATTEMPTS_KEPT`](crate::attempt::MAX_ATTEMPTS_KEPT)).
+    pub attempts: Vec<crate::Attempt>,
 }

@@ -100,6 +100,10 @@ pub struct QueueRecord {
     /// server on the database); `null`: no cap.
     #[serde(default)]
     pub rate_per_sec: Option<f64>,
+    /// How long an acked (or cancelled) message is kept, as `completed`
+    /// (or `cancelled`), in seconds; 0 = gone at once.
+    #[serde(default)]
+    pub completed_retention_seconds: i32,
     /// When the queue was created.
     pub created_at: Timestamp,
 }
@@ -126,6 +130,10 @@ pub struct QueueSettings {
     pub max_in_flight: Option<i32>,
     /// Default none ([`MIN_RATE_PER_SEC`]..=[`MAX_RATE_PER_SEC`]).
     pub rate_per_sec: Option<f64>,
+    /// Default 0 (the server's `--completed-retention-seconds` for a queue
+    /// created by `create` or a first publish),
+    /// at most [`MAX_COMPLETED_RETENTION_SECONDS`](crate::MAX_COMPLETED_RETENTION_SECONDS).
+    pub completed_retention_seconds: i32,
 }
 
 /// The largest `max_in_flight`.
@@ -147,6 +155,7 @@ impl Default for QueueSettings {
             retry_backoff: None,
             max_in_flight: None,
             rate_per_sec: None,
+            completed_retention_seconds: 0,
         }
     }
 }

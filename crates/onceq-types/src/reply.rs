@@ -83,4 +83,20 @@ pub struct Redriven {
     pub dead_letter_queue: String,
     /// How many moved.
     pub redriven: i64,
+    /// Only with `message_ids`: those the dead-letter queue does not hold
+    /// (never dead-lettered, already redriven, deleted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_found: Option<Vec<String>>,
+    /// Only with `message_ids`: those a consumer of the dead-letter queue
+    /// holds right now; they stay with their holder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_flight: Option<Vec<String>>,
+}
+
+/// `POST /v1/queue/cancel`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cancelled {
+    /// True when the queue held the message and it is removed.
+    pub cancelled: bool,
 }

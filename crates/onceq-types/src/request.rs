@@ -150,6 +150,11 @@ request! {
         #[serde(skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "openapi", schema(minimum = 0.01, maximum = 100000))]
         pub rate_per_sec: Option<f64>,
+        /// How long acked and cancelled messages are kept, 0..=2592000
+        /// seconds; default the server's `--completed-retention-seconds`
+        /// (0: not at all).
+        #[whole(minimum = 0, maximum = 2592000)]
+        pub completed_retention_seconds: Option<i64>,
     }
 }
 
@@ -275,6 +280,24 @@ request! {
         /// The lease's receipt; when given, only that lease's holder can ack.
         #[token]
         pub receipt: Option<String>,
+        /// What the work produced: any JSON, at most 64 KiB as compact
+        /// JSON; kept as the message's `result` while its queue retains
+        /// completed messages (`completed_retention_seconds`), else dropped.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(value_type = Option<Value>))]
+        pub result: Option<Box<RawValue>>,
+    }
+}
+
+request! {
+    /// `POST /v1/queue/cancel`.
+    pub struct Cancel {
+        /// The queue.
+        #[queue]
+        pub queue: Option<String>,
+        /// The message: waiting, delayed or in flight.
+        #[required_token]
+        pub message_id: Option<String>,
     }
 }
 
@@ -296,8 +319,8 @@ request! {
         /// The lease's receipt.
         #[token]
         pub receipt: Option<String>,
-        /// Why the work failed, at most 8 KiB (queue-api-2.md section 5).
-        /// Checked, not stored yet: attempts and `last_error` are later work.
+        /// Why the work failed, at most 8 KiB (queue-api-2.md section 5):
+        /// recorded in the attempt, and as the message's `last_error`.
         #[serde(skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "openapi", schema(max_length = 8192))]
         pub error: Option<String>,
@@ -332,6 +355,11 @@ request! {
         /// Move at most this many; default all.
         #[whole(minimum = 1)]
         pub max_messages: Option<i64>,
+        /// Move only these dead letters (1..=100 ids); not with
+        /// `max_messages`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 100))]
+        pub message_ids: Option<Vec<String>>,
     }
 }
 

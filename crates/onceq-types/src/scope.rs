@@ -24,7 +24,7 @@ pub enum Action {
     Consume,
     /// `list`, `get`, `stats`, and the account endpoints.
     Read,
-    /// `create`, `delete`, `purge`, `dlq/redrive`.
+    /// `create`, `update`, `delete`, `purge`, `cancel`, `dlq/redrive`.
     Admin,
     /// The admin API (`/v1/admin/...`): keys and limits of every project.
     /// Not part of `full`: a project's keys act within their project, and

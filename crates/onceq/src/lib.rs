@@ -2,13 +2,16 @@
 //! hands work to a worker, each where it belongs.
 //!
 //! - [`client`]: a typed async client for the queue API. Publishing retries
-//!   transient failures with the *same* idempotency key (key 2: the publish).
+//!   transient failures with the *same* idempotency key (key 2: the publish);
+//!   a message's life in hand too: ack with a result, cancel, redrive by id,
+//!   the message with its attempts.
 //! - [`idempotency`] (feature `axum`, on by default): an axum/tower
 //!   `Idempotency-Key` layer backed by a request ledger in the
 //!   application's database (key 1: the request).
 //! - [`worker`] (feature `postgres`): a worker runtime that claims a *job fact* per message in the
 //!   application's database and commits the handler's effects together with
-//!   the fact (key 3: the work).
+//!   the fact (key 3: the work); it nacks with the handler's error and acks
+//!   with the result it set.
 //! - [`push`]: receiving push deliveries: verify a webhook request's
 //!   `Onceq-Signature`.
 //! - [`clock`]: the injectable clock the ledger and the worker use, so tests

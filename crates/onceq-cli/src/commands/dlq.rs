@@ -42,6 +42,9 @@ pub enum DlqCmd {
         /// At most this many (default: every message its DLQ holds now).
         #[arg(long, value_parser = clap::value_parser!(i64).range(1..))]
         max: Option<i64>,
+        /// Only this dead letter (repeat for several, at most 100).
+        #[arg(long = "id", value_name = "MESSAGE_ID", conflicts_with = "max")]
+        ids: Vec<String>,
         /// Messages moved per request.
         #[arg(long, default_value_t = CHUNK, value_parser = clap::value_parser!(i64).range(1..=10_000))]
         chunk: i64,
@@ -55,12 +58,36 @@ pub async fn run(cmd: DlqCmd) -> anyhow::Result<()> {
         DlqCmd::List { server } => list(&server).await,
         DlqCmd::Peek { queue, max, server } => peek(&queue, max, &server).await,
         DlqCmd::Redrive {
+            queue, ids, server, ..
+        } if !ids.is_empty() => redrive_ids(&queue, &ids, &server).await,
+        DlqCmd::Redrive {
             queue,
             max,
             chunk,
             server,
+            ..
         } => redrive(&queue, max, chunk, &server).await,
     }
+}
+
+/// `redrive --id ...`: the chosen dead letters, in one call.
+async fn redrive_ids(queue: &str, ids: &[String], server: &ServerArgs) -> anyhow::Result<()> {
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let r = client(server)?.redrive_ids(queue, &ids).await?;
+    if server.json {
+        return output::json(&r);
+    }
+    println!(
+        "redrove {} message(s) from {} into {}",
+        r.redriven, r.dead_letter_queue, r.queue
+    );
+    for id in r.not_found.iter().flatten() {
+        println!("  not in the dead-letter queue: {id}");
+    }
+    for id in r.in_flight.iter().flatten() {
+        println!("  held by a consumer of the dead-letter queue, left there: {id}");
+    }
+    Ok(())
 }
 
 async fn redrive(
@@ -93,6 +120,8 @@ async fn redrive(
         queue: queue.to_owned(),
         dead_letter_queue,
         redriven: moved,
+        not_found: None,
+        in_flight: None,
     };
     if server.json {
         return output::json(&r);

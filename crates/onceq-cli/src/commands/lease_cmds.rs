@@ -24,6 +24,10 @@ pub struct LeaseArgs {
 pub struct AckArgs {
     #[command(flatten)]
     lease: LeaseArgs,
+    /// What the work produced, as JSON (at most 64 KiB): kept as the
+    /// message's result while its queue retains completed messages.
+    #[arg(long, value_name = "JSON")]
+    result: Option<String>,
     #[command(flatten)]
     server: ServerArgs,
 }
@@ -59,8 +63,14 @@ pub struct ExtendArgs {
 
 pub async fn ack(a: AckArgs) -> anyhow::Result<()> {
     let l = &a.lease;
+    let result = a
+        .result
+        .as_deref()
+        .map(|r| serde_json::value::RawValue::from_string(r.to_owned()))
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--result must be JSON: {e}"))?;
     let acked = client(&a.server)?
-        .ack(&l.queue, &l.message_id, l.receipt.as_deref())
+        .ack_with_result(&l.queue, &l.message_id, l.receipt.as_deref(), result)
         .await?;
     if a.server.json {
         return output::json(&serde_json::json!({ "acked": acked }));

@@ -1,7 +1,8 @@
 //! `onceq message get QUEUE MESSAGE_ID`: one message wherever its queue
-//! keeps it (in the queue or its dead-letter queue).
+//! keeps it (in the queue, its dead-letter queue, or kept finished), with
+//! its attempts; `onceq cancel QUEUE MESSAGE_ID`.
 
-use clap::Subcommand;
+use clap::{Args, Subcommand};
 
 use super::{ServerArgs, client};
 use crate::output;
@@ -45,8 +46,54 @@ pub async fn run(cmd: MessageCmd) -> anyhow::Result<()> {
             "lease_expires_at",
             opt(m.lease_expires_at.map(|t| t.to_string())),
         ),
+        ("completed_at", opt(m.completed_at.map(|t| t.to_string()))),
         ("last_error", opt(m.last_error.clone())),
+        ("result", opt(m.result.as_ref().map(|r| r.get().to_owned()))),
         ("payload", m.payload.get().to_owned()),
     ]);
+    if !m.attempts.is_empty() {
+        println!("attempts (oldest first):");
+        for a in &m.attempts {
+            let outcome = serde_json::to_value(a.outcome)?;
+            println!(
+                "  #{} {} {} -> {}{}",
+                a.delivery_count,
+                outcome.as_str().unwrap_or_default(),
+                opt(a.consumed_at.map(|t| t.to_string())),
+                a.ended_at,
+                a.error
+                    .as_ref()
+                    .map(|e| format!(": {e}"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `onceq cancel`.
+#[derive(Debug, Args)]
+pub struct CancelArgs {
+    /// The queue.
+    queue: String,
+    /// The message's id (qmsg_...): waiting, delayed or in flight.
+    message_id: String,
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+pub async fn cancel(a: CancelArgs) -> anyhow::Result<()> {
+    let cancelled = client(&a.server)?.cancel(&a.queue, &a.message_id).await?;
+    if a.server.json {
+        return output::json(&serde_json::json!({ "cancelled": cancelled }));
+    }
+    if !cancelled {
+        anyhow::bail!(
+            "queue {:?} holds no message {} (a dead letter is cancelled in its dead-letter queue)",
+            a.queue,
+            a.message_id
+        );
+    }
+    println!("cancelled {}", a.message_id);
     Ok(())
 }

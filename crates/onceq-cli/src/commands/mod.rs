@@ -87,6 +87,8 @@ enum Command {
     /// Show one message by id, wherever it is (queue or dead-letter queue).
     #[command(subcommand)]
     Message(message::MessageCmd),
+    /// Remove a waiting, delayed or in-flight message from its queue.
+    Cancel(message::CancelArgs),
     /// Delete every message a queue holds (asks first; --yes to skip).
     Purge(purge::PurgeArgs),
     /// Dead letters: list the DLQs, peek at one, redrive it.
@@ -199,6 +201,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Queues(args) => depths::queues(args).await,
         Command::Queue(cmd) => queue::run(cmd).await,
         Command::Message(cmd) => message::run(cmd).await,
+        Command::Cancel(args) => message::cancel(args).await,
         Command::Purge(args) => purge::run(args).await,
         Command::Dlq(cmd) => dlq::run(cmd).await,
         Command::Cron(cmd) => cron::run(cmd).await,

@@ -101,6 +101,10 @@ pub struct SettingsArgs {
     /// remove the cap).
     #[arg(long, value_name = "RATE|none", value_parser = parse_limit::<f64>)]
     rate_per_sec: Option<Limit<f64>>,
+    /// How long acked (and cancelled) messages are kept, as `completed`,
+    /// in seconds (0..=2592000; 0: not at all).
+    #[arg(long, value_name = "SECONDS")]
+    completed_retention: Option<i64>,
 }
 
 /// `--max-in-flight` / `--rate-per-sec`: a value, or `none`.
@@ -191,6 +195,7 @@ pub async fn run(cmd: QueueCmd) -> anyhow::Result<()> {
                 },
                 max_in_flight: s.max_in_flight.and_then(Limit::change),
                 rate_per_sec: s.rate_per_sec.and_then(Limit::change),
+                completed_retention_seconds: s.completed_retention,
             };
             let q = client(&server)?.create_queue(&req).await?;
             show(&q, server.json)
@@ -213,6 +218,7 @@ pub async fn run(cmd: QueueCmd) -> anyhow::Result<()> {
                 }),
                 max_in_flight: s.max_in_flight.map(|l| l.change().map(|n| n as f64)),
                 rate_per_sec: s.rate_per_sec.map(Limit::change),
+                completed_retention_seconds: s.completed_retention,
                 ..UpdateQueue::default()
             };
             let q = client(&server)?.update_queue(&req).await?;
@@ -301,6 +307,10 @@ fn show(q: &QueueRecord, json: bool) -> anyhow::Result<()> {
         (
             "rate_per_sec",
             q.rate_per_sec.map_or_else(|| "-".into(), |r| r.to_string()),
+        ),
+        (
+            "completed_retention_seconds",
+            q.completed_retention_seconds.to_string(),
         ),
         ("created_at", q.created_at.to_string()),
     ]);

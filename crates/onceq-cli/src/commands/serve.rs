@@ -30,10 +30,17 @@ pub struct ServeArgs {
     /// --batch-size 100`). The body size limit grows with it.
     #[arg(long, env = "ONCEQ_MAX_BATCH", default_value_t = onceq_types::MAX_BATCH)]
     max_batch: usize,
+    /// How long a queue created without completed_retention_seconds keeps
+    /// acked (and cancelled) messages, as `completed`, in seconds (0 = not
+    /// at all; at most 2592000, 30 days).
+    #[arg(long, env = "ONCEQ_COMPLETED_RETENTION_SECONDS", default_value_t = 0,
+          value_parser = clap::value_parser!(i32).range(0..=onceq_types::MAX_COMPLETED_RETENTION_SECONDS))]
+    completed_retention_seconds: i32,
     /// How often expired leases are returned to their queue, in milliseconds.
     #[arg(long, env = "ONCEQ_LEASE_REAP_MS", default_value_t = 1_000)]
     lease_reap_ms: u64,
-    /// How often expired dedupe keys and old messages are purged, in seconds.
+    /// How often expired dedupe keys, old messages and finished messages past
+    /// their queue's completed retention are purged, in seconds.
     #[arg(long, env = "ONCEQ_PURGE_SECS", default_value_t = 60)]
     purge_secs: u64,
     /// The longest the cron loop waits between looks at the schedules, in
@@ -192,6 +199,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         store_timeout: Duration::from_millis(args.store_timeout_ms),
         max_connections: args.max_connections,
         max_connections_per_ip: args.max_connections_per_ip,
+        completed_retention_seconds: args.completed_retention_seconds,
         // Borrows `args`: before `metrics` takes the token out of it.
         push: push_config(&args),
         metrics: MetricsConfig {

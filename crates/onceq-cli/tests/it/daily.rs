@@ -337,7 +337,7 @@ fn top_level_help_lists_every_command_with_a_line() {
     let help = run_ok(&["--help"], &[]);
     for command in [
         "serve", "keys", "projects", "publish", "consume", "ack", "nack", "extend", "stats",
-        "queues", "queue", "message", "purge", "dlq", "bench",
+        "queues", "queue", "message", "cancel", "purge", "dlq", "bench",
     ] {
         let line = help
             .lines()

@@ -1,7 +1,10 @@
 //! End-to-end tests of the `onceq` binary: the real process, real stores,
 //! real HTTP. `process` starts servers; `cli` drives the subcommands;
-//! `cron` the cron commands and a one-shot fired by the server; `daily` the commands of daily work (queue, ack/nack/extend, message,
-//! queues with depths, dlq) on both stores; `errors` what failures say;
+//! `cron` the cron commands and a one-shot fired by the server; `daily` the
+//! commands of daily work (queue, ack/nack/extend, message, queues with
+//! depths, dlq) on both stores; `life` a message's life (ack --result,
+//! message get with attempts, dlq redrive --id, cancel); `errors` what
+//! failures say;
 //! `accounts` the key scopes, rotation and project limits; `bench` runs
 //! `onceq bench` in small;
 //! `compat` runs the seed's Node.js route and worker unchanged against it;
@@ -24,6 +27,7 @@ mod dashboard;
 mod deb;
 mod errors;
 mod failover;
+mod life;
 mod logs;
 mod long_ops;
 mod otlp;

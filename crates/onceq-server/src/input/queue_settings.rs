@@ -8,7 +8,10 @@ use onceq_types::queue::{
     MIN_RATE_PER_SEC,
 };
 use onceq_types::request::RetryBackoffBody;
-use onceq_types::{MAX_RETENTION_DAYS, MAX_VISIBILITY_TIMEOUT_SECONDS, RetryBackoff};
+use onceq_types::{
+    MAX_COMPLETED_RETENTION_SECONDS, MAX_RETENTION_DAYS, MAX_VISIBILITY_TIMEOUT_SECONDS,
+    RetryBackoff,
+};
 
 use super::MAX_RETRIES;
 use crate::{ApiError, validate};
@@ -36,6 +39,16 @@ pub(super) fn visibility_timeout_default(value: Option<i64>) -> Result<Option<i3
         value,
         0,
         MAX_VISIBILITY_TIMEOUT_SECONDS,
+    )
+}
+
+/// `completed_retention_seconds`: 0..=2 592 000 seconds (30 days).
+pub(crate) fn completed_retention_seconds(value: Option<i64>) -> Result<Option<i32>, ApiError> {
+    within(
+        "completed_retention_seconds",
+        value,
+        0,
+        MAX_COMPLETED_RETENTION_SECONDS,
     )
 }
 

@@ -16,24 +16,9 @@ pub struct UpdateInput {
     pub changes: QueueChanges,
 }
 
-/// `update`. Section 6's settings that need later work are refused, never
-/// silently ignored: a caller setting `completed_retention_seconds` would
-/// otherwise believe it holds.
+/// `update`: every setting of section 6, by the same rules as `create`'s.
 pub fn update(req: UpdateQueue) -> Result<UpdateInput, ApiError> {
     let name = validate::required_queue("name", req.name)?;
-    for (field, value) in [(
-        "completed_retention_seconds",
-        &req.completed_retention_seconds,
-    )] {
-        if value.as_ref().is_some_and(|v| !v.is_null()) {
-            return Err(ApiError::invalid(format!(
-                "{field} is not supported yet by this server; leave it out"
-            ))
-            .with_hint(format!(
-                "send the update without {field}: this server cannot apply it yet (docs/api.md)"
-            )));
-        }
-    }
     let dead_letter_queue = setting::dead_letter_queue(&name, req.dead_letter_queue)?;
     let changes = QueueChanges {
         queue_type: req.queue_type,
@@ -54,6 +39,9 @@ pub fn update(req: UpdateQueue) -> Result<UpdateInput, ApiError> {
             .map(|n| n.map(setting::max_in_flight_number).transpose())
             .transpose()?,
         rate_per_sec: req.rate_per_sec.map(setting::rate_per_sec).transpose()?,
+        completed_retention_seconds: setting::completed_retention_seconds(
+            req.completed_retention_seconds,
+        )?,
     };
     Ok(UpdateInput { name, changes })
 }

@@ -1,7 +1,13 @@
-//! Forgets idempotency keys whose dedupe window has passed, and removes
-//! messages older than their queue's retention.
+//! Forgets idempotency keys whose dedupe window has passed, removes
+//! messages older than their queue's retention, and finished messages
+//! (completed, cancelled) whose `completed_retention_seconds` is up.
 
 use crate::AppState;
+
+/// Finished messages one statement removes at most; a full batch is
+/// followed by another at once, so a pass keeps up with any ack rate while
+/// no one statement holds many locks.
+const FINISHED_BATCH: u32 = 10_000;
 
 /// Runs until shutdown.
 pub async fn run(state: AppState) {
@@ -9,13 +15,26 @@ pub async fn run(state: AppState) {
     super::every("purger", &state.clone(), interval, || pass(&state)).await;
 }
 
-/// One pass of both purges.
+/// One pass of the three purges.
 pub async fn pass(state: &AppState) -> Result<(), onceq_store::StoreError> {
     let now = state.clock.now();
     let keys = state.store.dedupe_purge(now).await?;
     let messages = state.store.message_retention_purge(now).await?;
-    if keys + messages > 0 {
-        tracing::debug!(keys, messages, "purged expired dedupe keys and messages");
+    let mut finished = 0;
+    loop {
+        let n = state.store.finished_purge(now, FINISHED_BATCH).await?;
+        finished += n;
+        if n < u64::from(FINISHED_BATCH) {
+            break;
+        }
+    }
+    if keys + messages + finished > 0 {
+        tracing::debug!(
+            keys,
+            messages,
+            finished,
+            "purged expired dedupe keys, old messages and finished messages"
+        );
     }
     Ok(())
 }

@@ -12,6 +12,7 @@
 //! - `process`: the standard `process_*` metrics (memory, CPU, file
 //!   descriptors, start time), read from `/proc` at scrape time.
 //! - [`text`]: writing gauge families in the Prometheus text format.
+//! - `life`: a message's wait and run times, nacks by whether they said why.
 //!
 //! Counters and histograms live in a `metrics-exporter-prometheus` recorder
 //! owned by this [`Metrics`] (not installed globally: every app, and every
@@ -21,6 +22,7 @@
 
 mod gauges;
 pub mod http;
+mod life;
 mod process;
 pub mod queues;
 pub mod scrape;
@@ -29,10 +31,11 @@ pub mod text;
 use std::sync::Arc;
 
 use ::metrics::{Counter, Key, Label, Recorder};
+use jiff::Timestamp;
 use metrics_exporter_prometheus::{
     Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
 };
-use onceq_store::{LeaseExpiry, NackOutcome, PublishOutcome};
+use onceq_store::{AckOutcome, ClaimedMessage, LeaseExpiry, NackOutcome, PublishOutcome};
 
 use crate::config::MetricsConfig;
 
@@ -81,6 +84,10 @@ impl Metrics {
         let recorder = PrometheusBuilder::new()
             .set_buckets_for_metric(Matcher::Full(http::DURATION.to_owned()), http::BUCKETS)
             .expect("the latency buckets are not empty")
+            .set_buckets_for_metric(Matcher::Full(life::WAIT.to_owned()), life::BUCKETS)
+            .expect("the wait buckets are not empty")
+            .set_buckets_for_metric(Matcher::Full(life::RUN.to_owned()), life::BUCKETS)
+            .expect("the run buckets are not empty")
             .build_recorder();
         describe(&recorder);
         let handle = recorder.handle();
@@ -130,28 +137,41 @@ impl Metrics {
         });
     }
 
-    /// A consume (or a push subscription's claim) handed out `n` messages.
-    pub fn consumed(&self, project: &str, queue: &str, n: usize) {
-        if n > 0 {
+    /// A consume (or a push subscription's claim) handed out `claimed` at
+    /// `now`: counted, and each first hand-out's wait since its publish.
+    pub fn consumed(&self, project: &str, queue: &str, claimed: &[ClaimedMessage], now: Timestamp) {
+        if !claimed.is_empty() {
             self.queues.with(&self.recorder, project, queue, |c| {
-                c.consumed.increment(n as u64)
+                c.consumed.increment(claimed.len() as u64);
+                for m in claimed.iter().filter(|m| m.delivery_count == 1) {
+                    c.waited.record(life::seconds(m.created_at, now));
+                }
             });
         }
     }
 
-    /// An ack answered `acked` (false: the lease was not held; not counted).
-    pub fn acked(&self, project: &str, queue: &str, acked: bool) {
-        if acked {
-            self.queues
-                .with(&self.recorder, project, queue, |c| c.acked.increment(1));
+    /// An ack answered `acked` (false: the lease was not held; not counted)
+    /// at `now`; its run is timed from `consumed_at`.
+    pub fn acked(&self, project: &str, queue: &str, acked: AckOutcome, now: Timestamp) {
+        if acked.acked {
+            self.queues.with(&self.recorder, project, queue, |c| {
+                c.acked.increment(1);
+                if let Some(at) = acked.consumed_at {
+                    c.ran.record(life::seconds(at, now));
+                }
+            });
         }
     }
 
-    /// A nack did this.
-    pub fn nacked(&self, project: &str, queue: &str, outcome: &NackOutcome) {
+    /// A nack (that said why: `with_error`) did this.
+    pub fn nacked(&self, project: &str, queue: &str, outcome: &NackOutcome, with_error: bool) {
         if outcome.nacked {
             self.queues.with(&self.recorder, project, queue, |c| {
                 c.nacked.increment(1);
+                match with_error {
+                    true => c.nacked_with_error.increment(1),
+                    false => c.nacked_without_error.increment(1),
+                }
                 c.dead_lettered_by_nack
                     .increment(u64::from(outcome.dead_lettered));
             });
@@ -207,6 +227,15 @@ fn source_name(source: ErrorSource) -> &'static str {
     }
 }
 
+/// Registers (or finds) a histogram on `recorder`.
+pub(crate) fn histogram(
+    recorder: &PrometheusRecorder,
+    name: &'static str,
+    labels: Vec<Label>,
+) -> ::metrics::Histogram {
+    recorder.register_histogram(&Key::from_parts(name, labels), &metadata())
+}
+
 /// Registers (or finds) a counter on `recorder`.
 pub(crate) fn counter(
     recorder: &PrometheusRecorder,
@@ -226,6 +255,7 @@ fn describe(r: &PrometheusRecorder) {
         .iter()
         .chain(http::COUNTERS)
         .chain([&(DB_ERRORS, "Store calls that failed, by where (request, maintenance, scrape) and kind (unavailable: the database could not be reached; internal: anything else).")])
+        .chain([&(life::NACKS, life::NACKS_HELP)])
     {
         r.describe_counter((*name).into(), None, (*help).into());
     }
@@ -234,4 +264,7 @@ fn describe(r: &PrometheusRecorder) {
         Some(::metrics::Unit::Seconds),
         http::DURATION_HELP.into(),
     );
+    for (name, help) in [(life::WAIT, life::WAIT_HELP), (life::RUN, life::RUN_HELP)] {
+        r.describe_histogram(name.into(), Some(::metrics::Unit::Seconds), help.into());
+    }
 }

@@ -13,10 +13,10 @@ use std::{
     sync::{PoisonError, RwLock},
 };
 
-use ::metrics::{Counter, Label};
+use ::metrics::{Counter, Histogram, Label};
 use metrics_exporter_prometheus::PrometheusRecorder;
 
-use super::counter;
+use super::{counter, histogram, life};
 
 /// The label value of the overflow set.
 pub const OTHER: &str = "_other";
@@ -71,6 +71,11 @@ pub struct QueueCounters {
     pub(super) dead_lettered_by_nack: Counter,
     pub(super) dead_lettered_by_expiry: Counter,
     pub(super) lease_expired: Counter,
+    /// `life::WAIT`, `life::RUN`, `life::NACKS` (error given, none).
+    pub(super) waited: Histogram,
+    pub(super) ran: Histogram,
+    pub(super) nacked_with_error: Counter,
+    pub(super) nacked_without_error: Counter,
 }
 
 impl QueueCounters {
@@ -80,6 +85,11 @@ impl QueueCounters {
                 Label::new("project", project.to_owned()),
                 Label::new("queue", queue.to_owned()),
             ]
+        };
+        let nacks = |error: &'static str| {
+            let mut l = labels();
+            l.push(Label::new("error", error));
+            counter(r, life::NACKS, l)
         };
         let dead = |reason: &'static str| {
             let mut l = labels();
@@ -95,6 +105,10 @@ impl QueueCounters {
             dead_lettered_by_nack: dead("nack"),
             dead_lettered_by_expiry: dead("lease_expired"),
             lease_expired: counter(r, LEASE_EXPIRED, labels()),
+            waited: histogram(r, life::WAIT, labels()),
+            ran: histogram(r, life::RUN, labels()),
+            nacked_with_error: nacks("given"),
+            nacked_without_error: nacks("none"),
         }
     }
 }

@@ -55,6 +55,9 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use onceq_types::{
+    Attempt, AttemptOutcome, MessageDetail, MessageState, reply::Cancelled, request::Cancel,
+};
+use onceq_types::{
     ConsumedMessage, ErrorBody, ErrorCode, MessageStatus, Metadata, PublishedMessage, QueueRecord,
     QueueStats, QueueType, RetryBackoff,
     account::{Balance, Usage, UsageItem},
@@ -68,7 +71,6 @@ use onceq_types::{
     request::{Redrive, RetryBackoffBody, UpdateQueue},
     webhook::{RegisterWebhook, Webhook, WebhookAttempt, WebhookDeleted},
 };
-use onceq_types::{MessageDetail, MessageState};
 use utoipa::{
     Modify, OpenApi,
     openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
@@ -93,6 +95,7 @@ use utoipa::{
         KeyInfo, CreatedKey, ProjectInfo, KeyCreate, KeyRevoke, KeyRotate, KeyLimits, ProjectLimits,
         CronCreate, CronUpdate, CronJob, CronRun, CronDeleted, OverlapPolicy, RunOutcome,
         RegisterWebhook, Webhook, WebhookAttempt, WebhookDeleted,
+        Attempt, AttemptOutcome, Cancel, Cancelled,
     )),
     tags(
         (name = "messages", description = "Publishing and consuming messages."),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::SignedDuration;
-use onceq_store::{ClaimedMessage, LeaseRef, MessageAck, MessageNack, StoreError};
+use onceq_store::{ClaimedMessage, LeaseRef, MessageAck, MessageNack, NackBy, StoreError};
 use onceq_types::push::{
     HEADER_DELIVERY_COUNT, HEADER_MESSAGE_ID, HEADER_SIGNATURE, HEADER_SUBSCRIPTION_ID,
     HEADER_TIMESTAMP, PushDelivery,
@@ -119,6 +119,7 @@ async fn ack(ctx: &Ctx, target: &Target, message: &ClaimedMessage) {
             &queue.queue,
             MessageAck {
                 lease: lease(target, message),
+                result: None,
                 now: ctx.state.clock.now(),
             },
         )
@@ -165,6 +166,10 @@ async fn nack(ctx: &Ctx, target: &Target, message: &ClaimedMessage, reason: &str
                 // A queue's own retry backoff, when it has one, wins over
                 // the dispatcher's (queue-api-2.md §6).
                 by_backoff: true,
+                // The attempt's error: what failed (status, timeout,
+                // connection error), as the log line says it.
+                error: Some(reason.to_owned()),
+                by: NackBy::Push,
                 now: ctx.state.clock.now(),
             },
         )

@@ -6,7 +6,7 @@
 
 use axum::extract::State;
 use jiff::SignedDuration;
-use onceq_store::{LeaseRef, MessageAck, MessageExtend, MessageNack};
+use onceq_store::{LeaseRef, MessageAck, MessageExtend, MessageNack, NackBy};
 use onceq_types::{
     reply::{Acked, Extended, Nacked},
     request::{Ack, Extend, Nack},
@@ -29,7 +29,7 @@ use crate::{
     path = "/v1/queue/ack",
     tag = "messages",
     summary = "Delete a message held under a lease",
-    description = "acked is false (still 200) when the message is not in flight, the receipt names another lease, or the queue or message is unknown.",
+    description = "acked is false (still 200) when the message is not in flight, the receipt names another lease, or the queue or message is unknown. result (any JSON, at most 64 KiB compact; 413 beyond) is kept with the message while its queue retains completed messages (completed_retention_seconds, then state completed), else dropped.",
     request_body = Ack,
     responses(Ok<Acked>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, StoreFailed)
 )]
@@ -38,7 +38,8 @@ pub async fn ack(
     caller: Caller,
     Body(req): Body<Ack>,
 ) -> Result<Reply<Acked>, ApiError> {
-    let lease = lease(&caller, input::ack(req)?)?;
+    let (lease_input, result) = input::ack(req)?;
+    let lease = lease(&caller, lease_input)?;
     let queue = lease.queue.queue.clone();
     let acked = state
         .messages()
@@ -47,6 +48,7 @@ pub async fn ack(
             &queue,
             MessageAck {
                 lease,
+                result,
                 now: state.clock.now(),
             },
         )
@@ -77,6 +79,7 @@ pub async fn nack(
     // to a project listening for it.
     let failed = input
         .error
+        .clone()
         .filter(|_| (state.events.listeners).wants(&caller.project, crate::webhooks::event::FAILED))
         .map(|e| (lease.message_id.clone(), e));
     let outcome = state
@@ -89,6 +92,8 @@ pub async fn nack(
                 requeue: input.requeue,
                 delay: SignedDuration::from_secs(input.delay_seconds),
                 by_backoff: input.by_backoff,
+                error: input.error,
+                by: NackBy::Consumer,
                 now: state.clock.now(),
             },
         )

@@ -1,20 +1,25 @@
-//! One message, looked up by id wherever its queue keeps it (queue-api-2.md
-//! section 5): in the queue, or in its dead-letter queue.
+//! One message by id (queue-api-2.md section 5): looked up wherever its
+//! queue keeps it (in the queue, its dead-letter queue, or its finished
+//! messages), or cancelled.
 
 use axum::{
     extract::{FromRequestParts, State},
     http::request::Parts,
 };
-use onceq_store::{FoundMessage, MessageGet};
-use onceq_types::{MessageDetail, MessageState, MessageStatus};
+use onceq_store::{FinishedState, FoundMessage, MessageCancel, MessageGet};
+use onceq_types::{MessageDetail, MessageState, MessageStatus, reply::Cancelled, request::Cancel};
 
 use crate::{
     ApiError, AppState,
     caller::Caller,
     envelope::Reply,
+    extract::Body,
     openapi::{
         params::MessageParams,
-        responses::{InvalidParams, MessageMissing, Ok, Refused, StoreFailed, Unauthorized},
+        responses::{
+            InvalidParams, MessageMissing, NotFound, Ok, Refused, StoreFailed, TimedOut, TooLarge,
+            Unauthorized,
+        },
     },
     validate,
 };
@@ -26,7 +31,7 @@ use crate::{
     operation_id = "message_get",
     tag = "messages",
     summary = "One message, wherever it is",
-    description = "The message in the queue (available, delayed, in_flight) or in its dead-letter queue (dead_lettered). 404 MESSAGE_NOT_FOUND when neither holds it (never published, or acked, purged or expired since); 404 QUEUE_NOT_FOUND for an unknown queue. completed_at, result, last_error and attempts are not stored yet: null, null, null and [].",
+    description = "The message in the queue (available, delayed, in_flight), in its dead-letter queue (dead_lettered), or kept finished while the queue retains finished messages (completed, cancelled; completed_retention_seconds), with its last 20 attempts and last_error. 404 MESSAGE_NOT_FOUND when none holds it (never published, or acked, cancelled, purged or expired since and not retained); 404 QUEUE_NOT_FOUND for an unknown queue.",
     params(MessageParams),
     responses(Ok<MessageDetail>, InvalidParams, Unauthorized, Refused, MessageMissing, StoreFailed)
 )]
@@ -62,19 +67,61 @@ pub async fn get(
     Ok(caller.reply(detail(queue, found)?))
 }
 
+/// `POST /v1/queue/cancel`.
+#[utoipa::path(
+    post,
+    path = "/v1/queue/cancel",
+    operation_id = "cancel",
+    tag = "messages",
+    summary = "Remove a waiting, delayed or in-flight message",
+    description = "Removes the message from the queue whatever its state. An in-flight one's lease ends: a later ack or extend with its receipt answers false; its hand-out is recorded as a cancelled attempt. While the queue retains finished messages (completed_retention_seconds) it is kept as state cancelled. cancelled is false when the queue does not hold the message (a dead letter is its dead-letter queue's: cancel it there, or delete it in the dashboard); 404 QUEUE_NOT_FOUND for an unknown queue.",
+    request_body = Cancel,
+    responses(Ok<Cancelled>, InvalidParams, Unauthorized, Refused, NotFound, TooLarge, TimedOut, StoreFailed)
+)]
+pub async fn cancel(
+    State(state): State<AppState>,
+    caller: Caller,
+    Body(req): Body<Cancel>,
+) -> Result<Reply<Cancelled>, ApiError> {
+    let (queue, message_id) = crate::input::cancel(req)?;
+    let target = caller.queue(&queue)?;
+    let cancelled = state
+        .store
+        .message_cancel(MessageCancel {
+            queue: target,
+            message_id,
+            now: state.clock.now(),
+        })
+        .await
+        .map_err(|e| ApiError::from_store(e, &queue))?;
+    Ok(caller.reply(Cancelled { cancelled }))
+}
+
 /// The answer for a message found in (or under) `queue`.
 fn detail(queue: String, found: FoundMessage) -> Result<MessageDetail, ApiError> {
     let r = found.record;
-    let state = match (found.dead_lettered, r.status) {
-        (true, _) => MessageState::DeadLettered,
-        (false, MessageStatus::Available) => MessageState::Available,
-        (false, MessageStatus::Delayed) => MessageState::Delayed,
-        (false, MessageStatus::InFlight) => MessageState::InFlight,
-        (false, MessageStatus::Gone) => {
+    let finished = found.finished;
+    let state = match (&finished, found.dead_lettered, r.status) {
+        (Some(f), _, _) => match f.state {
+            FinishedState::Completed => MessageState::Completed,
+            FinishedState::Cancelled => MessageState::Cancelled,
+        },
+        (None, true, _) => MessageState::DeadLettered,
+        (None, false, MessageStatus::Available) => MessageState::Available,
+        (None, false, MessageStatus::Delayed) => MessageState::Delayed,
+        (None, false, MessageStatus::InFlight) => MessageState::InFlight,
+        (None, false, MessageStatus::Gone) => {
             return Err(ApiError::message_not_found(&queue, &r.message_id));
         }
     };
     let payload = crate::routes::publish::raw(r.payload)?;
+    let (completed_at, result) = match finished {
+        Some(f) => (
+            Some(f.finished_at),
+            f.result.map(crate::routes::publish::raw).transpose()?,
+        ),
+        None => (None, None),
+    };
     Ok(MessageDetail {
         message_id: r.message_id,
         queue,
@@ -88,10 +135,10 @@ fn detail(queue: String, found: FoundMessage) -> Result<MessageDetail, ApiError>
         created_at: r.created_at,
         visible_at: r.visible_at,
         lease_expires_at: r.lease_expires_at,
-        completed_at: None,
-        result: None,
-        last_error: None,
-        attempts: Vec::new(),
+        completed_at,
+        result,
+        last_error: r.last_error,
+        attempts: r.attempts,
     })
 }
 

@@ -41,7 +41,8 @@ pub async fn create(
     caller: Caller,
     Body(req): Body<CreateQueue>,
 ) -> Result<Reply<QueueRecord>, ApiError> {
-    let input::CreateInput { name, settings } = input::create(req)?;
+    let input::CreateInput { name, settings } =
+        input::create(req, state.config.completed_retention_seconds)?;
     let queue = caller.queue(&name)?;
     // Dead-lettering writes into the DLQ: the key must be allowed it too.
     if let Some(dlq) = &settings.dead_letter_queue {
@@ -274,7 +275,7 @@ pub async fn purge(
     path = "/v1/queue/dlq/redrive/{queue}",
     tag = "queues",
     summary = "Move dead-lettered messages back into their queue",
-    description = "Moves up to max_messages (default all) from the queue's dead-letter queue back into it, oldest first, delivery_count reset to 0. 400 when the queue has no dead-letter queue. The body may be empty.",
+    description = "Moves up to max_messages (default all) from the queue's dead-letter queue back into it, oldest first, delivery_count reset to 0, history (attempts, last_error) kept. With message_ids (1..=100), moves those dead letters only, in the order given: redriven counts them, not_found lists the ids the dead-letter queue does not hold and in_flight those a consumer of it holds (they stay). 400 when the queue has no dead-letter queue. The body may be empty.",
     params(QueueParam),
     // A $ref rather than `Option<Redrive>`: the body may be left out, but
     // when sent it is an object, never `null`.
@@ -291,7 +292,7 @@ pub async fn redrive(
     QueuePath(queue): QueuePath,
     Body(req): Body<Redrive>,
 ) -> Result<Reply<Redriven>, ApiError> {
-    let max = input::redrive(req)?;
+    let what = input::redrive(req)?;
     let target = caller.queue(&queue)?;
     // Redrive reads the dead-letter queue: a key limited to some queues
     // must be allowed that one too (one more lookup, for scoped keys only).
@@ -305,6 +306,13 @@ pub async fn redrive(
             caller.queue(&dlq)?;
         }
     }
+    let max = match what {
+        input::RedriveInput::Some(max) => max,
+        input::RedriveInput::Ids(ids) => {
+            let answer = redrive_ids(&state, &caller.project, target, queue, ids).await?;
+            return Ok(caller.reply(answer));
+        }
+    };
     let outcome = state
         .messages()
         .redrive(
@@ -322,5 +330,52 @@ pub async fn redrive(
         queue,
         dead_letter_queue: outcome.dead_letter_queue,
         redriven: outcome.redriven,
+        not_found: None,
+        in_flight: None,
     }))
+}
+
+/// Redrives the chosen dead letters one by one, each as the dashboard's
+/// redrive of one (`Store::dlq_redrive_one`): not one transaction, so a
+/// failure part way leaves the earlier ones moved (a retry finds them
+/// `not_found`, harmlessly).
+async fn redrive_ids(
+    state: &AppState,
+    project: &str,
+    target: onceq_store::QueueRef,
+    queue: String,
+    ids: Vec<String>,
+) -> Result<Redriven, ApiError> {
+    let mut answer = Redriven {
+        queue,
+        dead_letter_queue: String::new(),
+        redriven: 0,
+        not_found: None,
+        in_flight: None,
+    };
+    let (mut not_found, mut in_flight) = (Vec::new(), Vec::new());
+    for message_id in ids {
+        let outcome = state
+            .messages()
+            .redrive_one(
+                project,
+                &answer.queue,
+                onceq_store::DlqRedriveOne {
+                    queue: target.clone(),
+                    message_id: message_id.clone(),
+                    now: state.clock.now(),
+                },
+            )
+            .await
+            .map_err(|e| ApiError::from_store(e, &answer.queue))?;
+        answer.dead_letter_queue = outcome.dead_letter_queue;
+        match outcome.outcome {
+            onceq_store::SingleOutcome::Done => answer.redriven += 1,
+            onceq_store::SingleOutcome::NotFound => not_found.push(message_id),
+            onceq_store::SingleOutcome::InFlight => in_flight.push(message_id),
+        }
+    }
+    answer.not_found = Some(not_found);
+    answer.in_flight = Some(in_flight);
+    Ok(answer)
 }

@@ -25,6 +25,7 @@ mod fifo;
 mod flood;
 mod headers;
 mod hostile;
+mod life;
 mod limits;
 mod message_get;
 mod metering;

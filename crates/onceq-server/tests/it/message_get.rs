@@ -40,7 +40,7 @@ async fn message_get_follows_a_message_through_its_life(b: Backend) {
     assert_eq!(d["created_at"], r.data()["created_at"]);
     assert!(d["visible_at"].is_string());
     assert_eq!(d["headers"], json!({"x-tenant": "acme"}));
-    // Not stored yet: the contract's empty values.
+    // Nothing ended yet: the contract's empty values.
     assert_eq!(d["attempts"], json!([]));
     for empty in ["completed_at", "result", "last_error"] {
         assert!(d[empty].is_null(), "{empty}: {d}");
@@ -63,6 +63,14 @@ async fn message_get_follows_a_message_through_its_life(b: Backend) {
     assert_eq!(dead.ok().data()["state"], "dead_lettered");
     assert_eq!(dead.data()["queue"], "jobs");
     assert_eq!(dead.data()["payload"], json!({"job": "export"}));
+    // The failure that dead-lettered it, with the nack's reason.
+    assert_eq!(dead.data()["last_error"], "boom");
+    let attempts = dead.data()["attempts"].as_array().unwrap().clone();
+    assert_eq!(attempts.len(), 1, "{attempts:?}");
+    assert_eq!(attempts[0]["outcome"], "dead_lettered");
+    assert_eq!(attempts[0]["error"], "boom");
+    assert_eq!(attempts[0]["delivery_count"], 1);
+    assert!(attempts[0]["consumed_at"].is_string() && attempts[0]["ended_at"].is_string());
 
     s.post("/v1/queue/purge/jobs-dlq", json!({})).await.ok();
     let gone = s.get(&path).await;

@@ -100,7 +100,8 @@ async fn update_refusals_name_the_field_and_change_nothing(b: Backend) {
         );
     }
     for (rest, value) in [
-        ("completed_retention_seconds", json!(1)),
+        ("completed_retention_seconds", json!(2_592_001)),
+        ("completed_retention_seconds", json!(-1)),
         ("max_in_flight", json!(0)),
         ("max_in_flight", json!(1.5)),
         ("max_in_flight", json!(100_001)),

@@ -70,6 +70,10 @@ pub struct MessageRecord {
     pub visible_at: Timestamp,
     /// The end of its lease while in flight.
     pub lease_expires_at: Option<Timestamp>,
+    /// The latest error text a failed hand-out gave, if any.
+    pub last_error: Option<String>,
+    /// Its last ended hand-outs, oldest first (see `rules::attempts`).
+    pub attempts: Vec<onceq_types::Attempt>,
 }
 
 /// `message_get`: one message of a queue, whatever its state.
@@ -90,6 +94,48 @@ pub struct FoundMessage {
     pub record: MessageRecord,
     /// True when the queue's dead-letter queue holds it.
     pub dead_lettered: bool,
+    /// Set when the message is finished and kept by its queue (its
+    /// `record.status` is then `Gone`: it is no longer in the queue).
+    pub finished: Option<Finished>,
+}
+
+/// How a message kept after its end finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinishedState {
+    /// Acked.
+    Completed,
+    /// Cancelled.
+    Cancelled,
+}
+
+impl FinishedState {
+    /// The stored name (`onceq_finished.state`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses a stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "completed" => Some(Self::Completed),
+            "cancelled" => Some(Self::Cancelled),
+            _ => None,
+        }
+    }
+}
+
+/// A finished message's end.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finished {
+    /// Acked or cancelled.
+    pub state: FinishedState,
+    /// When.
+    pub finished_at: Timestamp,
+    /// What the ack gave as `result` (canonical JSON), if anything.
+    pub result: Option<String>,
 }
 
 /// What an operation on one named message did.

@@ -39,6 +39,9 @@ pub struct MessagePublish {
     pub messages: Vec<NewMessage>,
     /// How long an idempotency key is remembered from its first publish.
     pub dedupe_window: SignedDuration,
+    /// The `completed_retention_seconds` of the queue, if this publish
+    /// creates it (the server's `--completed-retention-seconds`; 0 = none).
+    pub new_queue_completed_retention: i32,
     /// The time of the call.
     pub now: Timestamp,
 }
@@ -112,8 +115,34 @@ pub struct LeaseRef {
 pub struct MessageAck {
     /// The lease.
     pub lease: LeaseRef,
+    /// What the work produced (canonical compact JSON, at most
+    /// `onceq_types::attempt::MAX_ACK_RESULT_BYTES`), kept with the
+    /// message while its queue retains completed messages; else dropped.
+    pub result: Option<String>,
     /// The time of the call.
     pub now: Timestamp,
+}
+
+/// What `message_ack` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckOutcome {
+    /// The lease was held (and matched the receipt, if given): the message
+    /// is gone, or kept as `completed`.
+    pub acked: bool,
+    /// When the lease that was acked began (`None` when not acked, or for
+    /// a lease granted before onceq recorded it): what the metrics time a
+    /// run by, without a statement of their own.
+    pub consumed_at: Option<Timestamp>,
+}
+
+/// Who gives a message back with `message_nack`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NackBy {
+    /// A consumer (`POST /v1/queue/nack`): the attempt is `nacked`.
+    #[default]
+    Consumer,
+    /// The push dispatcher, after a failed delivery: `push_failed`.
+    Push,
 }
 
 /// `message_nack`.
@@ -130,6 +159,11 @@ pub struct MessageNack {
     /// `delay_seconds`, a failed push delivery): a queue's retry backoff
     /// then decides the delay instead of `delay` (`rules::backoff`).
     pub by_backoff: bool,
+    /// Why the work failed (at most `onceq_types::attempt::MAX_NACK_ERROR_BYTES`),
+    /// recorded in the attempt and as the message's `last_error`.
+    pub error: Option<String>,
+    /// Who gives it back (decides the attempt's outcome).
+    pub by: NackBy,
     /// The time of the call.
     pub now: Timestamp,
 }
@@ -165,6 +199,18 @@ pub struct ExtendOutcome {
     pub extended: bool,
     /// The lease's end, if the message is in flight.
     pub lease_expires_at: Option<Timestamp>,
+}
+
+/// `message_cancel`: removes one message of a queue (not of its
+/// dead-letter queue), whatever its state; an in-flight one's lease ends.
+#[derive(Debug, Clone)]
+pub struct MessageCancel {
+    /// Which queue.
+    pub queue: QueueRef,
+    /// Which message.
+    pub message_id: String,
+    /// The time of the call.
+    pub now: Timestamp,
 }
 
 /// `dlq_redrive`.

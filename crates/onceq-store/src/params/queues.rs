@@ -72,4 +72,6 @@ pub struct QueueChanges {
     /// A new `rate_per_sec` (`Some(None)` removes it); its token bucket
     /// starts full again.
     pub rate_per_sec: Option<Option<f64>>,
+    /// How long acked and cancelled messages are kept from then on.
+    pub completed_retention_seconds: Option<i32>,
 }

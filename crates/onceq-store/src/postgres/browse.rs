@@ -9,21 +9,30 @@ use super::dlq::{RedriveTarget, redrive_target};
 use super::errors::Error;
 use super::queues::lookup;
 use super::{PgStore, publish, sql};
-use crate::rules::page;
+use crate::rules::{attempts, page};
 use crate::{
-    DlqRedriveOne, FoundMessage, MessageDelete, MessageGet, MessageList, MessagePage,
-    MessageRecord, QueueRef, RedriveOneOutcome, SingleOutcome, StoreError,
+    DlqRedriveOne, Finished, FinishedState, FoundMessage, MessageDelete, MessageGet, MessageList,
+    MessagePage, MessageRecord, QueueRef, RedriveOneOutcome, SingleOutcome, StoreError,
 };
 
 pub(super) fn message_record(row: &Row) -> Result<MessageRecord, Error> {
+    message_record_as(row, None)
+}
+
+/// A row of onceq_messages, or (`status: Some(Gone)`) of onceq_finished.
+fn message_record_as(row: &Row, status: Option<MessageStatus>) -> Result<MessageRecord, Error> {
     let state: &str = row.get("state");
+    let status = match status {
+        Some(status) => status,
+        None => MessageStatus::parse(state).ok_or_else(|| {
+            StoreError::internal(format!("unknown message state {state:?} in the database"))
+        })?,
+    };
     Ok(MessageRecord {
         seq: row.get("seq"),
         message_id: row.get("id"),
         payload: row.get("payload"),
-        status: MessageStatus::parse(state).ok_or_else(|| {
-            StoreError::internal(format!("unknown message state {state:?} in the database"))
-        })?,
+        status,
         priority: row.get("priority"),
         group_id: row.get("group_id"),
         idempotency_key: row.get("idempotency_key"),
@@ -32,6 +41,33 @@ pub(super) fn message_record(row: &Row) -> Result<MessageRecord, Error> {
         visible_at: row.get("visible_at"),
         lease_expires_at: row.get("lease_expires_at"),
         headers: row.get("headers"),
+        last_error: row.get("last_error"),
+        attempts: attempts::parse(row.get("attempts"))?,
+    })
+}
+
+/// A `message_find.sql` row.
+fn found(row: &Row) -> Result<FoundMessage, Error> {
+    let finished_at: Option<jiff::Timestamp> = row.get("finished_at");
+    let Some(finished_at) = finished_at else {
+        return Ok(FoundMessage {
+            record: message_record(row)?,
+            dead_lettered: row.get("dead_lettered"),
+            finished: None,
+        });
+    };
+    let state: &str = row.get("state");
+    let state = FinishedState::parse(state).ok_or_else(|| {
+        StoreError::internal(format!("unknown finished state {state:?} in the database"))
+    })?;
+    Ok(FoundMessage {
+        record: message_record_as(row, Some(MessageStatus::Gone))?,
+        dead_lettered: false,
+        finished: Some(Finished {
+            state,
+            finished_at,
+            result: row.get("result"),
+        }),
     })
 }
 
@@ -123,10 +159,7 @@ impl PgStore {
             .query_opt(&stmt, &[&queue_id, &p.message_id, &p.now])
             .await?
         {
-            Some(row) => Ok(Some(FoundMessage {
-                record: message_record(&row)?,
-                dead_lettered: row.get("dead_lettered"),
-            })),
+            Some(row) => Ok(Some(found(&row)?)),
             None => Ok(None),
         }
     }

@@ -12,25 +12,82 @@ use super::db::GenericClient;
 use super::errors::Error;
 use super::{PgStore, sql};
 use crate::rules::dead_letter::{self, Ending};
-use crate::rules::{backoff, visibility};
-use crate::{ExtendOutcome, MessageAck, MessageExtend, MessageNack, NackOutcome, StoreError};
+use crate::rules::{attempts, backoff, visibility};
+use crate::{
+    AckOutcome, ExtendOutcome, MessageAck, MessageCancel, MessageExtend, MessageNack, NackOutcome,
+    StoreError,
+};
 
 /// One ack in a transaction of its own (acks usually go in groups, see
 /// [`super::ack_group`]).
-pub(super) async fn ack_alone(pool: &Db, p: &MessageAck) -> Result<bool, Error> {
+pub(super) async fn ack_alone(pool: &Db, p: &MessageAck) -> Result<AckOutcome, Error> {
     let l = &p.lease;
     let client = pool.get().await?;
     let stmt = client.prepare_cached(sql::MESSAGE_ACK).await?;
     let deleted = client
-        .execute(
+        .query_opt(
             &stmt,
             &[&l.queue.project, &l.queue.queue, &l.message_id, &l.receipt],
         )
         .await?;
-    Ok(deleted > 0)
+    Ok(AckOutcome {
+        acked: deleted.is_some(),
+        consumed_at: deleted.and_then(|row| row.get("consumed_at")),
+    })
+}
+
+/// An ack that may keep its message (`rules::finished`) in a transaction of
+/// its own: one statement, `sql/message_ack_keep.sql` (the group's falls
+/// back to it, as [`ack_alone`] for the others).
+pub(super) async fn ack_keeping(pool: &Db, p: &MessageAck) -> Result<AckOutcome, Error> {
+    let l = &p.lease;
+    let client = pool.get().await?;
+    let stmt = client.prepare_cached(sql::MESSAGE_ACK_KEEP).await?;
+    let keep = onceq_types::attempt::MAX_ATTEMPTS_KEPT as i32;
+    let deleted = client
+        .query_opt(
+            &stmt,
+            &[
+                &l.queue.project,
+                &l.queue.queue,
+                &l.message_id,
+                &l.receipt,
+                &p.now,
+                &p.result,
+                &keep,
+            ],
+        )
+        .await?;
+    Ok(AckOutcome {
+        acked: deleted.is_some(),
+        consumed_at: deleted.and_then(|row| row.get("consumed_at")),
+    })
 }
 
 impl PgStore {
+    /// `Store::message_cancel`: one statement (`sql/message_cancel.sql`).
+    pub(super) async fn cancel_once(&self, p: &MessageCancel) -> Result<bool, Error> {
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(sql::MESSAGE_CANCEL).await?;
+        let keep = onceq_types::attempt::MAX_ATTEMPTS_KEPT as i32;
+        let row = client
+            .query_one(
+                &stmt,
+                &[
+                    &p.queue.project,
+                    &p.queue.queue,
+                    &p.message_id,
+                    &p.now,
+                    &keep,
+                ],
+            )
+            .await?;
+        if !row.get::<_, bool>("has_queue") {
+            return Err(StoreError::QueueNotFound.into());
+        }
+        Ok(row.get("cancelled"))
+    }
+
     pub(super) async fn nack_once(&self, p: &MessageNack) -> Result<NackOutcome, Error> {
         let l = &p.lease;
         let mut client = self.client().await?;
@@ -63,6 +120,14 @@ impl PgStore {
         let max_retries: i32 = row.get("max_retries");
         let dlq: Option<i64> = row.get("dead_letter_queue_id");
         let retry_backoff = super::queues::backoff(&row, "retry_backoff_initial_seconds");
+        let ending = dead_letter::ending(p.requeue, delivery_count, max_retries, dlq.is_some());
+        let before = attempts::History {
+            delivery_count,
+            consumed_at: row.get("consumed_at"),
+            attempts: row.get("attempts"),
+            last_error: row.get("last_error"),
+        };
+        let (attempts, last_error) = attempts::after_nack(&before, ending, p)?;
 
         let mut outcome = NackOutcome {
             nacked: true,
@@ -70,13 +135,14 @@ impl PgStore {
             dead_lettered: false,
             delivery_count,
         };
-        match (
-            dead_letter::ending(p.requeue, delivery_count, max_retries, dlq.is_some()),
-            dlq,
-        ) {
+        match (ending, dlq) {
             (Ending::DeadLettered, Some(dlq)) => {
                 let stmt = tx.prepare_cached(sql::MESSAGE_DEAD_LETTER).await?;
-                tx.execute(&stmt, &[&l.message_id, &dlq, &p.now]).await?;
+                tx.execute(
+                    &stmt,
+                    &[&l.message_id, &dlq, &p.now, &attempts, &last_error],
+                )
+                .await?;
                 outcome.dead_lettered = true;
             }
             (Ending::Dropped, _) => {
@@ -93,8 +159,17 @@ impl PgStore {
                 );
                 let (state, visible_at) = visibility::visible_after(p.now, delay)?;
                 let stmt = tx.prepare_cached(sql::MESSAGE_REQUEUE).await?;
-                tx.execute(&stmt, &[&l.message_id, &state.as_str(), &visible_at])
-                    .await?;
+                tx.execute(
+                    &stmt,
+                    &[
+                        &l.message_id,
+                        &state.as_str(),
+                        &visible_at,
+                        &attempts,
+                        &last_error,
+                    ],
+                )
+                .await?;
                 outcome.requeued = true;
             }
         }

@@ -14,7 +14,10 @@ impl PgStore {
     ) -> Result<LeaseExpiry, Error> {
         let client = self.client().await?;
         let stmt = client.prepare_cached(sql::LEASE_EXPIRE).await?;
-        let rows = client.query(&stmt, &[&now, &i64::from(limit)]).await?;
+        let keep = onceq_types::attempt::MAX_ATTEMPTS_KEPT as i32;
+        let rows = client
+            .query(&stmt, &[&now, &i64::from(limit), &keep])
+            .await?;
         let n = |row: &tokio_postgres::Row, col: &str| {
             u64::try_from(row.get::<_, i64>(col)).unwrap_or(0)
         };
@@ -42,5 +45,15 @@ impl PgStore {
         let client = self.client().await?;
         let stmt = client.prepare_cached(sql::MESSAGE_RETENTION_PURGE).await?;
         Ok(client.execute(&stmt, &[&now]).await?)
+    }
+
+    pub(super) async fn finished_purge_once(
+        &self,
+        now: jiff::Timestamp,
+        limit: u32,
+    ) -> Result<u64, Error> {
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(sql::FINISHED_PURGE).await?;
+        Ok(client.execute(&stmt, &[&now, &i64::from(limit)]).await?)
     }
 }

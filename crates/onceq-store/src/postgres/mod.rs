@@ -334,7 +334,7 @@ impl crate::Store for PgStore {
         errors::retrying(self.bound, || self.claim_once(&p)).await
     }
 
-    async fn message_ack(&self, p: crate::MessageAck) -> Result<bool> {
+    async fn message_ack(&self, p: crate::MessageAck) -> Result<crate::AckOutcome> {
         self.acks.ack(p).await
     }
 
@@ -360,6 +360,10 @@ impl crate::Store for PgStore {
 
     async fn message_find(&self, p: crate::MessageGet) -> Result<Option<crate::FoundMessage>> {
         errors::retrying(self.bound, || self.message_find_once(&p)).await
+    }
+
+    async fn message_cancel(&self, p: crate::MessageCancel) -> Result<bool> {
+        errors::retrying(self.bound, || self.cancel_once(&p)).await
     }
 
     async fn message_delete(&self, p: crate::MessageDelete) -> Result<crate::SingleOutcome> {
@@ -499,6 +503,10 @@ impl crate::Store for PgStore {
 
     async fn message_retention_purge(&self, now: jiff::Timestamp) -> Result<u64> {
         errors::retrying(self.bound, || self.retention_purge_once(now)).await
+    }
+
+    async fn finished_purge(&self, now: jiff::Timestamp, limit: u32) -> Result<u64> {
+        errors::retrying(self.bound, || self.finished_purge_once(now, limit)).await
     }
 
     async fn queue_depths(&self, now: jiff::Timestamp) -> Result<Vec<crate::QueueDepth>> {

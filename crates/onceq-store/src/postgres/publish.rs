@@ -175,7 +175,8 @@ pub(super) async fn publish_alone(
     }
 
     let tx = client.transaction().await?;
-    let (queue_id, queue_type) = queues::ensure(&tx, &p.queue, p.now).await?;
+    let (queue_id, queue_type) =
+        queues::ensure(&tx, &p.queue, p.new_queue_completed_retention, p.now).await?;
 
     let mut plans = Vec::with_capacity(p.messages.len());
     let mut takes = Vec::new();

@@ -52,6 +52,7 @@ fn queue_record(row: &Row) -> Result<QueueRecord, Error> {
         retry_backoff: backoff(row, "retry_backoff_initial_seconds"),
         max_in_flight: row.get("max_in_flight"),
         rate_per_sec: row.get("rate_per_sec"),
+        completed_retention_seconds: row.get("completed_retention_seconds"),
         created_at: row.get("created_at"),
     })
 }
@@ -121,6 +122,7 @@ async fn insert(
                 &jitter,
                 &settings.max_in_flight,
                 &settings.rate_per_sec,
+                &settings.completed_retention_seconds,
             ],
         )
         .await?;
@@ -153,10 +155,12 @@ async fn ensure_default_dlq(
 }
 
 /// Makes sure the queue exists, creating it (and its `<name>-dlq`) with
-/// default settings as a first publish does. Returns its id and type.
+/// default settings as a first publish does, and `completed_retention`
+/// (the publish's `new_queue_completed_retention`). Returns its id and type.
 pub(super) async fn ensure(
     c: &impl GenericClient,
     q: &QueueRef,
+    completed_retention: i32,
     now: jiff::Timestamp,
 ) -> Result<(i64, QueueType), Error> {
     if let Some(found) = lookup(c, &q.project, &q.queue).await? {
@@ -164,7 +168,10 @@ pub(super) async fn ensure(
     }
     ensure_project(c, &q.project, now).await?;
     let dlq_id = ensure_default_dlq(c, &q.project, &names::default_dlq_name(&q.queue), now).await?;
-    let settings = QueueSettings::default();
+    let settings = QueueSettings {
+        completed_retention_seconds: completed_retention,
+        ..QueueSettings::default()
+    };
     if let Some(id) = insert(c, &q.project, &q.queue, &settings, Some(dlq_id), now).await? {
         return Ok((id, settings.queue_type));
     }
@@ -252,6 +259,7 @@ impl PgStore {
                 &c.max_in_flight.flatten(),
                 &c.rate_per_sec.is_some(),
                 &c.rate_per_sec.flatten(),
+                &c.completed_retention_seconds,
             ],
         )
         .await?;

@@ -6,6 +6,9 @@
 //!   existing queue answers it, which queues may be a dead-letter queue.
 //! - [`queue_update`]: what an update may change (never the type) and the
 //!   dead-letter queue it names, judged by `queue_create`'s rules.
+//! - [`attempts`]: a message's history of ended hand-outs, bounded, and
+//!   the text a lease expiry writes.
+//! - [`finished`]: finished messages a queue keeps, and which acks keep.
 //! - [`dead_letter`]: how a failed hand-out ends: requeued, dead-lettered or
 //!   dropped.
 //! - [`backoff`]: the delay a queue's retry backoff gives a failed
@@ -22,9 +25,11 @@
 //! a round trip per row, e.g. `postgres/sql/lease_expire.sql`), the SQL
 //! names the function it mirrors.
 
+pub(crate) mod attempts;
 pub(crate) mod backoff;
 pub(crate) mod dead_letter;
 pub(crate) mod dedupe;
+pub(crate) mod finished;
 pub(crate) mod limits;
 pub(crate) mod page;
 pub(crate) mod queue_create;

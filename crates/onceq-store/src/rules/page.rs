@@ -50,6 +50,8 @@ mod tests {
             created_at: Timestamp::UNIX_EPOCH,
             visible_at: Timestamp::UNIX_EPOCH,
             lease_expires_at: None,
+            last_error: None,
+            attempts: Vec::new(),
         }
     }
 

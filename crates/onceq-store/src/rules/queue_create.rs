@@ -60,6 +60,7 @@ fn settings_of(record: &QueueRecord) -> QueueSettings {
         retry_backoff: record.retry_backoff,
         max_in_flight: record.max_in_flight,
         rate_per_sec: record.rate_per_sec,
+        completed_retention_seconds: record.completed_retention_seconds,
     }
 }
 
@@ -123,6 +124,7 @@ mod tests {
             retry_backoff: None,
             max_in_flight: None,
             rate_per_sec: None,
+            completed_retention_seconds: s.completed_retention_seconds,
             created_at: jiff::Timestamp::UNIX_EPOCH,
         }
     }

@@ -64,6 +64,7 @@ mod tests {
             retry_backoff: None,
             max_in_flight: None,
             rate_per_sec: None,
+            completed_retention_seconds: s.completed_retention_seconds,
             created_at: jiff::Timestamp::UNIX_EPOCH,
         }
     }

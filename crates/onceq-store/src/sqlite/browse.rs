@@ -5,25 +5,37 @@ use onceq_types::{MessageStatus, QueueType};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{queues, time};
-use crate::rules::page;
+use crate::rules::{attempts, page};
 use crate::{
-    DlqRedriveOne, FoundMessage, MessageDelete, MessageGet, MessageList, MessagePage,
-    MessageRecord, RedriveOneOutcome, Result, SingleOutcome, StoreError,
+    DlqRedriveOne, Finished, FinishedState, FoundMessage, MessageDelete, MessageGet, MessageList,
+    MessagePage, MessageRecord, RedriveOneOutcome, Result, SingleOutcome, StoreError,
 };
 
 pub(super) fn message_record(row: &Row<'_>) -> rusqlite::Result<MessageRecord> {
+    message_record_as(row, None)
+}
+
+fn unreadable(column: usize, what: String) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, what.into())
+}
+
+/// A row of onceq_messages, or (`status: Some(Gone)`) of onceq_finished.
+fn message_record_as(
+    row: &Row<'_>,
+    status: Option<MessageStatus>,
+) -> rusqlite::Result<MessageRecord> {
     let state: String = row.get(3)?;
+    let status = match status {
+        Some(status) => status,
+        None => MessageStatus::parse(&state)
+            .ok_or_else(|| unreadable(3, format!("unknown message state {state:?}")))?,
+    };
+    let attempts: Option<String> = row.get(13)?;
     Ok(MessageRecord {
         seq: row.get(0)?,
         message_id: row.get(1)?,
         payload: row.get(2)?,
-        status: MessageStatus::parse(&state).ok_or_else(|| {
-            rusqlite::Error::FromSqlConversionFailure(
-                3,
-                rusqlite::types::Type::Text,
-                format!("unknown message state {state:?}").into(),
-            )
-        })?,
+        status,
         priority: row.get(4)?,
         group_id: row.get(5)?,
         idempotency_key: row.get(6)?,
@@ -32,6 +44,32 @@ pub(super) fn message_record(row: &Row<'_>) -> rusqlite::Result<MessageRecord> {
         visible_at: time::get(row, 9)?,
         lease_expires_at: time::get_opt(row, 10)?,
         headers: row.get(11)?,
+        last_error: row.get(12)?,
+        attempts: attempts::parse(attempts.as_deref())
+            .map_err(|e| unreadable(13, e.to_string()))?,
+    })
+}
+
+/// A `message_find.sql` row.
+fn found(row: &Row<'_>) -> rusqlite::Result<FoundMessage> {
+    let Some(finished_at) = time::get_opt(row, 15)? else {
+        return Ok(FoundMessage {
+            record: message_record(row)?,
+            dead_lettered: row.get(14)?,
+            finished: None,
+        });
+    };
+    let state: String = row.get(3)?;
+    let state = FinishedState::parse(&state)
+        .ok_or_else(|| unreadable(3, format!("unknown finished state {state:?}")))?;
+    Ok(FoundMessage {
+        record: message_record_as(row, Some(MessageStatus::Gone))?,
+        dead_lettered: false,
+        finished: Some(Finished {
+            state,
+            finished_at,
+            result: row.get(16)?,
+        }),
     })
 }
 
@@ -77,15 +115,7 @@ pub(super) fn find_anywhere(conn: &Connection, p: &MessageGet) -> Result<Option<
     let queue = queues::get(conn, &p.queue)?;
     Ok(conn
         .prepare_cached(sql!("message_find"))?
-        .query_row(
-            params![queue.id, p.message_id, time::micros(p.now)],
-            |row| {
-                Ok(FoundMessage {
-                    record: message_record(row)?,
-                    dead_lettered: row.get(12)?,
-                })
-            },
-        )
+        .query_row(params![queue.id, p.message_id, time::micros(p.now)], found)
         .optional()?)
 }
 

@@ -4,8 +4,8 @@ use onceq_types::QueueType;
 use rusqlite::{Connection, params};
 
 use super::{queues, time};
-use crate::rules::limits;
-use crate::{ClaimedMessage, MessageClaim, Result, ids};
+use crate::rules::{finished, limits};
+use crate::{ClaimedMessage, MessageClaim, Result};
 
 /// How many messages the claim may take: `p.max`, or fewer under the
 /// queue's limits (`rules::limits`). A queue without limits reads nothing
@@ -81,9 +81,9 @@ pub(super) fn claim(conn: &Connection, p: &MessageClaim) -> Result<Vec<ClaimedMe
         .map(|seq| {
             // One receipt per lease, from Rust (`ids::receipt`) rather than
             // SQL, so both backends make them the same way.
-            let receipt = ids::receipt();
+            let receipt = finished::receipt(queue.record.completed_retention_seconds > 0);
             let (message_id, payload, delivery_count, created_at, idempotency_key, headers) = lease
-                .query_row(params![seq, receipt, lease_expires_at], |r| {
+                .query_row(params![seq, receipt, lease_expires_at, now], |r| {
                     Ok((
                         r.get(0)?,
                         r.get(1)?,

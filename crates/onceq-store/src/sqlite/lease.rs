@@ -9,19 +9,27 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::time;
 pub(super) use crate::rules::dead_letter::Ending;
-use crate::rules::{backoff, dead_letter, visibility};
-use crate::{ExtendOutcome, LeaseRef, MessageAck, MessageExtend, MessageNack, NackOutcome, Result};
+use crate::rules::{attempts, backoff, dead_letter, visibility};
+use crate::{
+    AckOutcome, ExtendOutcome, LeaseRef, MessageAck, MessageExtend, MessageNack, NackOutcome,
+    Result,
+};
+use onceq_types::AttemptOutcome;
 
 /// `Store::message_ack`.
-pub(super) fn ack(conn: &Connection, p: &MessageAck) -> Result<bool> {
+pub(super) fn ack(conn: &Connection, p: &MessageAck) -> Result<AckOutcome> {
     let l = &p.lease;
-    let n = conn.prepare_cached(sql!("message_ack"))?.execute(params![
-        l.queue.project,
-        l.queue.queue,
-        l.message_id,
-        l.receipt
-    ])?;
-    Ok(n > 0)
+    let deleted = conn
+        .prepare_cached(sql!("message_ack"))?
+        .query_row(
+            params![l.queue.project, l.queue.queue, l.message_id, l.receipt],
+            |r| time::get_opt(r, 0),
+        )
+        .optional()?;
+    Ok(AckOutcome {
+        acked: deleted.is_some(),
+        consumed_at: deleted.flatten(),
+    })
 }
 
 /// `Store::message_nack`.
@@ -34,7 +42,19 @@ pub(super) fn nack(conn: &Connection, p: &MessageNack) -> Result<NackOutcome> {
             delivery_count: in_queue(conn, &p.lease)?.map_or(0, |(count, _)| count),
         });
     };
-    let ending = end(conn, &held, p.requeue, p.now, p.delay, p.by_backoff)?;
+    let failure = Failure {
+        outcome: attempts::nack_outcome(p.by),
+        error: p.error.as_deref(),
+    };
+    let ending = end(
+        conn,
+        &held,
+        p.requeue,
+        p.now,
+        p.delay,
+        p.by_backoff,
+        failure,
+    )?;
     Ok(NackOutcome {
         nacked: true,
         requeued: ending == Ending::Requeued,
@@ -70,13 +90,17 @@ pub(super) fn extend(conn: &Connection, p: &MessageExtend) -> Result<ExtendOutco
 }
 
 /// An in-flight message whose lease is ending.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(super) struct Held {
     seq: i64,
     delivery_count: i32,
     max_retries: i32,
     dlq_id: Option<i64>,
     backoff: Option<onceq_types::RetryBackoff>,
+    consumed_at: Option<Timestamp>,
+    lease_expires_at: Option<Timestamp>,
+    attempts: Option<String>,
+    last_error: Option<String>,
 }
 
 impl Held {
@@ -88,8 +112,36 @@ impl Held {
             max_retries: r.get(2)?,
             dlq_id: r.get(3)?,
             backoff: super::queues::backoff_at(r, 4)?,
+            consumed_at: time::get_opt(r, 8)?,
+            lease_expires_at: time::get_opt(r, 9)?,
+            attempts: r.get(10)?,
+            last_error: r.get(11)?,
         })
     }
+
+    /// What its lease's expiry records as the error.
+    pub(super) fn lease_expired_error(&self) -> String {
+        let expired_at = self.lease_expires_at.unwrap_or(Timestamp::UNIX_EPOCH);
+        attempts::lease_expired_error(self.consumed_at, expired_at)
+    }
+
+    fn history(&self) -> attempts::History<'_> {
+        attempts::History {
+            delivery_count: self.delivery_count,
+            consumed_at: self.consumed_at,
+            attempts: self.attempts.as_deref(),
+            last_error: self.last_error.as_deref(),
+        }
+    }
+}
+
+/// How a hand-out failed: recorded as its attempt.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Failure<'a> {
+    /// `nacked`, `lease_expired` or `push_failed`.
+    pub(super) outcome: AttemptOutcome,
+    /// Why, if known.
+    pub(super) error: Option<&'a str>,
 }
 
 /// Ends a failed hand-out (a nack, `requeue` as asked, or a lease expiry,
@@ -103,6 +155,7 @@ pub(super) fn end(
     now: Timestamp,
     delay: jiff::SignedDuration,
     by_backoff: bool,
+    failure: Failure<'_>,
 ) -> Result<Ending> {
     let ending = dead_letter::ending(
         requeue,
@@ -110,8 +163,19 @@ pub(super) fn end(
         held.max_retries,
         held.dlq_id.is_some(),
     );
+    let (attempts, last_error) =
+        attempts::after_failure(&held.history(), ending, failure.outcome, failure.error, now)?;
     match (ending, held.dlq_id) {
-        (Ending::DeadLettered, Some(dlq_id)) => dead_letter(conn, held.seq, dlq_id, now)?,
+        (Ending::DeadLettered, Some(dlq_id)) => {
+            conn.prepare_cached(sql!("message_dead_letter"))?
+                .execute(params![
+                    held.seq,
+                    dlq_id,
+                    time::micros(now),
+                    attempts,
+                    last_error
+                ])?;
+        }
         (Ending::Dropped, _) => {
             conn.prepare_cached(sql!("message_delete"))?
                 .execute([held.seq])?;
@@ -126,18 +190,16 @@ pub(super) fn end(
             );
             let (state, visible_at) = visibility::visible_after(now, delay)?;
             conn.prepare_cached(sql!("message_requeue"))?
-                .execute(params![held.seq, state.as_str(), time::micros(visible_at)])?;
+                .execute(params![
+                    held.seq,
+                    state.as_str(),
+                    time::micros(visible_at),
+                    attempts,
+                    last_error
+                ])?;
         }
     }
     Ok(ending)
-}
-
-/// Moves the row into the DLQ: same id, payload and delivery count,
-/// available there now.
-fn dead_letter(conn: &Connection, seq: i64, dlq_id: i64, now: Timestamp) -> Result<()> {
-    conn.prepare_cached(sql!("message_dead_letter"))?
-        .execute(params![seq, dlq_id, time::micros(now)])?;
-    Ok(())
 }
 
 /// The in-flight message `lease` names, if it holds it.

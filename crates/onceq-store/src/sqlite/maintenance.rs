@@ -3,10 +3,11 @@
 use std::collections::HashMap;
 
 use jiff::{SignedDuration, Timestamp};
+use onceq_types::AttemptOutcome;
 use rusqlite::{Connection, params};
 
 use super::{
-    lease::{self, Ending, Held},
+    lease::{self, Ending, Failure, Held},
     time,
 };
 use crate::{LeaseExpiry, QueueLeaseExpiry, QueueRef, Result};
@@ -19,7 +20,7 @@ pub(super) fn lease_expire(conn: &Connection, now: Timestamp, limit: u32) -> Res
         let rows = stmt.query_map(params![time::micros(now), i64::from(limit)], |r| {
             Ok((
                 Held::from_row(r)?,
-                QueueRef::new(r.get::<_, String>(8)?, r.get::<_, String>(9)?),
+                QueueRef::new(r.get::<_, String>(12)?, r.get::<_, String>(13)?),
             ))
         })?;
         rows.collect::<rusqlite::Result<Vec<_>>>()?
@@ -29,7 +30,12 @@ pub(super) fn lease_expire(conn: &Connection, now: Timestamp, limit: u32) -> Res
     for (held, queue) in expired {
         // An expired lease is a failure without a delay of its own: the
         // queue's retry backoff, if any, decides.
-        let ending = lease::end(conn, &held, true, now, SignedDuration::ZERO, true)?;
+        let error = held.lease_expired_error();
+        let failure = Failure {
+            outcome: AttemptOutcome::LeaseExpired,
+            error: Some(&error),
+        };
+        let ending = lease::end(conn, &held, true, now, SignedDuration::ZERO, true, failure)?;
         let c = counts.entry((queue.project, queue.queue)).or_default();
         match ending {
             Ending::DeadLettered => c.1 += 1,

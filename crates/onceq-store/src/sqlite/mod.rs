@@ -8,7 +8,7 @@
 //! - `accounts`: credit limits, usage buckets, server heartbeats.
 //! - `keys`, `queues`, `publish`, `claim`, `lease`, `dlq`,
 //!   `browse`, `triage`, `subscriptions`, `cron`, `webhooks`, `maintenance`,
-//!   `observe`: the
+//!   `observe`, `finished`: the
 //!   operations, one concept each (the same modules as the PostgreSQL
 //!   backend's), written against a plain `&Connection` so they run on either.
 //! - `time`: timestamps as INTEGER microseconds.
@@ -53,6 +53,7 @@ mod conn;
 mod cron;
 mod dlq;
 mod errors;
+mod finished;
 mod keys;
 mod lease;
 mod maintenance;
@@ -276,7 +277,10 @@ impl Store for SqliteStore {
         self.writer.run(move |tx| claim::claim(tx, &p)).await
     }
 
-    async fn message_ack(&self, p: MessageAck) -> Result<bool> {
+    async fn message_ack(&self, p: MessageAck) -> Result<crate::AckOutcome> {
+        if crate::rules::finished::may_keep(p.lease.receipt.as_deref()) {
+            return self.writer.run(move |tx| finished::ack(tx, &p)).await;
+        }
         self.writer.run(move |tx| lease::ack(tx, &p)).await
     }
 
@@ -304,6 +308,10 @@ impl Store for SqliteStore {
         self.readers
             .run(move |conn| browse::find_anywhere(conn, &p))
             .await
+    }
+
+    async fn message_cancel(&self, p: crate::MessageCancel) -> Result<bool> {
+        self.writer.run(move |tx| finished::cancel(tx, &p)).await
     }
 
     async fn message_delete(&self, p: MessageDelete) -> Result<SingleOutcome> {
@@ -463,6 +471,12 @@ impl Store for SqliteStore {
     async fn message_retention_purge(&self, now: Timestamp) -> Result<u64> {
         self.writer
             .run(move |tx| maintenance::retention_purge(tx, now))
+            .await
+    }
+
+    async fn finished_purge(&self, now: Timestamp, limit: u32) -> Result<u64> {
+        self.writer
+            .run(move |tx| finished::purge(tx, now, limit))
             .await
     }
 

@@ -18,7 +18,7 @@ use crate::{DEFAULT_GROUP, MessagePublish, PublishOutcome, Result, StoreError, i
 
 /// `Store::message_publish`.
 pub(super) fn publish(conn: &Connection, p: &MessagePublish) -> Result<Vec<PublishOutcome>> {
-    let queue = queues::get_or_create(conn, &p.queue, p.now)?;
+    let queue = queues::get_or_create(conn, &p.queue, p.new_queue_completed_retention, p.now)?;
     let hashes: Vec<[u8; 32]> = p
         .messages
         .iter()

@@ -104,6 +104,7 @@ pub(super) fn update(conn: &Connection, p: &QueueUpdate) -> Result<QueueRecord> 
         c.max_in_flight.flatten(),
         c.rate_per_sec.is_some(),
         c.rate_per_sec.flatten(),
+        c.completed_retention_seconds,
     ])?;
     Ok(get(conn, &p.queue)?.record)
 }
@@ -117,8 +118,13 @@ pub(super) fn pause(conn: &Connection, p: &QueuePause) -> Result<QueueRecord> {
 }
 
 /// The queue a publish goes to, created with default settings (and its
-/// `<name>-dlq`) if missing.
-pub(super) fn get_or_create(conn: &Connection, q: &QueueRef, now: Timestamp) -> Result<Queue> {
+/// `<name>-dlq`) if missing, and `completed_retention`.
+pub(super) fn get_or_create(
+    conn: &Connection,
+    q: &QueueRef,
+    completed_retention: i32,
+    now: Timestamp,
+) -> Result<Queue> {
     if let Some(queue) = find(conn, &q.project, &q.queue)? {
         return Ok(queue);
     }
@@ -126,7 +132,10 @@ pub(super) fn get_or_create(conn: &Connection, q: &QueueRef, now: Timestamp) -> 
         conn,
         &QueueCreate {
             queue: q.clone(),
-            settings: QueueSettings::default(),
+            settings: QueueSettings {
+                completed_retention_seconds: completed_retention,
+                ..QueueSettings::default()
+            },
             now,
         },
     )?;
@@ -159,6 +168,7 @@ fn insert(
             jitter,
             s.max_in_flight,
             s.rate_per_sec,
+            s.completed_retention_seconds,
         ],
         |r| r.get(0),
     )?)
@@ -180,6 +190,9 @@ pub(super) fn delete(conn: &Connection, q: &QueueRef) -> Result<i64> {
 /// `Store::queue_purge`.
 pub(super) fn purge(conn: &Connection, q: &QueueRef) -> Result<i64> {
     let queue = get(conn, q)?;
+    // The finished messages it kept go too (not counted: not held).
+    conn.prepare_cached(sql!("queue_purge_finished"))?
+        .execute([queue.id])?;
     purge_id(conn, queue.id)
 }
 
@@ -275,6 +288,7 @@ fn queue(row: &Row<'_>) -> rusqlite::Result<Queue> {
             retry_backoff: backoff_at(row, 11)?,
             max_in_flight: row.get(15)?,
             rate_per_sec: row.get(16)?,
+            completed_retention_seconds: row.get(19)?,
         },
     })
 }

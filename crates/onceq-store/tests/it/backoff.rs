@@ -60,6 +60,8 @@ impl Harness {
                 requeue: true,
                 delay: SignedDuration::ZERO,
                 by_backoff: true,
+                error: None,
+                by: onceq_store::NackBy::Consumer,
                 now: self.now,
             })
             .await

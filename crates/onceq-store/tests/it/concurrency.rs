@@ -44,6 +44,7 @@ fn publish(h: &Harness, queue: &str, messages: Vec<onceq_store::NewMessage>) -> 
         queue: h.q(queue),
         messages,
         dedupe_window: h.dedupe_window,
+        new_queue_completed_retention: 0,
         now: h.now,
     }
 }

@@ -487,6 +487,8 @@ async fn settle(
                 requeue: true,
                 delay: jiff::SignedDuration::ZERO,
                 by_backoff: false,
+                error: None,
+                by: onceq_store::NackBy::Consumer,
                 now,
             })
             .await
@@ -494,9 +496,14 @@ async fn settle(
         assert!(out.requeued, "nack requeued: {out:?}");
     } else {
         let acked = store
-            .message_ack(MessageAck { lease, now })
+            .message_ack(MessageAck {
+                lease,
+                result: None,
+                now,
+            })
             .await
-            .expect("ack");
+            .expect("ack")
+            .acked;
         assert!(acked, "ack of a held message");
     }
 }
@@ -559,6 +566,7 @@ async fn concurrent_publish_and_drain(h: &Harness, stores: &[Arc<dyn Store>]) {
                             queue: q.clone(),
                             messages: vec![m],
                             dedupe_window: window,
+                            new_queue_completed_retention: 0,
                             now,
                         })
                         .await

@@ -13,7 +13,11 @@ conformance!(
 );
 
 impl Harness {
-    async fn find(&self, queue: &str, id: &str) -> onceq_store::Result<Option<FoundMessage>> {
+    pub(crate) async fn find(
+        &self,
+        queue: &str,
+        id: &str,
+    ) -> onceq_store::Result<Option<FoundMessage>> {
         self.store
             .message_find(MessageGet {
                 queue: self.q(queue),

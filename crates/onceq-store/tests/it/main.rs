@@ -25,6 +25,10 @@
 //! - [`depths`]: every queue's depth at once (`/metrics`), pool use.
 //! - [`browse`]: message pages, search, one message, delete and redrive of one.
 //! - [`find`]: one message in its queue or its dead-letter queue.
+//! - [`attempts`]: each ended hand-out recorded (nack, lease expiry, push
+//!   failure, dead-lettering), bounded, kept by dead letters and redrives.
+//! - [`finished`]: finished messages kept by `completed_retention_seconds`
+//!   (completed, cancelled), `message_cancel`, their purge.
 //! - [`maintenance`]: retention purge.
 //! - [`pause`]: `queue_pause`: nothing handed out while paused, publishes
 //!   and leases already out go on; the record, stats, depths and the push
@@ -89,6 +93,7 @@ macro_rules! conformance {
 
 mod accounts;
 mod ack_nack;
+mod attempts;
 mod backoff;
 mod browse;
 mod claim;
@@ -99,6 +104,7 @@ mod depths;
 mod dlq;
 mod fifo;
 mod find;
+mod finished;
 mod headers;
 mod keys;
 mod lease;
@@ -286,6 +292,7 @@ impl Harness {
             queue: self.q(queue),
             messages,
             dedupe_window: self.dedupe_window,
+            new_queue_completed_retention: 0,
             now: self.now,
         };
         self.store.message_publish(p).await
@@ -331,8 +338,20 @@ impl Harness {
     }
 
     pub async fn ack(&self, queue: &str, id: &str, receipt: Option<&str>) -> bool {
+        self.ack_with(queue, id, receipt, None).await.acked
+    }
+
+    /// Acks with a `result`, answering the whole outcome.
+    pub async fn ack_with(
+        &self,
+        queue: &str,
+        id: &str,
+        receipt: Option<&str>,
+        result: Option<&str>,
+    ) -> onceq_store::AckOutcome {
         let p = MessageAck {
             lease: self.lease(queue, id, receipt),
+            result: result.map(str::to_owned),
             now: self.now,
         };
         self.store.message_ack(p).await.expect("ack")
@@ -350,6 +369,30 @@ impl Harness {
             lease: self.lease(queue, id, receipt),
             requeue,
             delay: SignedDuration::from_secs(delay_secs),
+            by_backoff: false,
+            error: None,
+            by: onceq_store::NackBy::Consumer,
+            now: self.now,
+        };
+        self.store.message_nack(p).await.expect("nack")
+    }
+
+    /// Nacks a claimed message (requeue now, or dead-letter) with `error`,
+    /// as `by` would.
+    pub async fn nack_failed(
+        &self,
+        queue: &str,
+        c: &ClaimedMessage,
+        requeue: bool,
+        error: Option<&str>,
+        by: onceq_store::NackBy,
+    ) -> NackOutcome {
+        let p = MessageNack {
+            lease: self.lease(queue, &c.message_id, Some(&c.receipt)),
+            requeue,
+            delay: SignedDuration::ZERO,
+            error: error.map(str::to_owned),
+            by,
             by_backoff: false,
             now: self.now,
         };

@@ -78,6 +78,7 @@ fn publish(payload: &str) -> MessagePublish {
             headers: None,
         }],
         dedupe_window: SignedDuration::from_hours(24),
+        new_queue_completed_retention: 0,
         now: now(),
     }
 }

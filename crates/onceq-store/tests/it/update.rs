@@ -16,7 +16,11 @@ conformance!(
 );
 
 impl Harness {
-    async fn update(&self, name: &str, changes: QueueChanges) -> onceq_store::Result<QueueRecord> {
+    pub(crate) async fn update(
+        &self,
+        name: &str,
+        changes: QueueChanges,
+    ) -> onceq_store::Result<QueueRecord> {
         self.store
             .queue_update(QueueUpdate {
                 queue: self.q(name),

@@ -41,11 +41,10 @@ request! {
         /// Whether publishes may set `priority`.
         #[serde(skip_serializing_if = "Option::is_none")]
         pub enable_priority: Option<bool>,
-        /// Section 6's later settings: read only to be refused (400, "not
-        /// supported yet") rather than silently ignored; not in the schema.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[cfg_attr(feature = "openapi", schema(ignore))]
-        pub completed_retention_seconds: Option<serde_json::Value>,
+        /// How long acked and cancelled messages are kept from now on,
+        /// 0..=2592000 seconds (0: not at all).
+        #[whole(minimum = 0, maximum = 2592000)]
+        pub completed_retention_seconds: Option<i64>,
         /// A new retry backoff; `null` removes it (failed hand-outs are
         /// then available again at once).
         #[serde(

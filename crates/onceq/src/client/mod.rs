@@ -6,11 +6,14 @@
 //! - `cron`: cron schedules: create, list, get, update, pause, resume,
 //!   delete.
 //! - `webhooks`: account webhooks: register, list, deliveries, test, delete.
+//! - `life`: a message's life in hand: ack with a result, cancel, redrive
+//!   of chosen dead letters.
 //! - this module: [`Client`] and its call options.
 
 mod admin;
 mod cron;
 mod error;
+mod life;
 mod retry;
 mod webhooks;
 
@@ -19,7 +22,7 @@ use std::time::Duration;
 use onceq_types::{
     ConsumedMessage, Envelope, Headers, MessageDetail, PublishedMessage, QueueRecord, QueueStats,
     capability::Discovery,
-    reply::{Acked, Deleted, Extended, Items, Nacked, Paused, Purged, Redriven},
+    reply::{Deleted, Extended, Items, Nacked, Paused, Purged, Redriven},
     request::{self, BatchItem},
 };
 use reqwest::{Method, StatusCode, header};
@@ -221,21 +224,15 @@ impl Client {
     }
 
     /// Deletes a message held under a lease; false if the lease was lost.
+    /// [`Client::ack_with_result`] also hands the server what the work
+    /// produced.
     pub async fn ack(
         &self,
         queue: &str,
         message_id: &str,
         receipt: Option<&str>,
     ) -> Result<bool, Error> {
-        let body = request::Ack {
-            queue: Some(queue.to_owned()),
-            message_id: Some(message_id.to_owned()),
-            receipt: receipt.map(str::to_owned),
-        };
-        let answer: Answer<Acked> = self
-            .call(Method::POST, "/v1/queue/ack", Some(&body))
-            .await?;
-        Ok(answer.data.acked)
+        self.ack_with_result(queue, message_id, receipt, None).await
     }
 
     /// Gives a message back (or dead-letters it with `requeue: false`).
@@ -311,8 +308,9 @@ impl Client {
         Ok(self.call::<(), _>(Method::POST, &path, None).await?.data)
     }
 
-    /// One message wherever its queue keeps it (in the queue, or in its
-    /// dead-letter queue); `Error::MessageNotFound` when neither holds it.
+    /// One message wherever its queue keeps it (in the queue, its
+    /// dead-letter queue, or kept finished), with its attempts, last error
+    /// and result; `Error::MessageNotFound` when none holds it.
     pub async fn get_message(&self, queue: &str, message_id: &str) -> Result<MessageDetail, Error> {
         let path = format!(
             "/v1/queue/message/{}/{}",
@@ -355,10 +353,14 @@ impl Client {
         Ok(a.data.purged)
     }
 
-    /// Moves dead-lettered messages back into `queue`.
+    /// Moves dead-lettered messages back into `queue` (at most
+    /// `max_messages`); [`Client::redrive_ids`] moves chosen ones.
     pub async fn redrive(&self, queue: &str, max_messages: Option<i64>) -> Result<Redriven, Error> {
         let path = format!("/v1/queue/dlq/redrive/{}", segment(queue)?);
-        let body = request::Redrive { max_messages };
+        let body = request::Redrive {
+            max_messages,
+            message_ids: None,
+        };
         Ok(self.call(Method::POST, &path, Some(&body)).await?.data)
     }
 

@@ -36,6 +36,7 @@ impl Job {
             queue: message.queue.clone(),
             payload,
             message,
+            result: Default::default(),
         }
     }
 }
@@ -114,7 +115,8 @@ impl Inner {
                 tracing::warn!(message_id = %job.message.message_id, fact = %job.fact,
                     "shutdown grace over: job released");
                 self.release(&db, &hold).await;
-                self.nack(job, 0).await;
+                let why = "the worker shut down before the job finished";
+                self.nack(job, 0, Some(why.to_owned())).await;
                 return Outcome::Abandoned;
             }
             Work::Failed(e) => return self.fail(job, Some((&db, &hold)), &e).await,

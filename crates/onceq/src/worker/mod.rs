@@ -128,7 +128,10 @@ pub trait Handler: Send + Sync + 'static {
     /// job fact's `done` mark, exactly once. Effects elsewhere (a charge, an
     /// email) should pass [`Job::fact`] downstream as their idempotency key:
     /// a crash after them and before the commit runs the handler again.
-    /// An `Err` rolls `tx` back, releases the fact and nacks with backoff.
+    /// An `Err` rolls `tx` back, releases the fact and nacks with backoff,
+    /// the error's text (its first 8 KiB) going with the nack as the
+    /// attempt's `error` and the message's `last_error`. To hand the server
+    /// what the work produced, call [`Job::set_result`] before `Ok`.
     async fn handle(
         &self,
         job: &Job,
@@ -147,4 +150,27 @@ pub struct Job {
     pub fact: String,
     /// The queue it came from.
     pub queue: String,
+    /// What [`Job::set_result`] stored, sent with the ack.
+    result: std::sync::Arc<std::sync::Mutex<Option<Box<serde_json::value::RawValue>>>>,
+}
+
+impl Job {
+    /// Sets what the work produced (any JSON, at most 64 KiB as compact
+    /// JSON): the worker sends it with its ack, and the server keeps it as
+    /// the message's `result` while the queue retains completed messages
+    /// (`completed_retention_seconds`). A result too large makes the ack
+    /// fail (413); the message then comes back and is found done.
+    pub fn set_result(&self, result: &impl serde::Serialize) -> Result<(), serde_json::Error> {
+        let raw = serde_json::value::to_raw_value(result)?;
+        *self.result.lock().unwrap_or_else(|e| e.into_inner()) = Some(raw);
+        Ok(())
+    }
+
+    /// The result set so far, if any.
+    pub(super) fn result(&self) -> Option<Box<serde_json::value::RawValue>> {
+        self.result
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
 }

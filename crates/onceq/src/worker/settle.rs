@@ -5,6 +5,7 @@ use std::{fmt::Display, time::Duration};
 
 use jiff::SignedDuration;
 use onceq_types::MAX_DELAY_SECONDS;
+use onceq_types::attempt::MAX_NACK_ERROR_BYTES;
 
 use super::{Job, fact::Hold, metrics::Outcome, runner::Inner};
 use crate::NackOptions;
@@ -23,7 +24,8 @@ impl Inner {
     pub(super) async fn defer(&self, job: &Job, left: SignedDuration) -> Outcome {
         let secs = left.as_secs() + i64::from(left.subsec_nanos() > 0);
         tracing::debug!(message_id = %job.message.message_id, fact = %job.fact, secs, "fact held by a live worker; deferred");
-        let dead_lettered = self.nack(job, secs.clamp(1, MAX_DELAY_SECONDS)).await;
+        // Not a failure of the work: no error text.
+        let dead_lettered = self.nack(job, secs.clamp(1, MAX_DELAY_SECONDS), None).await;
         Outcome::Deferred { dead_lettered }
     }
 
@@ -42,7 +44,7 @@ impl Inner {
         let attempt = u32::try_from(job.message.delivery_count).unwrap_or(1);
         let delay = ceil_secs(self.config.retry.delay(attempt));
         Outcome::Failed {
-            dead_lettered: self.nack(job, delay).await,
+            dead_lettered: self.nack(job, delay, Some(error_text(err))).await,
         }
     }
 
@@ -57,7 +59,7 @@ impl Inner {
         let m = &job.message;
         match self
             .client
-            .ack(&job.queue, &m.message_id, Some(&m.receipt))
+            .ack_with_result(&job.queue, &m.message_id, Some(&m.receipt), job.result())
             .await
         {
             Ok(true) => true,
@@ -73,14 +75,15 @@ impl Inner {
         }
     }
 
-    /// Nacks with the receipt; true when the server dead-lettered it.
-    pub(super) async fn nack(&self, job: &Job, delay_seconds: i64) -> bool {
+    /// Nacks with the receipt (and why, if the work failed); true when the
+    /// server dead-lettered it.
+    pub(super) async fn nack(&self, job: &Job, delay_seconds: i64, error: Option<String>) -> bool {
         let m = &job.message;
         let opts = NackOptions {
             receipt: Some(m.receipt.clone()),
             requeue: true,
             delay_seconds: Some(delay_seconds),
-            ..Default::default()
+            error,
         };
         match self.client.nack(&job.queue, &m.message_id, opts).await {
             Ok(n) if n.dead_lettered => {
@@ -97,9 +100,37 @@ impl Inner {
     }
 }
 
+/// A failure's text as a nack may carry it: at most
+/// [`MAX_NACK_ERROR_BYTES`] bytes, cut at a character boundary.
+fn error_text(err: &(dyn Display + Sync)) -> String {
+    let mut text = err.to_string();
+    if text.len() > MAX_NACK_ERROR_BYTES {
+        let mut end = MAX_NACK_ERROR_BYTES;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    text
+}
+
 fn ceil_secs(d: Duration) -> i64 {
     let secs = d.as_secs() + u64::from(d.subsec_nanos() > 0);
     i64::try_from(secs)
         .unwrap_or(MAX_DELAY_SECONDS)
         .min(MAX_DELAY_SECONDS)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_long_error_is_cut_at_a_character_boundary() {
+        let long = "é".repeat(super::MAX_NACK_ERROR_BYTES);
+        let text = super::error_text(&long);
+        assert!(
+            text.len() <= super::MAX_NACK_ERROR_BYTES
+                && text.len() >= super::MAX_NACK_ERROR_BYTES - 1
+        );
+        assert_eq!(super::error_text(&"short"), "short");
+    }
 }

@@ -192,7 +192,7 @@ async fn update_queue_and_get_message() {
     let err = c
         .update_queue(&onceq::types::request::UpdateQueue {
             name: Some("jobs".into()),
-            completed_retention_seconds: Some(json!(2)),
+            completed_retention_seconds: Some(2_592_001),
             ..Default::default()
         })
         .await

@@ -38,6 +38,14 @@ async fn fails_times_out_then_acks(b: Backend) {
     let seen = hook.wait_for(2).await;
     assert_delivery(&seen[1], "jobs", &id, json!({"n": 1}), 2, s.clock.now());
     stats_until(&s, "jobs", |st| st["delayed"] == 1 && st["in_flight"] == 0).await;
+    // Each failed delivery is an attempt with what failed.
+    let m = s.get(&format!("/v1/queue/message/jobs/{id}")).await;
+    let attempts = m.ok().data()["attempts"].clone();
+    assert_eq!(attempts[0]["outcome"], "push_failed", "{attempts}");
+    assert_eq!(attempts[0]["error"], "answered 500 Internal Server Error");
+    assert_eq!(attempts[1]["outcome"], "push_failed");
+    assert_eq!(attempts[1]["error"], "no answer within 1s");
+    assert_eq!(m.data()["last_error"], "no answer within 1s");
 
     // 3: a 204 acks it.
     s.clock.advance(PAST_ANY_RETRY);
@@ -133,10 +141,17 @@ async fn a_refused_connection_is_a_failed_attempt(b: Backend) {
         json!({}),
     )
     .await;
-    s.publish("jobs", json!({"n": 1})).await;
+    let id = s.publish("jobs", json!({"n": 1})).await;
     // One attempt allowed: refused, dead-lettered.
     let stats = stats_until(&s, "jobs", |st| st["dead_lettered"] == 1).await;
     assert_eq!(stats["message_count"], 0);
+    // The dead letter says why: the connection error, as its last attempt.
+    let m = s.get(&format!("/v1/queue/message/jobs/{id}")).await;
+    let d = m.ok().data();
+    let last_error = d["last_error"].as_str().unwrap_or_default();
+    assert!(last_error.starts_with("connection failed"), "{d}");
+    assert_eq!(d["attempts"][0]["outcome"], "dead_lettered");
+    assert_eq!(d["attempts"][0]["error"], last_error);
 }
 both!(a_refused_connection_is_a_failed_attempt);
 

@@ -32,6 +32,7 @@ fn publish(queue: &str, messages: Vec<NewMessage>) -> MessagePublish {
         queue: QueueRef::new("p", queue),
         messages,
         dedupe_window: SignedDuration::from_hours(24),
+        new_queue_completed_retention: 0,
         now: now(),
     }
 }

@@ -208,11 +208,11 @@ async fn queue_ids(c: &impl GenericClient, group: &[Pending]) -> Result<QueueIds
         // A first publish creates its queue (rare: once per queue).
         let first = group
             .iter()
-            .find(|g| g.p.queue.project == project && g.p.queue.queue == name)
-            .map(|g| g.p.now)
-            .unwrap_or_else(Timestamp::now);
+            .find(|g| g.p.queue.project == project && g.p.queue.queue == name);
+        let now = first.map(|g| g.p.now).unwrap_or_else(Timestamp::now);
+        let retention = first.map_or(0, |g| g.p.new_queue_completed_retention);
         let queue = QueueRef::new(project, name);
-        let found = queues::ensure(c, &queue, first).await?;
+        let found = queues::ensure(c, &queue, retention, now).await?;
         ids.insert(key, found);
     }
     Ok(ids)

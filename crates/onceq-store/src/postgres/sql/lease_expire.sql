@@ -8,9 +8,19 @@
 -- `delayed`: `rules::backoff::retry_delay` (src/rules/backoff.rs) in SQL,
 -- the same ln/exp form so no delivery count overflows, random() the draw;
 -- held to the Rust rule by the conformance suite (tests/it/backoff.rs).
+-- Each expiry is recorded as an attempt (`rules::attempts`: outcome
+-- lease_expired, or dead_lettered for the last allowed hand-out, with
+-- `lease_expired_error`'s text, spelled here too) and becomes the last error;
+-- $3 is how many attempts are kept.
 -- One row per source queue that had an expiry (the metrics count per queue).
 WITH expired AS (
-    SELECT id
+    SELECT id,
+           CASE WHEN consumed_at IS NULL
+               THEN 'lease expired without ack or extend'
+               ELSE format('lease expired after %s s without ack or extend',
+                           greatest(0, floor(extract(epoch FROM lease_expires_at))::bigint
+                                       - floor(extract(epoch FROM consumed_at))::bigint))
+           END AS error
     FROM onceq_messages
     WHERE state = 'in_flight' AND lease_expires_at <= $1
     ORDER BY lease_expires_at
@@ -39,9 +49,19 @@ WITH expired AS (
             ELSE $1
         END,
         receipt = NULL,
-        lease_expires_at = NULL
-    FROM expired, onceq_queues q
-    WHERE m.id = expired.id AND q.id = m.queue_id
+        lease_expires_at = NULL,
+        consumed_at = NULL,
+        last_error = e.error,
+        attempts = onceq_attempts_append(m.attempts, jsonb_build_object(
+            'delivery_count', m.delivery_count,
+            'consumed_at', onceq_attempt_time(m.consumed_at),
+            'ended_at', onceq_attempt_time($1),
+            'outcome', CASE
+                WHEN q.dead_letter_queue_id IS NOT NULL AND m.delivery_count >= q.max_retries + 1
+                THEN 'dead_lettered' ELSE 'lease_expired' END,
+            'error', e.error), $3)
+    FROM expired e, onceq_queues q
+    WHERE m.id = e.id AND q.id = m.queue_id
     -- m is the new row here, q the queue it came from
     RETURNING q.project, q.name, m.queue_id <> q.id AS dead_lettered
 )

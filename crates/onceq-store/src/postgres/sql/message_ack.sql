@@ -5,3 +5,4 @@ WHERE q.project = $1 AND q.name = $2 AND m.queue_id = q.id
   AND m.id = $3
   AND m.state = 'in_flight'
   AND ($4::text IS NULL OR m.receipt = $4)
+RETURNING m.consumed_at

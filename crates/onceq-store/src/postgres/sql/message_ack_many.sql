@@ -26,6 +26,6 @@ WHERE m.id = ANY($3::text[])
       -- Kept a per-candidate check: pulled up into a join, it let the
       -- planner walk a whole index of messages to join them.
       OFFSET 0)
-RETURNING m.id, m.receipt,
+RETURNING m.id, m.receipt, m.consumed_at,
           (SELECT q.project FROM onceq_queues q WHERE q.id = m.queue_id) AS project,
           (SELECT q.name FROM onceq_queues q WHERE q.id = m.queue_id) AS queue

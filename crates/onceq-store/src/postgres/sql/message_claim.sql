@@ -64,7 +64,8 @@
 -- stores the bucket less the messages taken. For a queue without a rate,
 -- `spent` looks up no row: no write, no lock.
 WITH q AS (
-    SELECT id, queue_type, visibility_timeout_default, max_in_flight, rate_per_sec,
+    SELECT id, queue_type, visibility_timeout_default, completed_retention_seconds,
+           max_in_flight, rate_per_sec,
            -- the bucket as of $4 (`rules::limits::tokens_at`): NULL without a rate
            CASE WHEN rate_per_sec IS NOT NULL THEN
                least(greatest(rate_per_sec, 1),
@@ -124,12 +125,16 @@ WITH q AS (
 UPDATE onceq_messages m
 SET state = 'in_flight',
     delivery_count = m.delivery_count + 1,
-    -- same shape as ids::receipt(): rcpt_ + a v4 UUID in simple hex
-    receipt = 'rcpt_' || replace(gen_random_uuid()::text, '-', ''),
+    -- same shape as rules::finished::receipt(): rcpt_ + a v4 UUID in
+    -- simple hex, rcpt_k + the same while the queue keeps finished messages
+    receipt = CASE WHEN (SELECT completed_retention_seconds FROM q) > 0 THEN 'rcpt_k' ELSE 'rcpt_' END
+              || replace(gen_random_uuid()::text, '-', ''),
     lease_expires_at = coalesce(
         $5::timestamptz,
         $4::timestamptz + make_interval(secs => (SELECT visibility_timeout_default FROM q))
-    )
+    ),
+    -- when this lease began: its attempt's consumed_at (rules::attempts)
+    consumed_at = $4::timestamptz
 -- The ids as one array value, so the primary key is probed for them
 -- (joined, a generic plan made on an empty table walked the whole index).
 WHERE m.id = ANY (ARRAY(SELECT id FROM picked UNION ALL SELECT id FROM picked_fifo))

@@ -7,7 +7,7 @@
 SELECT r.seq, r.id, r.payload,
        CASE WHEN r.state = 'delayed' AND r.visible_at <= $2 THEN 'available' ELSE r.state END AS state,
        r.priority, r.group_id, r.idempotency_key, r.delivery_count,
-       r.created_at, r.visible_at, r.lease_expires_at, r.headers
+       r.created_at, r.visible_at, r.lease_expires_at, r.headers, r.last_error, r.attempts
 FROM (
     SELECT m.*
     FROM onceq_messages m

@@ -3,7 +3,7 @@
 -- $5 visibility_timeout_default, $6 enable_priority); the retry backoff
 -- is replaced as a whole when $7 is true (by $8..$11, all NULL to remove it);
 -- max_in_flight by $13 when $12, rate_per_sec by $15 when $14 (its bucket
--- then starts full).
+-- then starts full); $16 completed_retention_seconds.
 UPDATE onceq_queues
 SET dead_letter_queue_id = COALESCE($2, dead_letter_queue_id),
     max_retries = COALESCE($3, max_retries),
@@ -17,5 +17,6 @@ SET dead_letter_queue_id = COALESCE($2, dead_letter_queue_id),
     max_in_flight = CASE WHEN $12 THEN $13 ELSE max_in_flight END,
     rate_per_sec = CASE WHEN $14 THEN $15 ELSE rate_per_sec END,
     rate_tokens = CASE WHEN $14 THEN NULL ELSE rate_tokens END,
-    rate_refilled_at = CASE WHEN $14 THEN NULL ELSE rate_refilled_at END
+    rate_refilled_at = CASE WHEN $14 THEN NULL ELSE rate_refilled_at END,
+    completed_retention_seconds = COALESCE($16, completed_retention_seconds)
 WHERE id = $1

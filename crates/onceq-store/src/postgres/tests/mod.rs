@@ -19,6 +19,7 @@ fn publish(queue: &str) -> MessagePublish {
             headers: None,
         }],
         dedupe_window: jiff::SignedDuration::from_hours(24),
+        new_queue_completed_retention: 0,
         now: Timestamp::from_second(1_900_000_000).unwrap(),
     }
 }
@@ -123,6 +124,7 @@ async fn a_frozen_database_is_unavailable_within_the_bound_then_recovers() {
             message_id: held.message_id.clone(),
             receipt: Some(held.receipt.clone()),
         },
+        result: None,
         now: publish("q").now,
     };
 

@@ -174,6 +174,7 @@ async fn assert_hot_plans_probe(client: &tokio_postgres::Client, tables: &str) {
         ("message_delete_many", sql::MESSAGE_DELETE_MANY),
         ("fifo_group_lock", sql::FIFO_GROUP_LOCK),
         ("message_ack_many", sql::MESSAGE_ACK_MANY),
+        ("message_ack_keep_many", sql::MESSAGE_ACK_KEEP_MANY),
         ("message_promote", sql::MESSAGE_PROMOTE),
         ("message_claim", sql::MESSAGE_CLAIM),
     ];
@@ -239,4 +240,40 @@ async fn assert_hot_plans_probe(client: &tokio_postgres::Client, tables: &str) {
         .batch_execute("ROLLBACK; DEALLOCATE ALL; RESET jit_above_cost")
         .await
         .unwrap();
+}
+
+/// The purge of finished messages walks their expiry index, never the
+/// table (nor the backlog, which is another table).
+#[tokio::test]
+async fn finished_purge_walks_the_expiry_index() {
+    let db = PgStore::test_database().await;
+    let store = PgStore::connect(&db.url).await.unwrap();
+    let now = publish("q").now;
+    store.message_publish(publish("q")).await.unwrap();
+    let client = raw(&db.url).await;
+    client
+        .batch_execute(
+            "INSERT INTO onceq_finished (id, queue_id, state, payload, priority, delivery_count,
+                                         created_at, visible_at, finished_at, expires_at)
+             SELECT 'f' || i, q.id, 'completed', '{}', 0, 1, now(), now(), now(),
+                    now() + make_interval(secs => i)
+             FROM onceq_queues q, generate_series(1, 20000) i WHERE q.name = 'q';
+             ANALYZE onceq_finished;
+             SET enable_seqscan = off;",
+        )
+        .await
+        .unwrap();
+    let plan = client
+        .query(
+            &format!("EXPLAIN {}", crate::postgres::sql::FINISHED_PURGE),
+            &[&now, &10_000i64],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get::<_, String>(0))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(!plan.contains("Seq Scan"), "{plan}");
+    assert!(plan.contains("onceq_finished_expiry"), "{plan}");
 }

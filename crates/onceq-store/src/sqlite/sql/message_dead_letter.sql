@@ -1,4 +1,7 @@
--- Moves the row: same id, payload and delivery_count, available in the DLQ.
+-- Moves the row: same id, payload, delivery_count and history, available
+-- in the DLQ. ?4 the history with this hand-out appended, ?5 the last
+-- error (rules::attempts).
 UPDATE onceq_messages
-SET queue_id = ?2, state = 'available', visible_at = ?3, receipt = NULL, lease_expires_at = NULL
+SET queue_id = ?2, state = 'available', visible_at = ?3, receipt = NULL, lease_expires_at = NULL,
+    consumed_at = NULL, attempts = ?4, last_error = ?5
 WHERE seq = ?1

@@ -7,10 +7,11 @@
 SELECT r.seq, r.id, r.payload,
        CASE WHEN r.state = 'delayed' AND r.visible_at <= ?2 THEN 'available' ELSE r.state END AS state,
        r.priority, r.group_id, r.idempotency_key, r.delivery_count,
-       r.created_at, r.visible_at, r.lease_expires_at, r.headers
+       r.created_at, r.visible_at, r.lease_expires_at, r.headers, r.last_error, r.attempts
 FROM (
     SELECT m.seq, m.id, m.payload, m.state, m.priority, m.group_id, m.idempotency_key,
-           m.delivery_count, m.created_at, m.visible_at, m.lease_expires_at, m.headers
+           m.delivery_count, m.created_at, m.visible_at, m.lease_expires_at, m.headers,
+           m.last_error, m.attempts
     FROM onceq_messages m
     WHERE m.queue_id = ?1
     ORDER BY m.seq DESC

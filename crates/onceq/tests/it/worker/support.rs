@@ -83,6 +83,8 @@ impl Handler for Exports {
         if self.0.failing.lock().unwrap().contains(&job.fact) {
             return Err(format!("export {} failed", job.fact).into());
         }
+        // Sent with the ack; kept where the queue retains completed jobs.
+        job.set_result(&serde_json::json!({"exported": job.fact}))?;
         Ok(())
     }
 }

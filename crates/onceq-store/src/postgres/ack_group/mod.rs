@@ -11,6 +11,13 @@
 //! answered only after the commit, with whether it deleted its message,
 //! exactly as alone.
 //!
+//! Acks that may keep their message (`rules::finished`: a lease of a queue
+//! with `completed_retention_seconds`, or no receipt) are grouped apart
+//! and go through `sql/message_ack_keep_many.sql`, the same DELETE with the
+//! move into `onceq_finished` in the same statement; so with retention off
+//! every group is the one statement it always was, and with it on a group
+//! is still one round trip.
+//!
 //! Two acks of one message in a group: the statement deletes the message
 //! once, and tells one of them so, as two acks one after the other would.
 //! A group that fails otherwise than by the database being unavailable is
@@ -34,7 +41,8 @@ use super::hot::{self, HotConnection};
 use super::{lease, sql};
 use onceq_types::MessageStatus;
 
-use crate::{MessageAck, StoreError};
+use crate::rules::finished;
+use crate::{AckOutcome, MessageAck, StoreError};
 
 /// Connections the committer keeps (see `hot.rs`).
 pub(super) const CONNECTIONS: usize = 1;
@@ -45,8 +53,9 @@ const MAX_GROUP: usize = 512;
 /// Acks waiting for the committer; beyond it, `message_ack` waits.
 const QUEUE_DEPTH: usize = 4096;
 
-/// What one ack gets back: whether it deleted its message.
-type Answer = crate::Result<bool>;
+/// What one ack gets back: whether it deleted its message (and when that
+/// lease began).
+type Answer = crate::Result<AckOutcome>;
 
 struct Pending {
     ack: MessageAck,
@@ -101,10 +110,22 @@ async fn committer(pool: Db, mut receiver: mpsc::Receiver<Pending>, bound: Durat
 async fn commit(conn: &mut HotConnection, mut group: Vec<Pending>, bound: Duration) {
     // A caller that gave up was answered already (see the module docs).
     group.retain(|pending| !pending.reply.is_closed());
-    if group.is_empty() {
-        return;
+    // Acks that may keep their message (rules::finished) form a group of
+    // their own with its own statement; the others' stays as it always was.
+    let (keeping, plain): (Vec<Pending>, Vec<Pending>) = group
+        .into_iter()
+        .partition(|p| finished::may_keep(p.ack.lease.receipt.as_deref()));
+    for (group, keep) in [(plain, false), (keeping, true)] {
+        if !group.is_empty() {
+            commit_one(conn, group, keep, bound).await;
+        }
     }
-    let tried = errors::within(bound, group_retrying(conn, &group)).await;
+}
+
+/// Acks `group`, all of one kind (`keep`: may keep their messages), and
+/// answers each.
+async fn commit_one(conn: &mut HotConnection, group: Vec<Pending>, keep: bool, bound: Duration) {
+    let tried = errors::within(bound, group_retrying(conn, &group, keep)).await;
     if matches!(&tried, Err(StoreError::Unavailable(_))) {
         // Timed out mid-statement, or the connection failed: not one to
         // reuse.
@@ -121,8 +142,13 @@ async fn commit(conn: &mut HotConnection, mut group: Vec<Pending>, bound: Durati
                     continue;
                 }
                 let pool = conn.pool();
-                answers
-                    .push(errors::retrying(bound, || lease::ack_alone(pool, &pending.ack)).await);
+                let alone = errors::retrying(bound, || async {
+                    match keep {
+                        true => lease::ack_keeping(pool, &pending.ack).await,
+                        false => lease::ack_alone(pool, &pending.ack).await,
+                    }
+                });
+                answers.push(alone.await);
             }
             answers
         }
@@ -135,10 +161,14 @@ async fn commit(conn: &mut HotConnection, mut group: Vec<Pending>, bound: Durati
 }
 
 /// [`group_once`] until it does not lose a race.
-async fn group_retrying(conn: &mut HotConnection, group: &[Pending]) -> crate::Result<Vec<bool>> {
+async fn group_retrying(
+    conn: &mut HotConnection,
+    group: &[Pending],
+    keep: bool,
+) -> crate::Result<Vec<AckOutcome>> {
     let mut retry = errors::Retry::default();
     loop {
-        match group_once(conn, group).await {
+        match group_once(conn, group, keep).await {
             Ok(deleted) => return Ok(deleted),
             Err(e) => retry.after(e).await?,
         }
@@ -149,23 +179,48 @@ async fn group_retrying(conn: &mut HotConnection, group: &[Pending]) -> crate::R
 /// One statement, so atomic without a transaction of its own — except
 /// behind a pooler, where one carries the hot settings (`Conn::hot_begin`),
 /// pipelined with the statement and its COMMIT.
-async fn group_once(conn: &mut HotConnection, group: &[Pending]) -> Result<Vec<bool>, Error> {
+async fn group_once(
+    conn: &mut HotConnection,
+    group: &[Pending],
+    keep: bool,
+) -> Result<Vec<AckOutcome>, Error> {
     let client = conn.get().await?;
-    let stmt = client.prepare_cached(sql::MESSAGE_ACK_MANY).await?;
+    let statement = match keep {
+        true => sql::MESSAGE_ACK_KEEP_MANY,
+        false => sql::MESSAGE_ACK_MANY,
+    };
+    let stmt = client.prepare_cached(statement).await?;
     let leases = group.iter().map(|p| &p.ack.lease);
     let projects: Vec<&str> = leases.clone().map(|l| l.queue.project.as_str()).collect();
     let queues: Vec<&str> = leases.clone().map(|l| l.queue.queue.as_str()).collect();
     let ids: Vec<&str> = leases.clone().map(|l| l.message_id.as_str()).collect();
     let receipts: Vec<Option<&str>> = leases.map(|l| l.receipt.as_deref()).collect();
     let in_flight = MessageStatus::InFlight.as_str();
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
+    let results: Vec<Option<&str>> = group.iter().map(|p| p.ack.result.as_deref()).collect();
+    let times: Vec<jiff::Timestamp> = group.iter().map(|p| p.ack.now).collect();
+    let attempts_kept = onceq_types::attempt::MAX_ATTEMPTS_KEPT as i32;
+    let plain: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
         [&projects, &queues, &ids, &receipts, &in_flight];
+    let keeping: [&(dyn tokio_postgres::types::ToSql + Sync); 8] = [
+        &projects,
+        &queues,
+        &ids,
+        &receipts,
+        &in_flight,
+        &results,
+        &times,
+        &attempts_kept,
+    ];
+    let params: &[&(dyn tokio_postgres::types::ToSql + Sync)] = match keep {
+        true => &keeping,
+        false => &plain,
+    };
     // A connection this closes is replaced by the next `conn.get()`.
     let deleted = if client.behind_pooler() {
         // All three queued at the first poll: the COMMIT always follows.
         let (began, deleted, committed) = tokio::join!(
             client.batch_execute(client.hot_begin()),
-            client.query(&stmt, &params),
+            client.query(&stmt, params),
             client.batch_execute("COMMIT"),
         );
         began?;
@@ -173,154 +228,35 @@ async fn group_once(conn: &mut HotConnection, group: &[Pending]) -> Result<Vec<b
         committed?;
         deleted
     } else {
-        client.query(&stmt, &params).await?
+        client.query(&stmt, params).await?
     };
     // Each deleted message goes to the first ack of the group that could
     // have deleted it: same message, same queue, its receipt or none.
-    let mut answers = vec![false; group.len()];
+    let not_acked = AckOutcome {
+        acked: false,
+        consumed_at: None,
+    };
+    let mut answers = vec![not_acked; group.len()];
     for row in deleted {
         let (id, receipt, project, queue): (&str, Option<&str>, &str, &str) =
-            (row.get(0), row.get(1), row.get(2), row.get(3));
+            (row.get(0), row.get(1), row.get(3), row.get(4));
         let first = group.iter().zip(answers.iter_mut()).find(|(p, answered)| {
             let l = &p.ack.lease;
-            !**answered
+            !answered.acked
                 && l.message_id == id
                 && l.queue.project == project
                 && l.queue.queue == queue
                 && (l.receipt.is_none() || l.receipt.as_deref() == receipt)
         });
         if let Some((_, answer)) = first {
-            *answer = true;
+            *answer = AckOutcome {
+                acked: true,
+                consumed_at: row.get(2),
+            };
         }
     }
     Ok(answers)
 }
 
 #[cfg(test)]
-mod tests {
-    //! One group holding every case at once, acked by `commit` directly (the
-    //! conformance suite goes through `message_ack`, where how acks fall
-    //! into groups is up to timing).
-
-    use jiff::{SignedDuration, Timestamp};
-
-    use super::{Answer, Pending, commit};
-    use crate::postgres::PgStore;
-    use crate::postgres::hot::HotConnection;
-    use crate::{
-        ClaimedMessage, LeaseRef, MessageAck, MessageClaim, MessagePublish, NewMessage, QueueRef,
-        Store,
-    };
-
-    fn now() -> Timestamp {
-        Timestamp::from_second(1_900_000_000).unwrap()
-    }
-
-    fn ack(
-        queue: &str,
-        id: &str,
-        receipt: Option<&str>,
-    ) -> (Pending, tokio::sync::oneshot::Receiver<Answer>) {
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        let ack = MessageAck {
-            lease: LeaseRef {
-                queue: QueueRef::new("p", queue),
-                message_id: id.into(),
-                receipt: receipt.map(Into::into),
-            },
-            now: now(),
-        };
-        (Pending { ack, reply }, answer)
-    }
-
-    async fn claimed(store: &PgStore, queue: &str, n: usize) -> Vec<ClaimedMessage> {
-        let message = NewMessage {
-            payload: "{}".into(),
-            delay: SignedDuration::ZERO,
-            priority: 0,
-            idempotency_key: None,
-            group_id: None,
-            headers: None,
-        };
-        store
-            .message_publish(MessagePublish {
-                queue: QueueRef::new("p", queue),
-                messages: vec![message; n],
-                dedupe_window: SignedDuration::from_hours(24),
-                now: now(),
-            })
-            .await
-            .unwrap();
-        let got = store
-            .message_claim(MessageClaim {
-                queue: QueueRef::new("p", queue),
-                max: 10,
-                visibility_timeout: None,
-                now: now(),
-            })
-            .await
-            .unwrap();
-        assert_eq!(got.len(), n);
-        got
-    }
-
-    #[tokio::test]
-    async fn one_group_answers_each_ack_as_if_alone() {
-        let db = PgStore::test_database().await;
-        let store = PgStore::connect(&db.url).await.unwrap();
-        let m = claimed(&store, "q", 4).await;
-        let other = claimed(&store, "other", 1).await;
-        let cases = [
-            // (ack, expected answer)
-            (ack("q", &m[0].message_id, Some(&m[0].receipt)), true),
-            // the same message again: one of the two deleted it
-            (ack("q", &m[0].message_id, Some(&m[0].receipt)), false),
-            (ack("q", &m[1].message_id, Some("rcpt_not_its")), false),
-            (ack("q", &m[2].message_id, None), true),
-            // right id, wrong queue
-            (ack("q", &other[0].message_id, None), false),
-            (ack("nowhere", &m[3].message_id, None), false),
-            (ack("q", "qmsg_missing", None), false),
-            (ack("q", &m[3].message_id, Some(&m[3].receipt)), true),
-        ];
-        let mut group = Vec::new();
-        let mut expected = Vec::new();
-        for ((pending, answer), want) in cases {
-            group.push(pending);
-            expected.push((answer, want));
-        }
-        commit(
-            &mut HotConnection::new(store.db.clone()),
-            group,
-            crate::DEFAULT_OP_TIMEOUT,
-        )
-        .await;
-        let mut got = Vec::new();
-        for (answer, _) in &mut expected {
-            got.push(answer.await.unwrap().unwrap());
-        }
-        // Which of the two acks of m[0] is told it deleted it is the
-        // database's choice; exactly one is.
-        if got[1] {
-            got.swap(0, 1);
-        }
-        let want: Vec<bool> = expected.iter().map(|(_, want)| *want).collect();
-        assert_eq!(got, want);
-        let left = |queue: &'static str| {
-            let store = &store;
-            async move {
-                store
-                    .queue_stats(&QueueRef::new("p", queue), now())
-                    .await
-                    .unwrap()
-                    .message_count
-            }
-        };
-        assert_eq!(
-            left("q").await,
-            1,
-            "only the wrongly receipted message is left"
-        );
-        assert_eq!(left("other").await, 1);
-    }
-}
+mod tests;

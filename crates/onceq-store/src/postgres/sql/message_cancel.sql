@@ -1,0 +1,34 @@
+-- `Store::message_cancel`: removes one message of the queue (never of its
+-- dead-letter queue) whatever its state, in one statement; an in-flight
+-- one's lease ends with it, recorded as a `cancelled` attempt. While the
+-- queue keeps finished messages the row moves into onceq_finished as
+-- `cancelled`. $1 project, $2 queue, $3 id, $4 now, $5 attempts kept.
+-- Returns whether the queue exists (`has_queue`) and whether it held the
+-- message (`cancelled`).
+WITH q AS (
+    SELECT id, completed_retention_seconds AS keep_secs
+    FROM onceq_queues
+    WHERE project = $1 AND name = $2
+), gone AS (
+    DELETE FROM onceq_messages m
+    USING q
+    WHERE m.queue_id = q.id AND m.id = $3
+    RETURNING m.*, q.keep_secs
+), kept AS (
+    INSERT INTO onceq_finished (id, queue_id, state, payload, priority, group_id, idempotency_key,
+                                headers, delivery_count, created_at, visible_at, finished_at,
+                                expires_at, result, last_error, attempts)
+    SELECT id, queue_id, 'cancelled', payload, priority, group_id, idempotency_key,
+           headers, delivery_count, created_at, visible_at, $4::timestamptz,
+           $4::timestamptz + make_interval(secs => keep_secs), NULL, last_error,
+           CASE WHEN state = 'in_flight' THEN onceq_attempts_append(attempts, jsonb_build_object(
+               'delivery_count', delivery_count,
+               'consumed_at', onceq_attempt_time(consumed_at),
+               'ended_at', onceq_attempt_time($4::timestamptz),
+               'outcome', 'cancelled',
+               'error', NULL), $5::integer)
+           ELSE attempts END
+    FROM gone
+    WHERE keep_secs > 0
+)
+SELECT EXISTS (SELECT 1 FROM q) AS has_queue, EXISTS (SELECT 1 FROM gone) AS cancelled
