@@ -1,4 +1,5 @@
-//! Forgets idempotency keys whose dedupe window has passed, and removes
+//! Forgets idempotency keys whose dedupe window has passed (publish's
+//! per-message keys and the call ledger's `Idempotency-Key`s), and removes
 //! messages older than their queue's retention.
 
 use crate::AppState;
@@ -9,13 +10,19 @@ pub async fn run(state: AppState) {
     super::every("purger", &state.clone(), interval, || pass(&state)).await;
 }
 
-/// One pass of both purges.
+/// One pass of the purges.
 pub async fn pass(state: &AppState) -> Result<(), onceq_store::StoreError> {
     let now = state.clock.now();
     let keys = state.store.dedupe_purge(now).await?;
+    let calls = state.store.ledger_purge(now).await?;
     let messages = state.store.message_retention_purge(now).await?;
-    if keys + messages > 0 {
-        tracing::debug!(keys, messages, "purged expired dedupe keys and messages");
+    if keys + calls + messages > 0 {
+        tracing::debug!(
+            keys,
+            calls,
+            messages,
+            "purged expired dedupe keys, call-ledger entries and messages"
+        );
     }
     Ok(())
 }

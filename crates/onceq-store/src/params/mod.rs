@@ -9,6 +9,7 @@
 //! - `observation`
 //! - `browse`
 //! - `subscriptions`
+//! - `ledger`
 
 /// Names a queue inside a project.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +32,7 @@ impl QueueRef {
 
 mod browse;
 mod keys;
+mod ledger;
 mod maintenance;
 mod messages;
 mod observation;
@@ -39,6 +41,7 @@ mod subscriptions;
 
 pub use browse::*;
 pub use keys::*;
+pub use ledger::*;
 pub use maintenance::*;
 pub use messages::*;
 pub use observation::*;

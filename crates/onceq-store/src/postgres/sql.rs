@@ -142,5 +142,10 @@ statements! {
     SUBSCRIPTION_LIST => "subscription_list.sql",
     SUBSCRIPTION_DELETE => "subscription_delete.sql",
     SUBSCRIPTION_SCAN => "subscription_scan.sql",
+    LEDGER_CLAIM => "ledger_claim.sql",
+    LEDGER_GET => "ledger_get.sql",
+    LEDGER_COMPLETE => "ledger_complete.sql",
+    LEDGER_RELEASE => "ledger_release.sql",
+    LEDGER_PURGE => "ledger_purge.sql",
     PING => "ping.sql",
 }

@@ -53,6 +53,7 @@ mod dlq;
 mod errors;
 mod keys;
 mod lease;
+mod ledger;
 mod maintenance;
 mod migrate;
 mod observe;
@@ -329,6 +330,22 @@ impl Store for SqliteStore {
         self.readers
             .run(move |conn| subscriptions::scan(conn, now))
             .await
+    }
+
+    async fn ledger_claim(&self, p: crate::LedgerClaim) -> Result<crate::LedgerClaimOutcome> {
+        self.writer.run(move |tx| ledger::claim(tx, &p)).await
+    }
+
+    async fn ledger_complete(&self, p: crate::LedgerComplete) -> Result<bool> {
+        self.writer.run(move |tx| ledger::complete(tx, &p)).await
+    }
+
+    async fn ledger_release(&self, p: crate::LedgerRelease) -> Result<bool> {
+        self.writer.run(move |tx| ledger::release(tx, &p)).await
+    }
+
+    async fn ledger_purge(&self, now: Timestamp) -> Result<u64> {
+        self.writer.run(move |tx| ledger::purge(tx, now)).await
     }
 
     async fn lease_expire(&self, now: Timestamp, limit: u32) -> Result<LeaseExpiry> {

@@ -24,6 +24,8 @@
 //! - [`find`]: one message in its queue or its dead-letter queue.
 //! - [`maintenance`]: retention purge.
 //! - [`keys`]: API key storage.
+//! - [`ledger`]: the call ledger of `Idempotency-Key`s (claim, replay,
+//!   mismatch, in flight, takeover, scope, window, purge, races).
 //! - [`accounts`]: key scopes and rate overrides, credit limits, usage,
 //!   server heartbeats.
 //! - [`tenancy`]: two projects owning the same queue name.
@@ -90,6 +92,7 @@ mod find;
 mod headers;
 mod keys;
 mod lease;
+mod ledger;
 mod maintenance;
 mod publish;
 mod queues;
