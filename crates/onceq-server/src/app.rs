@@ -25,7 +25,7 @@ use utoipa_axum::{
 use crate::{
     ApiError, AppState, dashboard, envelope,
     guard::{Guarded, guard},
-    metrics, openapi,
+    idempotency, metrics, openapi,
     routes::{account, admin, consume, discovery, health, lease, message, publish, push, queues},
 };
 
@@ -69,12 +69,26 @@ pub fn app(state: AppState) -> Router {
 /// left bare: the layer does not change what the document says.
 pub(crate) fn routes(state: Option<&AppState>) -> OpenApiRouter<AppState> {
     let mut router = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi());
-    for (capability, (schemas, paths, route)) in keyed() {
+    for (capability, (schemas, mut paths, route)) in keyed() {
+        if idempotency::is_idempotent(capability) {
+            openapi::idempotency::document(&mut paths);
+        }
         let route = match state {
-            Some(state) => route.layer(middleware::from_fn_with_state(
-                Guarded::new(state, capability),
-                guard,
-            )),
+            Some(state) => {
+                // Inside the guard: the call ledger needs the caller.
+                let route = if idempotency::is_idempotent(capability) {
+                    route.layer(middleware::from_fn_with_state(
+                        state.clone(),
+                        idempotency::guard_call,
+                    ))
+                } else {
+                    route
+                };
+                route.layer(middleware::from_fn_with_state(
+                    Guarded::new(state, capability),
+                    guard,
+                ))
+            }
             None => route,
         };
         router = router.routes((schemas, paths, route));

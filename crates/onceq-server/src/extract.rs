@@ -22,32 +22,42 @@ impl<T: DeserializeOwned> FromRequest<AppState> for Body<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
-        let limit = state.config.max_body_bytes;
-        let timeout = state.config.body_read_timeout;
-        let read = axum::body::to_bytes(req.into_body(), limit);
-        let bytes = tokio::time::timeout(timeout, read)
-            .await
-            .map_err(|_| {
-                ApiError::new(
-                    ErrorCode::RequestTimeout,
-                    format!(
-                        "the request body did not arrive within {} s",
-                        timeout.as_secs_f64()
-                    ),
-                )
-            })?
-            .map_err(|e| {
-                if is_length_limit(&e) {
-                    ApiError::new(
-                        ErrorCode::QueueMessageTooLarge,
-                        format!("request body is larger than {limit} bytes"),
-                    )
-                } else {
-                    ApiError::invalid(format!("could not read the request body: {e}"))
-                }
-            })?;
+        let bytes = read_bytes(req.into_body(), state).await?;
         parse_body(&bytes).map(Body)
     }
+}
+
+/// A request body's bytes, within the size limit (413) and the read timeout
+/// (408): what [`Body`] decodes, and what the call ledger fingerprints
+/// (`crate::idempotency`) before handing it on.
+pub async fn read_bytes(
+    body: axum::body::Body,
+    state: &AppState,
+) -> Result<axum::body::Bytes, ApiError> {
+    let limit = state.config.max_body_bytes;
+    let timeout = state.config.body_read_timeout;
+    let read = axum::body::to_bytes(body, limit);
+    tokio::time::timeout(timeout, read)
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                ErrorCode::RequestTimeout,
+                format!(
+                    "the request body did not arrive within {} s",
+                    timeout.as_secs_f64()
+                ),
+            )
+        })?
+        .map_err(|e| {
+            if is_length_limit(&e) {
+                ApiError::new(
+                    ErrorCode::QueueMessageTooLarge,
+                    format!("request body is larger than {limit} bytes"),
+                )
+            } else {
+                ApiError::invalid(format!("could not read the request body: {e}"))
+            }
+        })
 }
 
 /// A request body as [`Body`] reads it: empty (or only whitespace) is

@@ -46,15 +46,7 @@ pub fn publish(req: Publish, header_key: Option<&HeaderValue>) -> Result<Publish
     let queue = validate::required_queue("queue", req.queue)?;
     // The header is checked even when the body's key wins: a malformed
     // header is refused, never silently ignored.
-    let header = header_key
-        .map(|v| {
-            let key = v
-                .to_str()
-                .map_err(|_| ApiError::invalid("Idempotency-Key header must be visible ASCII"))?;
-            validate::token("Idempotency-Key header", key)?;
-            Ok::<_, ApiError>(key.to_owned())
-        })
-        .transpose()?;
+    let header = header_key.map(idempotency_header).transpose()?;
     let key = req.idempotency_key.or(header);
     let message = new_message(
         "",
@@ -70,6 +62,16 @@ pub fn publish(req: Publish, header_key: Option<&HeaderValue>) -> Result<Publish
     Ok(PublishInput { queue, message })
 }
 
+/// The `Idempotency-Key` header's rule, for publish, publish_batch and the
+/// call ledger (`crate::idempotency`) alike: the token rule on visible ASCII.
+pub fn idempotency_header(v: &HeaderValue) -> Result<String, ApiError> {
+    let key = v
+        .to_str()
+        .map_err(|_| ApiError::invalid("Idempotency-Key header must be visible ASCII"))?;
+    validate::token("Idempotency-Key header", key)?;
+    Ok(key.to_owned())
+}
+
 /// `publish_batch`: the queue and 1..=10 messages.
 #[derive(Debug)]
 pub struct BatchInput {
@@ -79,8 +81,15 @@ pub struct BatchInput {
     pub messages: Vec<NewMessage>,
 }
 
-/// `publish_batch`.
-pub fn publish_batch(req: PublishBatch, max: usize) -> Result<BatchInput, ApiError> {
+/// `publish_batch`; `header_key` is the `Idempotency-Key` header: an item
+/// without a key of its own takes `<header key>:<index>` (queue-api-2.md
+/// §4), so a retried batch stores nothing twice.
+pub fn publish_batch(
+    req: PublishBatch,
+    max: usize,
+    header_key: Option<&HeaderValue>,
+) -> Result<BatchInput, ApiError> {
+    let header = header_key.map(idempotency_header).transpose()?;
     let queue = validate::required_queue("queue", req.queue)?;
     let items = validate::required("messages", req.messages)?;
     if items.is_empty() || items.len() > max {
@@ -92,7 +101,19 @@ pub fn publish_batch(req: PublishBatch, max: usize) -> Result<BatchInput, ApiErr
     let messages = items
         .into_iter()
         .enumerate()
-        .map(|(i, item)| new_message(&format!("messages[{i}]."), item))
+        .map(|(i, mut item)| {
+            if let (None, Some(stem)) = (&item.idempotency_key, &header) {
+                let derived = format!("{stem}:{i}");
+                validate::token(
+                    &format!(
+                        "messages[{i}]'s key from the Idempotency-Key header ({stem:?} + \":{i}\")"
+                    ),
+                    &derived,
+                )?;
+                item.idempotency_key = Some(derived);
+            }
+            new_message(&format!("messages[{i}]."), item)
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(BatchInput { queue, messages })
 }

@@ -19,6 +19,7 @@ mod fifo;
 mod flood;
 mod headers;
 mod hostile;
+mod idempotency;
 mod message_get;
 mod metering;
 mod metrics;
