@@ -47,14 +47,15 @@ pub fn publish(req: Publish, header_key: Option<&HeaderValue>) -> Result<Publish
     // The header is checked even when the body's key wins: a malformed
     // header is refused, never silently ignored.
     let header = header_key.map(idempotency_header).transpose()?;
-    let key = req.idempotency_key.or(header);
+    let own = dedupe_key("", req.idempotency_key, req.deduplication_id)?;
     let message = new_message(
         "",
         BatchItem {
             payload: req.payload,
             delay_seconds: req.delay_seconds,
             priority: req.priority,
-            idempotency_key: key,
+            idempotency_key: own.or(header),
+            deduplication_id: None,
             message_group_id: req.message_group_id,
             headers: req.headers,
         },
@@ -102,6 +103,12 @@ pub fn publish_batch(
         .into_iter()
         .enumerate()
         .map(|(i, mut item)| {
+            let prefix = format!("messages[{i}].");
+            item.idempotency_key = dedupe_key(
+                &prefix,
+                item.idempotency_key.take(),
+                item.deduplication_id.take(),
+            )?;
             if let (None, Some(stem)) = (&item.idempotency_key, &header) {
                 let derived = format!("{stem}:{i}");
                 validate::token(
@@ -112,10 +119,30 @@ pub fn publish_batch(
                 )?;
                 item.idempotency_key = Some(derived);
             }
-            new_message(&format!("messages[{i}]."), item)
+            new_message(&prefix, item)
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(BatchInput { queue, messages })
+}
+
+/// A message's own dedupe key: `idempotency_key`, or its other name
+/// `deduplication_id` (queue-api-2.md §2); both, and different, is 400
+/// naming both.
+fn dedupe_key(
+    prefix: &str,
+    idempotency_key: Option<String>,
+    deduplication_id: Option<String>,
+) -> Result<Option<String>, ApiError> {
+    match (idempotency_key, deduplication_id) {
+        (Some(a), Some(b)) if a != b => Err(ApiError::invalid(format!(
+            "{prefix}idempotency_key and {prefix}deduplication_id are two names of one key and they differ ({a:?}, {b:?}); give one"
+        ))),
+        (Some(a), _) => Ok(Some(a)),
+        (None, b) => {
+            validate::opt_token(&format!("{prefix}deduplication_id"), b.clone())?;
+            Ok(b)
+        }
+    }
 }
 
 fn new_message(prefix: &str, item: BatchItem) -> Result<NewMessage, ApiError> {

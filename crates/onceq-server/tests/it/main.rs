@@ -33,5 +33,6 @@ mod queue_update;
 mod queues;
 mod rate_limits;
 mod request_id;
+mod requests;
 mod scopes;
 mod two_servers;

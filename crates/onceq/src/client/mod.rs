@@ -152,6 +152,7 @@ impl Client {
             delay_seconds: opts.delay_seconds,
             priority: opts.priority,
             idempotency_key: Some(key.clone()),
+            deduplication_id: None,
             message_group_id: None,
             headers: if headers.is_empty() {
                 None
