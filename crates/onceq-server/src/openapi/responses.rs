@@ -208,6 +208,12 @@ error_responses! {
     ];
 }
 
+/// A 404 `NOT_FOUND` described as `description` (an operation's own 404,
+/// not a queue's).
+pub fn not_found_of(description: &str) -> BTreeMap<String, RefOr<Response>> {
+    BTreeMap::from([error_of(404, &[ErrorCode::NotFound], description)])
+}
+
 /// 404 of `message_get`: an unknown queue, or no such message in it or in
 /// its dead-letter queue.
 pub struct MessageMissing;

@@ -13,6 +13,7 @@ mod admin;
 mod auth;
 mod consume;
 mod dashboard;
+mod discovery;
 mod early_answers;
 mod envelope;
 mod fifo;
