@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use onceq_types::{
     ConsumedMessage, Envelope, Headers, MessageDetail, PublishedMessage, QueueRecord, QueueStats,
-    capability::Discovery,
+    capability::{Capability, Discovery},
     reply::{Acked, Deleted, Extended, Items, Nacked, Purged, Redriven},
     request::{self, BatchItem},
 };
@@ -31,6 +31,8 @@ pub struct Client {
     base: String,
     auth: header::HeaderValue,
     retry: RetryPolicy,
+    /// Sent as `Idempotency-Key` on every call ([`Client::with_idempotency_key`]).
+    idempotency_key: Option<header::HeaderValue>,
 }
 
 /// Options of [`Client::publish`].
@@ -124,6 +126,37 @@ impl Client {
             base: base_url.trim_end_matches('/').to_owned(),
             auth,
             retry: RetryPolicy::default(),
+            idempotency_key: None,
+        })
+    }
+
+    /// This client, sending `Idempotency-Key: key` on its calls (1 to 255
+    /// characters of visible ASCII): use it for one mutating call (create,
+    /// update, delete, purge, ack, nack, extend, redrive, admin limits …),
+    /// which the server then carries out once however often it is sent,
+    /// so this client retries it on transient failures (and on 409
+    /// `REQUEST_IN_FLIGHT`, after `Retry-After`) per its retry policy; a
+    /// retry answers what the first call answered. On
+    /// [`publish_batch`](Self::publish_batch) the key names the items
+    /// without a key of their own (`<key>:<index>`). Keys are scoped by
+    /// project and call: one key per intended change.
+    pub fn with_idempotency_key(&self, key: &str) -> Result<Self, Error> {
+        let valid = !key.is_empty()
+            && key.len() <= 255
+            && key.bytes().all(|b| (b' '..=b'~').contains(&b))
+            && !key.starts_with(' ')
+            && !key.ends_with(' ');
+        let value = header::HeaderValue::from_str(key)
+            .ok()
+            .filter(|_| valid)
+            .ok_or_else(|| {
+                Error::Config(format!(
+                    "idempotency key {key:?} must be 1 to 255 characters of visible ASCII"
+                ))
+            })?;
+        Ok(Self {
+            idempotency_key: Some(value),
+            ..self.clone()
         })
     }
 
@@ -162,7 +195,7 @@ impl Client {
         };
         let answer: Answer<PublishedMessage> = self
             .retry
-            .run(|| self.call(Method::POST, "/v1/queue/publish", Some(&body)))
+            .run(|| self.call_once(Method::POST, "/v1/queue/publish", Some(&body)))
             .await?;
         Ok(Published {
             message: answer.data,
@@ -183,12 +216,17 @@ impl Client {
         for item in &mut messages {
             trace_item(item)?;
         }
-        let safe = messages.iter().all(|m| m.idempotency_key.is_some());
+        // Safe to retry when every item has a key, its own or the
+        // client's `<key>:<index>`.
+        let safe = self.idempotency_key.is_some()
+            || messages
+                .iter()
+                .all(|m| m.idempotency_key.is_some() || m.deduplication_id.is_some());
         let body = request::PublishBatch {
             queue: Some(queue.to_owned()),
             messages: Some(messages),
         };
-        let call = || self.call(Method::POST, "/v1/queue/publish_batch", Some(&body));
+        let call = || self.call_once(Method::POST, "/v1/queue/publish_batch", Some(&body));
         let answer: Answer<Items<PublishedMessage>> = if safe {
             self.retry.run(call).await?
         } else {
@@ -350,7 +388,32 @@ impl Client {
             .data)
     }
 
+    /// One capability of [`discovery`](Self::discovery) by its id
+    /// (`queue.publish`, …); an unknown id is an [`Error::Server`] with
+    /// code `NOT_FOUND`.
+    pub async fn capability(&self, id: &str) -> Result<Capability, Error> {
+        let path = format!("/v1/discovery/{}", id_segment(id)?);
+        Ok(self.call::<(), _>(Method::GET, &path, None).await?.data)
+    }
+
+    /// One call; with an idempotency key, a mutating call is retried on
+    /// transient failures (the server answers a retry from its ledger).
     async fn call<B: Serialize + ?Sized, T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&B>,
+    ) -> Result<Answer<T>, Error> {
+        if self.idempotency_key.is_some() && method != Method::GET {
+            self.retry
+                .run(|| self.call_once(method.clone(), path, body))
+                .await
+        } else {
+            self.call_once(method, path, body).await
+        }
+    }
+
+    async fn call_once<B: Serialize + ?Sized, T: DeserializeOwned>(
         &self,
         method: Method,
         path: &str,
@@ -360,6 +423,9 @@ impl Client {
             .http
             .request(method, format!("{}{path}", self.base))
             .header(header::AUTHORIZATION, self.auth.clone());
+        if let Some(key) = &self.idempotency_key {
+            req = req.header("idempotency-key", key.clone());
+        }
         if let Some(body) = body {
             req = req.json(body);
         }
