@@ -87,7 +87,7 @@ pub async fn guard_call(State(state): State<AppState>, req: Request, next: Next)
     }
     match claimed(&state, req).await {
         Ok(Claimed::Run { req, ledger }) => {
-            let res = next.run(req).await;
+            let res = next.run(*req).await;
             record::finish(&state, ledger, res).await
         }
         Ok(Claimed::Answered(res)) => res,
@@ -103,7 +103,7 @@ pub(crate) struct Held {
 
 enum Claimed {
     /// Run the handler with this request; record into `ledger`.
-    Run { req: Request, ledger: Held },
+    Run { req: Box<Request>, ledger: Held },
     /// Answered from the ledger (a replay).
     Answered(Response),
 }
@@ -145,7 +145,7 @@ async fn claimed(state: &AppState, req: Request) -> Result<Claimed, ApiError> {
         .map_err(|e| ApiError::from_store(e, ""))?;
     match outcome {
         LedgerClaimOutcome::Claimed => Ok(Claimed::Run {
-            req: Request::from_parts(parts, axum::body::Body::from(bytes)),
+            req: Box::new(Request::from_parts(parts, axum::body::Body::from(bytes))),
             ledger: Held {
                 key: ledger_key,
                 token,

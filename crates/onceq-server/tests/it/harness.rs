@@ -330,15 +330,12 @@ impl TestServer {
         body: Option<Value>,
         headers: &[(&str, &str)],
     ) -> Res {
-        let key = Some(key);
         if let Some(router) = &self.router {
             let body = body.map(|b| serde_json::to_vec(&b).unwrap());
-            return crate::answer::in_process_with(router, method, path, body, key, headers).await;
+            return crate::answer::in_process_with(router, method, path, body, Some(key), headers)
+                .await;
         }
-        let mut req = self
-            .http
-            .request(method, self.url(path))
-            .bearer_auth(key.unwrap_or_default());
+        let mut req = self.http.request(method, self.url(path)).bearer_auth(key);
         for (name, value) in headers {
             req = req.header(*name, *value);
         }
