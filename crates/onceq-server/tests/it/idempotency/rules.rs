@@ -120,3 +120,35 @@ async fn answers_are_kept_for_the_dedupe_window(b: Backend) {
     assert_eq!(r.data()["purged"], 1);
 }
 both!(answers_are_kept_for_the_dedupe_window);
+
+async fn a_replay_is_counted_and_never_charged(b: Backend) {
+    let config = onceq_server::ServerConfig {
+        prices: onceq_server::pricing::PriceTable::parse("queue.purge=0.001").unwrap(),
+        ..onceq_server::ServerConfig::default()
+    };
+    let s = TestServer::in_process_with(b, config).await;
+    s.publish("orders", json!(1)).await;
+    let path = "/v1/queue/purge/orders";
+    let first = call(&s, Method::POST, path, None, "K").await;
+    assert_eq!(first.body["metadata"]["cost_usd"], 0.001);
+    let again = call(&s, Method::POST, path, None, "K").await;
+    assert_eq!(again.body["metadata"]["cost_usd"], 0.0);
+    let usage = s.get("/v1/account/usage").await;
+    let purge = usage.data()["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["capability"] == "queue.purge")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (
+            &purge["calls"],
+            &purge["billable_calls"],
+            &purge["cost_usd"]
+        ),
+        (&json!(2), &json!(1), &json!(0.001)),
+        "{purge}"
+    );
+}
+both!(a_replay_is_counted_and_never_charged);
