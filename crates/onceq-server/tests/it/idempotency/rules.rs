@@ -152,3 +152,33 @@ async fn a_replay_is_counted_and_never_charged(b: Backend) {
     );
 }
 both!(a_replay_is_counted_and_never_charged);
+
+/// `/openapi.json` says which operations honour the header, from the same
+/// list the router reads (`idempotency::IDEMPOTENT`).
+async fn the_document_lists_the_header_where_it_is_honoured(b: Backend) {
+    let s = TestServer::in_process(b).await;
+    let doc = s.send(Method::GET, "/openapi.json", None, None).await;
+    let op = |method: &str, path: &str| doc.body["paths"][path][method].clone();
+    let has_header = |op: &serde_json::Value| {
+        op["parameters"].as_array().is_some_and(|ps| {
+            ps.iter()
+                .any(|p| p["name"] == "Idempotency-Key" && p["in"] == "header")
+        })
+    };
+    for c in onceq_server::idempotency::IDEMPOTENT {
+        let op = op(&c.method.to_ascii_lowercase(), c.path);
+        assert!(
+            has_header(&op),
+            "{} {} lacks the header: {op}",
+            c.method,
+            c.path
+        );
+        let codes = op["responses"]["409"].to_string();
+        assert!(codes.contains("REQUEST_IN_FLIGHT"), "{}: {codes}", c.id);
+        assert!(op["responses"]["422"].is_object(), "{}", c.id);
+    }
+    assert!(has_header(&op("post", "/v1/queue/publish_batch")));
+    assert!(!has_header(&op("post", "/v1/queue/consume")));
+    assert!(!has_header(&op("post", "/v1/admin/keys/create")));
+}
+both!(the_document_lists_the_header_where_it_is_honoured);
