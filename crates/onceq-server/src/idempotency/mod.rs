@@ -122,7 +122,14 @@ async fn claimed(state: &AppState, req: Request) -> Result<Claimed, ApiError> {
         .uri
         .path_and_query()
         .map_or(parts.uri.path(), |p| p.as_str());
-    let fingerprint = Fingerprint::of_request(&parts.method, path, &parts.headers, &bytes);
+    // Every body is read as JSON whatever its Content-Type (`extract`), so
+    // it is fingerprinted as JSON too: a retry sent with another (or no)
+    // Content-Type is the same call.
+    let as_json = HeaderMap::from_iter([(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/json"),
+    )]);
+    let fingerprint = Fingerprint::of_request(&parts.method, path, &as_json, &bytes);
     let now = state.clock.now();
     let ledger_key = LedgerKey {
         project: caller.project.clone(),
