@@ -5,9 +5,11 @@
 //! deterministic by claiming the key in the store as another server would,
 //! then taken over once that claim's lease ends on the test's clock).
 //! `rules`: what holds for every route (scope, refusals released, bad
-//! keys, no charge). `batch`: publish_batch's header key.
+//! keys, no charge). `batch`: publish_batch's header key. `concurrent`:
+//! racing calls and two servers on one database.
 
 mod batch;
+mod concurrent;
 mod endpoints;
 mod rules;
 
