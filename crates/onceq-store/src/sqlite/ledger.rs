@@ -81,11 +81,16 @@ pub(super) fn release(conn: &Connection, p: &LedgerRelease) -> Result<bool> {
     Ok(n > 0)
 }
 
-/// `Store::ledger_purge`: one batch per call, so the writer is never held
-/// long (the purger runs again on its next tick).
+/// `Store::ledger_purge`: batches until one comes back short, as on
+/// PostgreSQL (`dedupe_purge` deletes its keys in one statement too).
 pub(super) fn purge(conn: &Connection, now: Timestamp) -> Result<u64> {
-    let n = conn
-        .prepare_cached(sql!("ledger_purge"))?
-        .execute(params![time::micros(now), PURGE_BATCH])?;
-    Ok(n as u64)
+    let mut stmt = conn.prepare_cached(sql!("ledger_purge"))?;
+    let mut total = 0;
+    loop {
+        let n = stmt.execute(params![time::micros(now), PURGE_BATCH])? as u64;
+        total += n;
+        if n < PURGE_BATCH as u64 {
+            return Ok(total);
+        }
+    }
 }

@@ -20,6 +20,7 @@ conformance!(
     ledger_keys_are_scoped_by_project_and_capability,
     ledger_window_expires_and_purges,
     ledger_stale_token_cannot_touch_a_newer_claim,
+    ledger_purge_takes_more_than_a_batch,
 );
 conformance!(multi_thread ledger_one_of_racing_claims_wins);
 
@@ -225,4 +226,13 @@ async fn ledger_one_of_racing_claims_wins(h: Harness) {
         }
     }
     assert_eq!(claimed, 1);
+}
+
+/// One purge takes every expired entry, past the backends' batch of 1000.
+async fn ledger_purge_takes_more_than_a_batch(mut h: Harness) {
+    for i in 0..1005 {
+        h.ledger_take(&format!("k{i}"), 1, "t").await;
+    }
+    h.advance(WINDOW);
+    assert_eq!(h.store.ledger_purge(h.now).await.unwrap(), 1005);
 }
