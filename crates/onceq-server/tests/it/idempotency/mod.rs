@@ -6,8 +6,10 @@
 //! then taken over once that claim's lease ends on the test's clock).
 //! `rules`: what holds for every route (scope, refusals released, bad
 //! keys, no charge). `batch`: publish_batch's header key. `concurrent`:
-//! racing calls and two servers on one database.
+//! racing calls and two servers on one database. `admin`: the admin API's
+//! calls that honour the key, and the two that do not.
 
+mod admin;
 mod batch;
 mod concurrent;
 mod endpoints;
@@ -21,6 +23,21 @@ use serde_json::Value;
 
 use crate::harness::{Res, TestServer};
 
+/// Who calls: an API key and its project.
+#[derive(Clone, Copy)]
+pub struct Who<'a> {
+    pub key: &'a str,
+    pub project: &'a str,
+}
+
+/// The harness's project-alpha key.
+pub fn alpha(s: &TestServer) -> Who<'_> {
+    Who {
+        key: &s.key,
+        project: "alpha",
+    }
+}
+
 /// A call with `Idempotency-Key: key`.
 pub async fn call(
     s: &TestServer,
@@ -29,7 +46,19 @@ pub async fn call(
     body: Option<Value>,
     key: &str,
 ) -> Res {
-    s.send_with(method, path, body, &[("idempotency-key", key)])
+    call_as(s, alpha(s), method, path, body, key).await
+}
+
+/// [`call`] as `who`.
+pub async fn call_as(
+    s: &TestServer,
+    who: Who<'_>,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+    key: &str,
+) -> Res {
+    s.send_as_with(who.key, method, path, body, &[("idempotency-key", key)])
         .await
 }
 
@@ -43,14 +72,27 @@ pub async fn replays(
     body: Option<Value>,
     other: (&str, Option<Value>),
 ) -> Value {
-    let first = call(s, method.clone(), path, body.clone(), "K").await;
+    replays_as(s, alpha(s), method, path, body, other).await
+}
+
+/// [`replays`] as `who`.
+pub async fn replays_as(
+    s: &TestServer,
+    who: Who<'_>,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+    other: (&str, Option<Value>),
+) -> Value {
+    let call = |method, path, body, key| call_as(s, who, method, path, body, key);
+    let first = call(method.clone(), path, body.clone(), "K").await;
     first.ok();
     assert_eq!(
         first.body["metadata"]["idempotent_replay"], false,
         "{}",
         first.body
     );
-    let again = call(s, method.clone(), path, body, "K").await;
+    let again = call(method.clone(), path, body, "K").await;
     again.ok();
     assert_eq!(
         again.data(),
@@ -68,7 +110,7 @@ pub async fn replays(
         "a replay has a request id of its own"
     );
     let (other_path, other_body) = other;
-    let reused = call(s, method, other_path, other_body, "K").await;
+    let reused = call(method, other_path, other_body, "K").await;
     let message = reused.err(422, "IDEMPOTENCY_KEY_REUSED");
     assert!(message.contains("Idempotency-Key"), "{message}");
     assert!(reused.body["error"]["hint"].is_string());
@@ -81,6 +123,18 @@ pub async fn replays(
 /// and runs. Returns the answer of the run.
 pub async fn in_flight(
     s: &TestServer,
+    capability: &str,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> Res {
+    in_flight_as(s, alpha(s), capability, method, path, body).await
+}
+
+/// [`in_flight`] as `who`.
+pub async fn in_flight_as(
+    s: &TestServer,
+    who: Who<'_>,
     capability: &str,
     method: Method,
     path: &str,
@@ -103,7 +157,7 @@ pub async fn in_flight(
         .store
         .ledger_claim(LedgerClaim {
             key: LedgerKey {
-                project: "alpha".to_owned(),
+                project: who.project.to_owned(),
                 capability: capability.to_owned(),
                 key: "held".to_owned(),
             },
@@ -116,7 +170,7 @@ pub async fn in_flight(
         .await
         .unwrap();
     assert_eq!(outcome, onceq_store::LedgerClaimOutcome::Claimed);
-    let r = call(s, method.clone(), path, body.clone(), "held").await;
+    let r = call_as(s, who, method.clone(), path, body.clone(), "held").await;
     r.err(409, "REQUEST_IN_FLIGHT");
     assert_eq!(r.body["error"]["retryable"], true);
     assert_eq!(
@@ -124,7 +178,7 @@ pub async fn in_flight(
         Some(held.as_secs().to_string().as_str())
     );
     s.clock.advance(held);
-    let r = call(s, method, path, body, "held").await;
+    let r = call_as(s, who, method, path, body, "held").await;
     r.ok();
     assert_eq!(r.body["metadata"]["idempotent_replay"], false);
     r
