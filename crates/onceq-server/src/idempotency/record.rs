@@ -63,7 +63,7 @@ async fn release(state: &AppState, held: Held) {
 
 /// The recorded answer, with this request's metadata: its own request id
 /// and latency, `cost_usd: 0` (replays are never charged) and
-/// `idempotent_replay: true`.
+/// `idempotent_replay: true`; and `Idempotent-Replayed: true`.
 pub(super) fn replay(answer: LedgerAnswer) -> Response {
     let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::OK);
     let body = match serde_json::from_slice::<serde_json::Value>(&answer.body) {
@@ -83,6 +83,11 @@ pub(super) fn replay(answer: LedgerAnswer) -> Response {
     res.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
+    );
+    // The toolkit's layer marks its replays so too.
+    res.headers_mut().insert(
+        onceq::idempotency::IDEMPOTENT_REPLAYED,
+        HeaderValue::from_static("true"),
     );
     res
 }

@@ -105,6 +105,14 @@ pub async fn replays_as(
         again.body
     );
     assert_eq!(again.body["metadata"]["cost_usd"], 0.0);
+    assert_eq!(
+        again
+            .headers
+            .get("idempotent-replayed")
+            .map(|v| v.to_str().unwrap()),
+        Some("true")
+    );
+    assert!(first.headers.get("idempotent-replayed").is_none());
     assert_ne!(
         again.body["metadata"]["request_id"], first.body["metadata"]["request_id"],
         "a replay has a request id of its own"
