@@ -161,3 +161,40 @@ pub fn near_miss(key: &str, fields: &[&'static str]) -> Option<&'static str> {
 }
 
 pub(crate) use request;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::{BatchItem, CreateQueue, PublishBatch};
+
+    #[test]
+    fn camel_case_of_a_field_is_a_near_miss_and_nothing_else_is() {
+        let fields = &["idempotency_key", "queue", "max_messages"];
+        assert_eq!(near_miss("idempotencyKey", fields), Some("idempotency_key"));
+        assert_eq!(near_miss("maxMessages", fields), Some("max_messages"));
+        assert_eq!(
+            near_miss("queue", fields),
+            None,
+            "known fields are not unknown"
+        );
+        assert_eq!(near_miss("Queue", fields), None);
+        assert_eq!(near_miss("traceId", fields), None);
+        assert_eq!(
+            near_miss("delaySeconds", fields),
+            None,
+            "not a field of this call"
+        );
+    }
+
+    #[test]
+    fn the_macro_records_wire_names_and_listed_bodies() {
+        assert!(
+            CreateQueue::FIELDS.contains(&"type"),
+            "a renamed field by its wire name"
+        );
+        assert!(!CreateQueue::FIELDS.contains(&"queue_type"));
+        assert_eq!(PublishBatch::FIELDS, &["queue", "messages"]);
+        assert_eq!(PublishBatch::nested("messages"), BatchItem::FIELDS);
+        assert!(PublishBatch::nested("queue").is_empty());
+    }
+}
