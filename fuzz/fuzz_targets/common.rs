@@ -34,7 +34,7 @@ pub fn check<T, R>(
     validate: impl FnOnce(T) -> Result<R, ApiError>,
     accepted: impl FnOnce(R),
 ) where
-    T: serde::de::DeserializeOwned,
+    T: serde::de::DeserializeOwned + onceq_types::request::Fields,
 {
     match onceq_server::extract::parse_body::<T>(data).and_then(validate) {
         Ok(r) => accepted(r),

@@ -11,7 +11,7 @@ mod common;
 fuzz_target!(|data: &[u8]| {
     common::check::<PublishBatch, _>(
         data,
-        |r| input::publish_batch(r, onceq_types::MAX_BATCH),
+        |r| input::publish_batch(r, onceq_types::MAX_BATCH, None),
         |b| {
             common::valid_queue(&b.queue);
             assert!((1..=onceq_types::MAX_BATCH).contains(&b.messages.len()));

@@ -110,6 +110,8 @@ pub struct Call {
     reserved: AtomicU64,
     charged: AtomicU64,
     succeeded: AtomicBool,
+    /// Answered from the call ledger: counted, never charged.
+    replayed: AtomicBool,
 }
 
 impl Caller {
@@ -132,6 +134,7 @@ impl Caller {
             reserved: AtomicU64::new(0),
             charged: AtomicU64::new(0),
             succeeded: AtomicBool::new(false),
+            replayed: AtomicBool::new(false),
         });
         Self { principal, call }
     }
@@ -152,10 +155,18 @@ impl Call {
     }
 
     /// The handler answered 200: the call counts, and is charged its
-    /// per-call price.
+    /// per-call price (unless it was a replay).
     pub(crate) fn succeed(&self) {
         self.succeeded.store(true, Ordering::Relaxed);
-        self.charge(self.per_call);
+        if !self.replayed.load(Ordering::Relaxed) {
+            self.charge(self.per_call);
+        }
+    }
+
+    /// The call was answered from the call ledger (`crate::idempotency`):
+    /// replays are never charged.
+    pub(crate) fn replayed(&self) {
+        self.replayed.store(true, Ordering::Relaxed);
     }
 }
 

@@ -70,6 +70,18 @@ impl ApiError {
         }
     }
 
+    /// 409 `REQUEST_IN_FLIGHT`: another request holds this
+    /// `Idempotency-Key`; retry after `secs` seconds (when its lease ends).
+    pub fn in_flight(secs: u64, key: &str) -> Self {
+        Self {
+            retry_after_secs: Some(secs.max(1)),
+            ..Self::new(
+                ErrorCode::RequestInFlight,
+                format!("a request with Idempotency-Key {key:?} is still being carried out"),
+            )
+        }
+    }
+
     /// 403 `FORBIDDEN`.
     pub fn forbidden(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::Forbidden, message)
@@ -93,11 +105,14 @@ impl ApiError {
         self.code
     }
 
-    /// Seconds to wait before retrying, for the answers that say it (429
-    /// and 503).
+    /// Seconds to wait before retrying, for the answers that say it (429,
+    /// 503 and 409 `REQUEST_IN_FLIGHT`).
     pub fn retry_after(&self) -> Option<u64> {
-        matches!(self.code, ErrorCode::Unavailable | ErrorCode::RateLimited)
-            .then(|| self.retry_after_secs.unwrap_or(1))
+        matches!(
+            self.code,
+            ErrorCode::Unavailable | ErrorCode::RateLimited | ErrorCode::RequestInFlight
+        )
+        .then(|| self.retry_after_secs.unwrap_or(1))
     }
 
     /// The client-facing message.

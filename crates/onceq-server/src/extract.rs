@@ -11,6 +11,7 @@ use axum::{
     http::request::Parts,
 };
 use onceq_types::ErrorCode;
+use onceq_types::request::{Fields, near_miss};
 use serde::de::DeserializeOwned;
 
 use crate::{ApiError, AppState, validate};
@@ -18,41 +19,51 @@ use crate::{ApiError, AppState, validate};
 /// A JSON request body.
 pub struct Body<T>(pub T);
 
-impl<T: DeserializeOwned> FromRequest<AppState> for Body<T> {
+impl<T: DeserializeOwned + Fields> FromRequest<AppState> for Body<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
-        let limit = state.config.max_body_bytes;
-        let timeout = state.config.body_read_timeout;
-        let read = axum::body::to_bytes(req.into_body(), limit);
-        let bytes = tokio::time::timeout(timeout, read)
-            .await
-            .map_err(|_| {
-                ApiError::new(
-                    ErrorCode::RequestTimeout,
-                    format!(
-                        "the request body did not arrive within {} s",
-                        timeout.as_secs_f64()
-                    ),
-                )
-            })?
-            .map_err(|e| {
-                if is_length_limit(&e) {
-                    ApiError::new(
-                        ErrorCode::QueueMessageTooLarge,
-                        format!("request body is larger than {limit} bytes"),
-                    )
-                } else {
-                    ApiError::invalid(format!("could not read the request body: {e}"))
-                }
-            })?;
+        let bytes = read_bytes(req.into_body(), state).await?;
         parse_body(&bytes).map(Body)
     }
 }
 
+/// A request body's bytes, within the size limit (413) and the read timeout
+/// (408): what [`Body`] decodes, and what the call ledger fingerprints
+/// (`crate::idempotency`) before handing it on.
+pub async fn read_bytes(
+    body: axum::body::Body,
+    state: &AppState,
+) -> Result<axum::body::Bytes, ApiError> {
+    let limit = state.config.max_body_bytes;
+    let timeout = state.config.body_read_timeout;
+    let read = axum::body::to_bytes(body, limit);
+    tokio::time::timeout(timeout, read)
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                ErrorCode::RequestTimeout,
+                format!(
+                    "the request body did not arrive within {} s",
+                    timeout.as_secs_f64()
+                ),
+            )
+        })?
+        .map_err(|e| {
+            if is_length_limit(&e) {
+                ApiError::new(
+                    ErrorCode::QueueMessageTooLarge,
+                    format!("request body is larger than {limit} bytes"),
+                )
+            } else {
+                ApiError::invalid(format!("could not read the request body: {e}"))
+            }
+        })
+}
+
 /// A request body as [`Body`] reads it: empty (or only whitespace) is
 /// `{}`, anything else must be one JSON object.
-pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+pub fn parse_body<T: DeserializeOwned + Fields>(bytes: &[u8]) -> Result<T, ApiError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         parse(b"{}")
     } else {
@@ -60,10 +71,19 @@ pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     }
 }
 
-/// Decodes JSON, naming the failing field in the error.
-pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+/// Decodes JSON, naming the failing field in the error. Unknown keys are
+/// ignored, except the camelCase spelling of one of the call's fields
+/// (`onceq_types::request::near_miss`): 400 naming both spellings.
+pub fn parse<T: DeserializeOwned + Fields>(bytes: &[u8]) -> Result<T, ApiError> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);
-    let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
+    let mut misspelt: Option<(String, &'static str)> = None;
+    let mut note = |path: serde_ignored::Path<'_>| {
+        if misspelt.is_none() {
+            misspelt = near_miss_of::<T>(&path);
+        }
+    };
+    let seen = serde_ignored::Deserializer::new(&mut *de, &mut note);
+    let value = serde_path_to_error::deserialize(seen).map_err(|e| {
         let path = known_path(e.path());
         let inner = e.into_inner();
         if path.is_empty() {
@@ -80,7 +100,43 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     // than it thinks; refuse rather than silently use a prefix.
     de.end()
         .map_err(|e| ApiError::invalid(format!("malformed JSON body: {e}")))?;
+    if let Some((key, field)) = misspelt {
+        return Err(ApiError::invalid(format!(
+            "unknown field `{key}`; did you mean `{field}`?"
+        ))
+        .with_hint(format!(
+            "fields are snake_case: send `{field}` (an unknown field would be ignored, and this one matters)"
+        )));
+    }
     Ok(value)
+}
+
+/// The near miss an ignored key at `path` is: checked against the body's
+/// own fields at the top, against a listed body's (publish_batch's
+/// messages) one level down.
+fn near_miss_of<T: Fields>(path: &serde_ignored::Path<'_>) -> Option<(String, &'static str)> {
+    use serde_ignored::Path;
+    let Path::Map { parent, key } = path else {
+        return None;
+    };
+    let fields = match unwrapped(parent) {
+        Path::Root => T::FIELDS,
+        Path::Seq { parent, .. } => match unwrapped(parent) {
+            Path::Map { parent, key } if matches!(unwrapped(parent), Path::Root) => T::nested(key),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    near_miss(key, fields).map(|f| (key.clone(), f))
+}
+
+/// `path` without the `Option`s and newtypes around it.
+fn unwrapped<'a>(mut path: &'a serde_ignored::Path<'a>) -> &'a serde_ignored::Path<'a> {
+    use serde_ignored::Path;
+    while let Path::Some { parent } | Path::NewtypeStruct { parent } = path {
+        path = parent;
+    }
+    path
 }
 
 /// The path of a decoding failure without its unknown segments: where the

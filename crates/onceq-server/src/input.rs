@@ -50,28 +50,31 @@ pub fn publish(req: Publish, header_key: Option<&HeaderValue>) -> Result<Publish
     let queue = validate::required_queue("queue", req.queue)?;
     // The header is checked even when the body's key wins: a malformed
     // header is refused, never silently ignored.
-    let header = header_key
-        .map(|v| {
-            let key = v
-                .to_str()
-                .map_err(|_| ApiError::invalid("Idempotency-Key header must be visible ASCII"))?;
-            validate::token("Idempotency-Key header", key)?;
-            Ok::<_, ApiError>(key.to_owned())
-        })
-        .transpose()?;
-    let key = req.idempotency_key.or(header);
+    let header = header_key.map(idempotency_header).transpose()?;
+    let own = dedupe_key("", req.idempotency_key, req.deduplication_id)?;
     let message = new_message(
         "",
         BatchItem {
             payload: req.payload,
             delay_seconds: req.delay_seconds,
             priority: req.priority,
-            idempotency_key: key,
+            idempotency_key: own.or(header),
+            deduplication_id: None,
             message_group_id: req.message_group_id,
             headers: req.headers,
         },
     )?;
     Ok(PublishInput { queue, message })
+}
+
+/// The `Idempotency-Key` header's rule, for publish, publish_batch and the
+/// call ledger (`crate::idempotency`) alike: the token rule on visible ASCII.
+pub fn idempotency_header(v: &HeaderValue) -> Result<String, ApiError> {
+    let key = v
+        .to_str()
+        .map_err(|_| ApiError::invalid("Idempotency-Key header must be visible ASCII"))?;
+    validate::token("Idempotency-Key header", key)?;
+    Ok(key.to_owned())
 }
 
 /// `publish_batch`: the queue and 1..=10 messages.
@@ -83,8 +86,15 @@ pub struct BatchInput {
     pub messages: Vec<NewMessage>,
 }
 
-/// `publish_batch`.
-pub fn publish_batch(req: PublishBatch, max: usize) -> Result<BatchInput, ApiError> {
+/// `publish_batch`; `header_key` is the `Idempotency-Key` header: an item
+/// without a key of its own takes `<header key>:<index>` (queue-api-2.md
+/// §4), so a retried batch stores nothing twice.
+pub fn publish_batch(
+    req: PublishBatch,
+    max: usize,
+    header_key: Option<&HeaderValue>,
+) -> Result<BatchInput, ApiError> {
+    let header = header_key.map(idempotency_header).transpose()?;
     let queue = validate::required_queue("queue", req.queue)?;
     let items = validate::required("messages", req.messages)?;
     if items.is_empty() || items.len() > max {
@@ -96,9 +106,47 @@ pub fn publish_batch(req: PublishBatch, max: usize) -> Result<BatchInput, ApiErr
     let messages = items
         .into_iter()
         .enumerate()
-        .map(|(i, item)| new_message(&format!("messages[{i}]."), item))
+        .map(|(i, mut item)| {
+            let prefix = format!("messages[{i}].");
+            item.idempotency_key = dedupe_key(
+                &prefix,
+                item.idempotency_key.take(),
+                item.deduplication_id.take(),
+            )?;
+            if let (None, Some(stem)) = (&item.idempotency_key, &header) {
+                let derived = format!("{stem}:{i}");
+                validate::token(
+                    &format!(
+                        "messages[{i}]'s key from the Idempotency-Key header ({stem:?} + \":{i}\")"
+                    ),
+                    &derived,
+                )?;
+                item.idempotency_key = Some(derived);
+            }
+            new_message(&prefix, item)
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(BatchInput { queue, messages })
+}
+
+/// A message's own dedupe key: `idempotency_key`, or its other name
+/// `deduplication_id` (queue-api-2.md §2); both, and different, is 400
+/// naming both.
+fn dedupe_key(
+    prefix: &str,
+    idempotency_key: Option<String>,
+    deduplication_id: Option<String>,
+) -> Result<Option<String>, ApiError> {
+    match (idempotency_key, deduplication_id) {
+        (Some(a), Some(b)) if a != b => Err(ApiError::invalid(format!(
+            "{prefix}idempotency_key and {prefix}deduplication_id are two names of one key and they differ ({a:?}, {b:?}); give one"
+        ))),
+        (Some(a), _) => Ok(Some(a)),
+        (None, b) => {
+            validate::opt_token(&format!("{prefix}deduplication_id"), b.clone())?;
+            Ok(b)
+        }
+    }
 }
 
 fn new_message(prefix: &str, item: BatchItem) -> Result<NewMessage, ApiError> {

@@ -32,6 +32,8 @@
 //!   principal, its capability (hence its price) and its call's credit.
 //! - [`guard`]: in front of every keyed route: key, rate limit, scope,
 //!   credit, metering; makes the `Caller`.
+//! - [`idempotency`]: `Idempotency-Key` on every mutating call: the call
+//!   ledger (in the store) around the routes of the capabilities it lists.
 //! - [`accounts`]: usage, credit and rate limits, in memory per process.
 //! - [`admin`]: keys and projects of every project, the operations of the
 //!   admin API and of `onceq keys`/`onceq projects` on the store.
@@ -85,6 +87,7 @@ pub mod error;
 pub mod extract;
 pub mod guard;
 pub mod headers;
+pub mod idempotency;
 pub mod input;
 pub mod maintenance;
 pub mod messages;

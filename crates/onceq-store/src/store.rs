@@ -360,6 +360,25 @@ pub trait Store: Send + Sync + 'static {
         w: &crate::WebhookRef,
         limit: u32,
     ) -> crate::Result<Option<Vec<crate::WebhookAttemptRecord>>>;
+    // ------------------------------------------------------------ call ledger
+
+    /// Claims an `Idempotency-Key` of a mutating call for one request, or
+    /// says why not (the toolkit's ledger rules, `rules/ledger.rs`): a new
+    /// key, one past its window, or an abandoned claim (lease over) of the
+    /// same fingerprint is `Claimed`; of two concurrent claims of one free
+    /// key exactly one is. Another fingerprint is `Mismatch` (even after an
+    /// abandoned claim); a running lease `InFlight`; an answered one
+    /// `Completed`.
+    async fn ledger_claim(&self, p: crate::LedgerClaim)
+    -> crate::Result<crate::LedgerClaimOutcome>;
+    /// Records the answer of the claim named by its token; false when the
+    /// entry no longer carries it (taken over, released, expired).
+    async fn ledger_complete(&self, p: crate::LedgerComplete) -> crate::Result<bool>;
+    /// Forgets the claim named by its token so a retry runs at once; false
+    /// when the entry no longer carries it (or is already answered).
+    async fn ledger_release(&self, p: crate::LedgerRelease) -> crate::Result<bool>;
+    /// Deletes call-ledger entries whose window ended at or before `now`.
+    async fn ledger_purge(&self, now: jiff::Timestamp) -> crate::Result<u64>;
 
     // ------------------------------------------------------------ maintenance
 

@@ -137,6 +137,10 @@ traced! {
     fn webhook_delivery_claim(&self, p: WebhookDeliveryClaim) -> Result<Vec<WebhookDelivery>>;
     fn webhook_delivery_settle(&self, p: WebhookDeliverySettle) -> Result<bool>;
     fn webhook_attempts(&self, w: &WebhookRef, limit: u32) -> Result<Option<Vec<WebhookAttemptRecord>>>;
+    fn ledger_claim(&self, p: LedgerClaim) -> Result<LedgerClaimOutcome>;
+    fn ledger_complete(&self, p: LedgerComplete) -> Result<bool>;
+    fn ledger_release(&self, p: LedgerRelease) -> Result<bool>;
+    fn ledger_purge(&self, now: Timestamp) -> Result<u64>;
     fn lease_expire(&self, now: Timestamp, limit: u32) -> Result<LeaseExpiry>;
     fn dedupe_purge(&self, now: Timestamp) -> Result<u64>;
     fn message_retention_purge(&self, now: Timestamp) -> Result<u64>;

@@ -71,62 +71,62 @@ pub struct ProjectInfo {
     pub rate_burst: Option<u32>,
 }
 
-/// `POST /v1/admin/keys/create`.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct KeyCreate {
-    /// The project the key acts for (1 to 80 printable characters); created
-    /// with its first key.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            required = true,
-            nullable = false,
-            min_length = 1,
-            max_length = 80,
-            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
-        )
-    )]
-    pub project: Option<String>,
-    /// A note for operators (at most 200 printable characters).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            min_length = 1,
-            max_length = 200,
-            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
-        )
-    )]
-    pub label: Option<String>,
-    /// What the key may do: `full` (the default), or a comma-separated list
-    /// of `publish`, `consume`, `read`, `admin`, `accounts`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            pattern = "^[\\s\\u0085]*(full|all|publish|consume|read|admin|accounts)(-only)?[\\s\\u0085]*(,[\\s\\u0085]*(full|all|publish|consume|read|admin|accounts)(-only)?[\\s\\u0085]*)*$"
-        )
-    )]
-    pub actions: Option<String>,
-    /// Queues it may use: comma-separated names or `*` patterns (default
-    /// `*`), at most 32.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            pattern = "^[\\s\\u0085]*[A-Za-z0-9_.*-]{1,100}[\\s\\u0085]*(,[\\s\\u0085]*[A-Za-z0-9_.*-]{1,100}[\\s\\u0085]*){0,31}$"
-        )
-    )]
-    pub queues: Option<String>,
-    /// The key stops working this many seconds from now (default: never).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::request::whole::opt"
-    )]
-    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3_153_600_000_i64))]
-    pub expires_in_seconds: Option<i64>,
+request! {
+    /// `POST /v1/admin/keys/create`.
+    pub struct KeyCreate {
+        /// The project the key acts for (1 to 80 printable characters); created
+        /// with its first key.
+        #[cfg_attr(
+            feature = "openapi",
+            schema(
+                required = true,
+                nullable = false,
+                min_length = 1,
+                max_length = 80,
+                pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
+            )
+        )]
+        pub project: Option<String>,
+        /// A note for operators (at most 200 printable characters).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(
+            feature = "openapi",
+            schema(
+                min_length = 1,
+                max_length = 200,
+                pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
+            )
+        )]
+        pub label: Option<String>,
+        /// What the key may do: `full` (the default), or a comma-separated list
+        /// of `publish`, `consume`, `read`, `admin`, `accounts`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(
+            feature = "openapi",
+            schema(
+                pattern = "^[\\s\\u0085]*(full|all|publish|consume|read|admin|accounts)(-only)?[\\s\\u0085]*(,[\\s\\u0085]*(full|all|publish|consume|read|admin|accounts)(-only)?[\\s\\u0085]*)*$"
+            )
+        )]
+        pub actions: Option<String>,
+        /// Queues it may use: comma-separated names or `*` patterns (default
+        /// `*`), at most 32.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(
+            feature = "openapi",
+            schema(
+                pattern = "^[\\s\\u0085]*[A-Za-z0-9_.*-]{1,100}[\\s\\u0085]*(,[\\s\\u0085]*[A-Za-z0-9_.*-]{1,100}[\\s\\u0085]*){0,31}$"
+            )
+        )]
+        pub queues: Option<String>,
+        /// The key stops working this many seconds from now (default: never).
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "crate::request::whole::opt"
+        )]
+        #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3_153_600_000_i64))]
+        pub expires_in_seconds: Option<i64>,
+    }
 }
 
 request! {
@@ -174,50 +174,50 @@ request! {
     }
 }
 
-/// `POST /v1/admin/projects/limits`: a project's credit limit and rate
-/// limit; what the body leaves out stays as it is.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct ProjectLimits {
-    /// The project.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            required = true,
-            nullable = false,
-            min_length = 1,
-            max_length = 80,
-            pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
-        )
-    )]
-    pub project: Option<String>,
-    /// The most it may spend in total, in USD (0 to 1e9); `null`: no limit.
-    /// Past it, billable calls answer 402 `INSUFFICIENT_CREDIT`.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "present"
-    )]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<f64>, minimum = 0, maximum = 1e9))]
-    pub credit_limit_usd: Option<Option<f64>>,
-    /// Requests per second (0: unlimited); `null`: back to the server's
-    /// per-project default.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "present"
-    )]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<f64>, minimum = 0))]
-    pub rate_per_sec: Option<Option<f64>>,
-    /// Requests at once after an idle spell (default: one second's worth);
-    /// only with `rate_per_sec`.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::request::whole::opt"
-    )]
-    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1_000_000))]
-    pub rate_burst: Option<i64>,
+request! {
+    /// `POST /v1/admin/projects/limits`: a project's credit limit and rate
+    /// limit; what the body leaves out stays as it is.
+    pub struct ProjectLimits {
+        /// The project.
+        #[cfg_attr(
+            feature = "openapi",
+            schema(
+                required = true,
+                nullable = false,
+                min_length = 1,
+                max_length = 80,
+                pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
+            )
+        )]
+        pub project: Option<String>,
+        /// The most it may spend in total, in USD (0 to 1e9); `null`: no limit.
+        /// Past it, billable calls answer 402 `INSUFFICIENT_CREDIT`.
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "present"
+        )]
+        #[cfg_attr(feature = "openapi", schema(value_type = Option<f64>, minimum = 0, maximum = 1e9))]
+        pub credit_limit_usd: Option<Option<f64>>,
+        /// Requests per second (0: unlimited); `null`: back to the server's
+        /// per-project default.
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "present"
+        )]
+        #[cfg_attr(feature = "openapi", schema(value_type = Option<f64>, minimum = 0))]
+        pub rate_per_sec: Option<Option<f64>>,
+        /// Requests at once after an idle spell (default: one second's worth);
+        /// only with `rate_per_sec`.
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "crate::request::whole::opt"
+        )]
+        #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1_000_000))]
+        pub rate_burst: Option<i64>,
+    }
 }
 
 /// A field that is there, `null` or not: `Some(None)` for `null` (serde

@@ -391,6 +391,19 @@ pub const DISCOVERY: CapabilityDef = CapabilityDef {
     action: Action::Read,
 };
 
+/// `GET /v1/discovery/{capability_id}`: one capability's record (no key).
+pub const DISCOVERY_GET: CapabilityDef = CapabilityDef {
+    id: "discovery.get",
+    method: "GET",
+    path: "/v1/discovery/{capability_id}",
+    unit: Unit::Call,
+    action: Action::Read,
+};
+
+/// The capabilities served without a key (discovery): routed bare, never
+/// behind a guard.
+pub const UNKEYED: &[CapabilityDef] = &[DISCOVERY, DISCOVERY_GET];
+
 /// Every capability, in the order discovery lists them.
 pub const CAPABILITIES: &[CapabilityDef] = &[
     PUBLISH,
@@ -436,6 +449,7 @@ pub const CAPABILITIES: &[CapabilityDef] = &[
     ADMIN_PROJECTS,
     ADMIN_PROJECTS_LIMITS,
     DISCOVERY,
+    DISCOVERY_GET,
 ];
 
 /// Looks a capability up by id (price tables and stored usage name them).

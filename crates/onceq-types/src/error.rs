@@ -29,6 +29,9 @@ pub enum ErrorCode {
     RequestTimeout,
     /// 409: a queue of that name exists with different settings.
     QueueAlreadyExists,
+    /// 409: a request with this `Idempotency-Key` is still being carried
+    /// out; see `Retry-After` (queue-api-2.md §4).
+    RequestInFlight,
     /// 413: the payload (or the request body) is too large.
     QueueMessageTooLarge,
     /// 422: an idempotency key was reused with a different payload.
@@ -43,7 +46,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in declaration order (documents list them from here).
-    pub const ALL: [ErrorCode; 15] = [
+    pub const ALL: [ErrorCode; 16] = [
         Self::InvalidParams,
         Self::Unauthorized,
         Self::InsufficientCredit,
@@ -54,6 +57,7 @@ impl ErrorCode {
         Self::MethodNotAllowed,
         Self::RequestTimeout,
         Self::QueueAlreadyExists,
+        Self::RequestInFlight,
         Self::QueueMessageTooLarge,
         Self::IdempotencyKeyReused,
         Self::RateLimited,
@@ -74,6 +78,7 @@ impl ErrorCode {
             Self::MethodNotAllowed => 405,
             Self::RequestTimeout => 408,
             Self::QueueAlreadyExists => 409,
+            Self::RequestInFlight => 409,
             Self::QueueMessageTooLarge => 413,
             Self::IdempotencyKeyReused => 422,
             Self::RateLimited => 429,
@@ -86,7 +91,11 @@ impl ErrorCode {
     pub fn retryable(self) -> bool {
         matches!(
             self,
-            Self::RateLimited | Self::Unavailable | Self::Internal | Self::RequestTimeout
+            Self::RateLimited
+                | Self::Unavailable
+                | Self::Internal
+                | Self::RequestTimeout
+                | Self::RequestInFlight
         )
     }
 
@@ -118,6 +127,9 @@ impl ErrorCode {
             Self::QueueMessageTooLarge => {
                 "keep the data in storage and put a row id in the message"
             }
+            Self::RequestInFlight => {
+                "retry after Retry-After seconds with the same key: you will get the first request's answer"
+            }
             Self::IdempotencyKeyReused => "use a new key for a new payload",
             Self::RateLimited | Self::Unavailable => "retry after Retry-After seconds",
             Self::Internal => return None,
@@ -137,6 +149,7 @@ impl ErrorCode {
             Self::MethodNotAllowed => "METHOD_NOT_ALLOWED",
             Self::RequestTimeout => "REQUEST_TIMEOUT",
             Self::QueueAlreadyExists => "QUEUE_ALREADY_EXISTS",
+            Self::RequestInFlight => "REQUEST_IN_FLIGHT",
             Self::QueueMessageTooLarge => "QUEUE_MESSAGE_TOO_LARGE",
             Self::IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
             Self::RateLimited => "RATE_LIMITED",
@@ -171,11 +184,12 @@ mod tests {
             ErrorCode::MethodNotAllowed => 7,
             ErrorCode::RequestTimeout => 8,
             ErrorCode::QueueAlreadyExists => 9,
-            ErrorCode::QueueMessageTooLarge => 10,
-            ErrorCode::IdempotencyKeyReused => 11,
-            ErrorCode::RateLimited => 12,
-            ErrorCode::Unavailable => 13,
-            ErrorCode::Internal => 14,
+            ErrorCode::RequestInFlight => 10,
+            ErrorCode::QueueMessageTooLarge => 11,
+            ErrorCode::IdempotencyKeyReused => 12,
+            ErrorCode::RateLimited => 13,
+            ErrorCode::Unavailable => 14,
+            ErrorCode::Internal => 15,
         };
         for (i, code) in ErrorCode::ALL.iter().enumerate() {
             assert_eq!(place(*code), i, "{code}");
@@ -192,6 +206,7 @@ mod tests {
             ErrorCode::RequestTimeout,
             ErrorCode::InsufficientCredit,
             ErrorCode::MessageNotFound,
+            ErrorCode::RequestInFlight,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

@@ -12,6 +12,8 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use crate::request::request;
+
 /// Header carrying the delivered message's id.
 pub const HEADER_MESSAGE_ID: &str = "onceq-message-id";
 /// Header carrying the message's hand-outs so far, this one included (1 on
@@ -45,38 +47,50 @@ pub const MIN_SECRET_BYTES: usize = 16;
 /// The longest secret a caller may choose, in bytes.
 pub const MAX_SECRET_BYTES: usize = 255;
 
-/// `POST /v1/queue/push_subscribe/{queue}`. One of `url` and `endpoint` is
-/// required. Integer fields take any JSON number without a fractional part,
-/// as in [`crate::request`].
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct PushSubscribe {
-    /// Where to POST messages: an `https://` URL (`http://` only where the
-    /// operator allows it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 2048))]
-    pub url: Option<String>,
-    /// Accepted as another name of `url`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 2048))]
-    pub endpoint: Option<String>,
-    /// The HMAC key deliveries are signed with, 16..=255 bytes of printable
-    /// ASCII; generated (and answered once) when absent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(pattern = "^[!-~]{16,255}$"))]
-    pub secret: Option<String>,
-    /// Deliveries in flight at once on each server process, 1..=100;
-    /// default 10.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 100))]
-    #[serde(default, deserialize_with = "crate::request::whole::opt")]
-    pub max_in_flight: Option<i64>,
-    /// How long a delivery may take before it counts as failed, 1..=300 s;
-    /// default 30.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 300))]
-    #[serde(default, deserialize_with = "crate::request::whole::opt")]
-    pub timeout_seconds: Option<i64>,
+request! {
+    /// `POST /v1/queue/push_subscribe/{queue}`. One of `url` and `endpoint` is
+    /// required. Integer fields take any JSON number without a fractional part,
+    /// as in [`crate::request`].
+    pub struct PushSubscribe {
+        /// Where to POST messages: an `https://` URL (`http://` only where the
+        /// operator allows it).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 2048))]
+        pub url: Option<String>,
+        /// Accepted as another name of `url`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 2048))]
+        pub endpoint: Option<String>,
+        /// The HMAC key deliveries are signed with, 16..=255 bytes of printable
+        /// ASCII; generated (and answered once) when absent.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(pattern = "^[!-~]{16,255}$"))]
+        pub secret: Option<String>,
+        /// Deliveries in flight at once on each server process, 1..=100;
+        /// default 10.
+        #[whole(minimum = 1, maximum = 100)]
+        pub max_in_flight: Option<i64>,
+        /// How long a delivery may take before it counts as failed, 1..=300 s;
+        /// default 30.
+        #[whole(minimum = 1, maximum = 300)]
+        pub timeout_seconds: Option<i64>,
+        /// Refused (400): deliveries are the queue's claims, so the queue's
+        /// own `max_retries` applies (`/v1/queue/update` changes it). Read
+        /// only to be refused, never silently ignored.
+        #[serde(default, skip_serializing)]
+        #[cfg_attr(feature = "openapi", schema(ignore))]
+        pub max_retries: Option<serde_json::Value>,
+        /// Refused (400): the queue's `visibility_timeout_default` (and
+        /// `timeout_seconds`) bound a delivery.
+        #[serde(default, skip_serializing)]
+        #[cfg_attr(feature = "openapi", schema(ignore))]
+        pub visibility_timeout: Option<serde_json::Value>,
+        /// Refused (400): failed deliveries dead-letter into the queue's own
+        /// dead-letter queue.
+        #[serde(default, skip_serializing)]
+        #[cfg_attr(feature = "openapi", schema(ignore))]
+        pub dead_letter_queue: Option<serde_json::Value>,
+    }
 }
 
 /// A push subscription as the API shows it.

@@ -1,6 +1,7 @@
 //! JSON bodies of the calls. Every field a caller may leave out is an
 //! `Option`; the server checks ranges itself so that its messages name the
-//! field and the allowed range. Unknown fields are ignored. Integer fields
+//! field and the allowed range. Unknown fields are ignored (but a camelCase
+//! near-miss of a field is refused: `declare`). Integer fields
 //! take any JSON number without a fractional part (`30` and `30.0` alike,
 //! as JSON Schema's `integer` and the OpenAPI document say).
 
@@ -9,101 +10,11 @@ use serde_json::value::RawValue;
 
 use crate::QueueType;
 
-/// Declares a request body: the derives every body has, and one spelling
-/// for each kind of field that recurs across bodies, so that a kind's rule
-/// (its OpenAPI schema, its serde handling) is written once:
-/// - `#[queue]`: the queue a call names (required, a queue or DLQ name);
-/// - `#[required_token]`, `#[token]`: a required or optional 1..=255
-///   character token without control characters (ids, keys, receipts);
-/// - `#[whole(<schema bounds>)]`: an optional integer, written as any whole
-///   JSON number, within those bounds.
-///
-/// Other fields pass through as written. The markers stand after a field's
-/// doc comment and before nothing else.
-macro_rules! request {
-    (
-        $(#[doc = $doc:literal])*
-        pub struct $name:ident { $($fields:tt)* }
-    ) => {
-        request!(@fields [$($doc),*] $name [] $($fields)*);
-    };
-    (@fields [$($doc:literal),*] $name:ident [$($done:tt)*]) => {
-        $(#[doc = $doc])*
-        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-        #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-        pub struct $name { $($done)* }
-    };
-    (@fields $docs:tt $name:ident [$($done:tt)*]
-        $(#[doc = $d:literal])* #[queue] pub $f:ident: Option<String>, $($rest:tt)*
-    ) => {
-        request!(@fields $docs $name [$($done)*
-            $(#[doc = $d])*
-            #[cfg_attr(
-                feature = "openapi",
-                schema(
-                    required = true,
-                    nullable = false,
-                    pattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}(-dlq)?$"
-                )
-            )]
-            pub $f: Option<String>,
-        ] $($rest)*);
-    };
-    (@fields $docs:tt $name:ident [$($done:tt)*]
-        $(#[doc = $d:literal])* #[required_token] pub $f:ident: Option<String>, $($rest:tt)*
-    ) => {
-        request!(@fields $docs $name [$($done)*
-            $(#[doc = $d])*
-            #[cfg_attr(
-                feature = "openapi",
-                schema(
-                    required = true,
-                    nullable = false,
-                    min_length = 1,
-                    max_length = 255,
-                    pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
-                )
-            )]
-            pub $f: Option<String>,
-        ] $($rest)*);
-    };
-    (@fields $docs:tt $name:ident [$($done:tt)*]
-        $(#[doc = $d:literal])* #[token] pub $f:ident: Option<String>, $($rest:tt)*
-    ) => {
-        request!(@fields $docs $name [$($done)*
-            $(#[doc = $d])*
-            #[serde(skip_serializing_if = "Option::is_none")]
-            #[cfg_attr(
-                feature = "openapi",
-                schema(
-                    min_length = 1,
-                    max_length = 255,
-                    pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
-                )
-            )]
-            pub $f: Option<String>,
-        ] $($rest)*);
-    };
-    (@fields $docs:tt $name:ident [$($done:tt)*]
-        $(#[doc = $d:literal])* #[whole($($bounds:tt)*)] pub $f:ident: Option<i64>, $($rest:tt)*
-    ) => {
-        request!(@fields $docs $name [$($done)*
-            $(#[doc = $d])*
-            #[serde(skip_serializing_if = "Option::is_none")]
-            #[cfg_attr(feature = "openapi", schema($($bounds)*))]
-            #[serde(default, deserialize_with = "crate::request::whole::opt")]
-            pub $f: Option<i64>,
-        ] $($rest)*);
-    };
-    (@fields $docs:tt $name:ident [$($done:tt)*]
-        $(#[$attr:meta])* pub $f:ident: $t:ty, $($rest:tt)*
-    ) => {
-        request!(@fields $docs $name [$($done)* $(#[$attr])* pub $f: $t,] $($rest)*);
-    };
-}
-
-/// The admin bodies (`crate::admin`) are declared with the same field rules.
-pub(crate) use request;
+mod declare;
+/// The admin bodies (`crate::admin`) and push's are declared with the same
+/// field rules.
+pub(crate) use declare::request;
+pub use declare::{Fields, near_miss};
 
 request! {
     /// `POST /v1/queue/create`.
@@ -200,6 +111,10 @@ request! {
         /// `Idempotency-Key` header is used when this is absent.
         #[token]
         pub idempotency_key: Option<String>,
+        /// Another name of `idempotency_key` (as SQS spells it); both given
+        /// and different is 400.
+        #[token]
+        pub deduplication_id: Option<String>,
         /// FIFO queues only: the ordering group; default `default`.
         #[token]
         pub message_group_id: Option<String>,
@@ -225,6 +140,10 @@ request! {
         /// Deduplicates this item.
         #[token]
         pub idempotency_key: Option<String>,
+        /// Another name of `idempotency_key`; both given and different is
+        /// 400.
+        #[token]
+        pub deduplication_id: Option<String>,
         /// FIFO queues only.
         #[token]
         pub message_group_id: Option<String>,
@@ -242,6 +161,7 @@ request! {
         #[queue]
         pub queue: Option<String>,
         /// 1..=10 messages, stored all or none.
+        #[items]
         #[cfg_attr(
             feature = "openapi",
             schema(required = true, nullable = false, min_items = 1, max_items = 10)

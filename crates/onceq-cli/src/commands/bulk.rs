@@ -22,6 +22,7 @@ const BODY_KEYS: &[&str] = &[
     "delay_seconds",
     "priority",
     "idempotency_key",
+    "deduplication_id",
     "message_group_id",
 ];
 
@@ -116,7 +117,9 @@ fn item(line: &str, defaults: Defaults) -> anyhow::Result<BatchItem> {
     }
     item.delay_seconds = item.delay_seconds.or(defaults.delay_seconds);
     item.priority = item.priority.or(defaults.priority);
-    if item.idempotency_key.is_none() {
+    // `deduplication_id` is the key's other name: a line's own wins over
+    // a generated one.
+    if item.idempotency_key.is_none() && item.deduplication_id.is_none() {
         item.idempotency_key = Some(uuid::Uuid::now_v7().to_string());
     }
     Ok(item)

@@ -1,4 +1,5 @@
-//! Forgets idempotency keys whose dedupe window has passed, removes
+//! Forgets idempotency keys whose dedupe window has passed (publish's
+//! per-message keys and the call ledger's `Idempotency-Key`s), removes
 //! messages older than their queue's retention, and finished messages
 //! (completed, cancelled) whose `completed_retention_seconds` is up.
 
@@ -15,10 +16,11 @@ pub async fn run(state: AppState) {
     super::every("purger", &state.clone(), interval, || pass(&state)).await;
 }
 
-/// One pass of the three purges.
+/// One pass of the purges.
 pub async fn pass(state: &AppState) -> Result<(), onceq_store::StoreError> {
     let now = state.clock.now();
     let keys = state.store.dedupe_purge(now).await?;
+    let calls = state.store.ledger_purge(now).await?;
     let messages = state.store.message_retention_purge(now).await?;
     let mut finished = 0;
     loop {
@@ -28,12 +30,13 @@ pub async fn pass(state: &AppState) -> Result<(), onceq_store::StoreError> {
             break;
         }
     }
-    if keys + messages + finished > 0 {
+    if keys + calls + messages + finished > 0 {
         tracing::debug!(
             keys,
+            calls,
             messages,
             finished,
-            "purged expired dedupe keys, old messages and finished messages"
+            "purged expired dedupe keys, call-ledger entries, old messages and finished messages"
         );
     }
     Ok(())

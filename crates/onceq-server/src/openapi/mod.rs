@@ -6,6 +6,8 @@
 //! - [`responses`]: the answers an annotation lists: `Ok<T>` / `OkList<T>`
 //!   (the `{ok: true, data, error: null, metadata}` envelope around `T`) and
 //!   one type per error status, each carrying the codes it can have.
+//! - `idempotency`: the `Idempotency-Key` header and its 409/422 answers on
+//!   the operations of the call ledger's capabilities.
 //! - [`params`]: the `{queue}` path parameter, and `push_unsubscribe`'s
 //!   `{queue}/{subscription_id}`.
 //!
@@ -45,6 +47,7 @@
 //!    openapi-typescript + `tsc --strict` and openapi-python-client on the
 //!    served document.
 
+pub(crate) mod idempotency;
 pub mod params;
 pub mod responses;
 

@@ -141,12 +141,16 @@ fn error_of(status: u16, codes: &[ErrorCode], description: &str) -> (String, Ref
             "application/json",
             ContentBuilder::new().schema(Some(envelope)).build(),
         );
-    if matches!(status, 429 | 503) {
+    if matches!(status, 409 | 429 | 503) {
         response = response.header(
             "Retry-After",
             HeaderBuilder::new()
                 .schema(Some(ObjectBuilder::new().schema_type(Type::Integer)))
-                .description(Some("Seconds to wait before retrying."))
+                .description(Some(if status == 409 {
+                    "With REQUEST_IN_FLIGHT: seconds until the first call's claim ends."
+                } else {
+                    "Seconds to wait before retrying."
+                }))
                 .build(),
         );
     }
@@ -188,6 +192,9 @@ error_responses! {
     AdminNotFound => [(404, "no active key with that key_id, or no project of that name")];
     /// 409: a queue of that name exists with other settings.
     Conflict => [(409, "a queue of that name exists with different settings")];
+    /// 409 `REQUEST_IN_FLIGHT`: a call with the same `Idempotency-Key` is
+    /// still being carried out (its route is in `idempotency::IDEMPOTENT`).
+    InFlight => [(409, "a queue of that name exists with different settings (create), or a call with this Idempotency-Key is still being carried out (see Retry-After)")];
     /// 413: the body (or a payload) is too large.
     TooLarge => [(413, "the request body or a payload is too large")];
     /// 408: the body did not arrive within the server's body timeout.
@@ -199,6 +206,12 @@ error_responses! {
         (500, "an unexpected failure; never answered for bad input"),
         (503, "the store is unreachable; nothing was done")
     ];
+}
+
+/// A 404 `NOT_FOUND` described as `description` (an operation's own 404,
+/// not a queue's).
+pub fn not_found_of(description: &str) -> BTreeMap<String, RefOr<Response>> {
+    BTreeMap::from([error_of(404, &[ErrorCode::NotFound], description)])
 }
 
 /// 404 of `message_get`: an unknown queue, or no such message in it or in

@@ -78,16 +78,26 @@ pub async fn publish(
     path = "/v1/queue/publish_batch",
     tag = "messages",
     summary = "Publish 1 to 10 messages, all or none",
-    description = "Stores every message or none. Each item may carry its own idempotency key; each answer item says whether it was a replay, and metadata.idempotent_replay is true only when every item was. The contract's limit is 10 messages; a server started with --max-batch accepts up to that many instead.",
+    description = "Stores every message or none. Each item may carry its own idempotency key; with an Idempotency-Key header, an item without one takes `<header key>:<index>`, so a retried batch stores nothing twice. Each answer item says whether it was a replay, and metadata.idempotent_replay is true only when every item was. The contract's limit is 10 messages; a server started with --max-batch accepts up to that many instead.",
+    params((
+        "Idempotency-Key" = Option<String>,
+        Header,
+        description = "The stem of the keys of items without their own: item i takes `<key>:<i>`. 1 to 255 characters of printable ASCII, short enough for the longest derived key to be 255.",
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[!-~]([ -~]*[!-~])?$"
+    )),
     request_body = PublishBatch,
     responses(OkList<PublishedMessage>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, KeyReused, StoreFailed)
 )]
 pub async fn publish_batch(
     State(state): State<AppState>,
     caller: Caller,
+    headers: HeaderMap,
     Body(req): Body<PublishBatch>,
 ) -> Result<Reply<Items<PublishedMessage>>, ApiError> {
-    let input::BatchInput { queue, messages } = input::publish_batch(req, state.config.max_batch)?;
+    let input::BatchInput { queue, messages } =
+        input::publish_batch(req, state.config.max_batch, headers.get("idempotency-key"))?;
     let target = caller.queue(&queue)?;
     let cap = caller.capability();
     caller.reserve(state.config.prices.cost_micros(cap, messages.len()))?;

@@ -38,7 +38,7 @@ use crate::{
     operation_id = "push_subscribe",
     tag = "push",
     summary = "Subscribe a webhook to a queue",
-    description = "Adds a push subscription to an existing queue (at most 10 per queue): the server claims the queue's messages and POSTs each one, signed, to the URL; a 2xx answer acks it, anything else is a failed attempt, retried with backoff and dead-lettered like a nack. One of url and endpoint is required: an https:// URL (http:// and loopback only where the operator allows them; internal addresses and credentials are refused). The answer is the only one that shows the secret (the caller's, or a generated whsec_ one). 400 also when the queue already has 10 subscriptions; 404 when the queue does not exist.",
+    description = "Adds a push subscription to an existing queue (at most 10 per queue): the server claims the queue's messages and POSTs each one, signed, to the URL; a 2xx answer acks it, anything else is a failed attempt, retried with backoff and dead-lettered like a nack. One of url and endpoint is required: an https:// URL (http:// and loopback only where the operator allows them; internal addresses and credentials are refused). The answer is the only one that shows the secret (the caller's, or a generated whsec_ one). max_retries, visibility_timeout and dead_letter_queue are the queue's settings, which deliveries follow: given here they are refused (400). 400 also when the queue already has 10 subscriptions; 404 when the queue does not exist.",
     params(QueueParam),
     request_body = PushSubscribe,
     responses(Ok<PushSubscription>, InvalidParams, Unauthorized, Refused, NotFound, TooLarge, TimedOut, StoreFailed)
@@ -49,6 +49,7 @@ pub async fn subscribe(
     QueuePath(queue): QueuePath,
     Body(req): Body<PushSubscribe>,
 ) -> Result<Reply<PushSubscription>, ApiError> {
+    refuse_queue_settings(&req)?;
     let (field, raw) = match (req.url, req.endpoint) {
         (Some(url), Some(endpoint)) if url != endpoint => {
             return Err(ApiError::invalid(
@@ -197,6 +198,34 @@ fn shown(r: SubscriptionRecord) -> PushSubscription {
         timeout_seconds: r.timeout_seconds,
         created_at: r.created_at,
         secret: None,
+    }
+}
+
+/// `max_retries`, `visibility_timeout` and `dead_letter_queue` are settings
+/// of the queue, which deliveries follow (they are the queue's claims and
+/// nacks): on a subscription they are refused, never silently ignored.
+fn refuse_queue_settings(req: &PushSubscribe) -> Result<(), ApiError> {
+    let given = [
+        ("max_retries", req.max_retries.is_some(), "max_retries"),
+        (
+            "visibility_timeout",
+            req.visibility_timeout.is_some(),
+            "visibility_timeout_default",
+        ),
+        (
+            "dead_letter_queue",
+            req.dead_letter_queue.is_some(),
+            "dead_letter_queue",
+        ),
+    ];
+    match given.into_iter().find(|(_, is, _)| *is) {
+        Some((field, _, setting)) => Err(ApiError::invalid(format!(
+            "{field} is not a setting of a push subscription: deliveries follow the queue's {setting}"
+        ))
+        .with_hint(format!(
+            "drop {field}, and set the queue's {setting} with POST /v1/queue/update"
+        ))),
+        None => Ok(()),
     }
 }
 

@@ -13,8 +13,23 @@ pub async fn in_process(
     body: Option<Vec<u8>>,
     key: Option<&str>,
 ) -> Res {
+    in_process_with(router, method, path, body, key, &[]).await
+}
+
+/// [`in_process`] with more request headers.
+pub async fn in_process_with(
+    router: &axum::Router,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<Vec<u8>>,
+    key: Option<&str>,
+    headers: &[(&str, &str)],
+) -> Res {
     use tower::ServiceExt;
     let mut req = axum::http::Request::builder().method(method).uri(path);
+    for (name, value) in headers {
+        req = req.header(*name, *value);
+    }
     if let Some(key) = key {
         req = req.header("authorization", format!("Bearer {key}"));
     }

@@ -308,6 +308,43 @@ impl TestServer {
         Res::from(req.send().await.unwrap()).await
     }
 
+    /// A request with the project-alpha key and more headers
+    /// (`Idempotency-Key`, …).
+    pub async fn send_with(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+        headers: &[(&str, &str)],
+    ) -> Res {
+        self.send_as_with(&self.key, method, path, body, headers)
+            .await
+    }
+
+    /// [`Self::send_with`] with another key.
+    pub async fn send_as_with(
+        &self,
+        key: &str,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+        headers: &[(&str, &str)],
+    ) -> Res {
+        if let Some(router) = &self.router {
+            let body = body.map(|b| serde_json::to_vec(&b).unwrap());
+            return crate::answer::in_process_with(router, method, path, body, Some(key), headers)
+                .await;
+        }
+        let mut req = self.http.request(method, self.url(path)).bearer_auth(key);
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        Res::from(req.send().await.unwrap()).await
+    }
+
     /// POST raw bytes (malformed bodies).
     pub async fn post_raw(&self, path: &str, body: impl Into<reqwest::Body>) -> Res {
         if let Some(router) = &self.router {

@@ -12,6 +12,7 @@
 //! - `triage`
 //! - `cron`
 //! - `webhooks`
+//! - `ledger`
 
 /// Names a queue inside a project.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +36,7 @@ impl QueueRef {
 mod browse;
 mod cron;
 mod keys;
+mod ledger;
 mod maintenance;
 mod messages;
 mod observation;
@@ -46,6 +48,7 @@ mod webhooks;
 pub use browse::*;
 pub use cron::*;
 pub use keys::*;
+pub use ledger::*;
 pub use maintenance::*;
 pub use messages::*;
 pub use observation::*;

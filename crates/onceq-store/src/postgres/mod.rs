@@ -44,6 +44,7 @@ mod hot;
 mod key_cache;
 mod keys;
 mod lease;
+mod ledger;
 mod maintenance;
 mod migrate;
 mod observe;
@@ -491,6 +492,22 @@ impl crate::Store for PgStore {
         limit: u32,
     ) -> Result<Option<Vec<crate::WebhookAttemptRecord>>> {
         errors::retrying(self.bound, || self.webhook_attempts_once(w, limit)).await
+    }
+
+    async fn ledger_claim(&self, p: crate::LedgerClaim) -> Result<crate::LedgerClaimOutcome> {
+        errors::retrying(self.bound, || self.ledger_claim_once(&p)).await
+    }
+
+    async fn ledger_complete(&self, p: crate::LedgerComplete) -> Result<bool> {
+        errors::retrying(self.bound, || self.ledger_complete_once(&p)).await
+    }
+
+    async fn ledger_release(&self, p: crate::LedgerRelease) -> Result<bool> {
+        errors::retrying(self.bound, || self.ledger_release_once(&p)).await
+    }
+
+    async fn ledger_purge(&self, now: jiff::Timestamp) -> Result<u64> {
+        errors::retrying(self.bound, || self.ledger_purge_once(now)).await
     }
 
     async fn lease_expire(&self, now: jiff::Timestamp, limit: u32) -> Result<crate::LeaseExpiry> {

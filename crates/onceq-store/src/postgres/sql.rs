@@ -178,5 +178,10 @@ statements! {
     WEBHOOK_ATTEMPT_INSERT => "webhook_attempt_insert.sql",
     WEBHOOK_ATTEMPT_PRUNE => "webhook_attempt_prune.sql",
     WEBHOOK_ATTEMPTS => "webhook_attempts.sql",
+    LEDGER_CLAIM => "ledger_claim.sql",
+    LEDGER_GET => "ledger_get.sql",
+    LEDGER_COMPLETE => "ledger_complete.sql",
+    LEDGER_RELEASE => "ledger_release.sql",
+    LEDGER_PURGE => "ledger_purge.sql",
     PING => "ping.sql",
 }

@@ -19,6 +19,7 @@
 //!   and a due delayed message reported as available.
 //! - [`dedupe`]: how each message of a publish resolves against its
 //!   idempotency key, and the answers that follow.
+//! - [`ledger`]: what a call-ledger entry means for a claim of its key.
 //! - [`page`]: `message_list`'s pages, read one row past the end.
 //!
 //! Where SQL keeps a copy of a rule (a statement deciding for itself saves
@@ -30,6 +31,7 @@ pub(crate) mod backoff;
 pub(crate) mod dead_letter;
 pub(crate) mod dedupe;
 pub(crate) mod finished;
+pub(crate) mod ledger;
 pub(crate) mod limits;
 pub(crate) mod page;
 pub(crate) mod queue_create;

@@ -56,6 +56,7 @@ mod errors;
 mod finished;
 mod keys;
 mod lease;
+mod ledger;
 mod maintenance;
 mod migrate;
 mod observe;
@@ -454,6 +455,22 @@ impl Store for SqliteStore {
         self.readers
             .run(move |conn| webhooks::attempts(conn, &w, limit))
             .await
+    }
+
+    async fn ledger_claim(&self, p: crate::LedgerClaim) -> Result<crate::LedgerClaimOutcome> {
+        self.writer.run(move |tx| ledger::claim(tx, &p)).await
+    }
+
+    async fn ledger_complete(&self, p: crate::LedgerComplete) -> Result<bool> {
+        self.writer.run(move |tx| ledger::complete(tx, &p)).await
+    }
+
+    async fn ledger_release(&self, p: crate::LedgerRelease) -> Result<bool> {
+        self.writer.run(move |tx| ledger::release(tx, &p)).await
+    }
+
+    async fn ledger_purge(&self, now: Timestamp) -> Result<u64> {
+        self.writer.run(move |tx| ledger::purge(tx, now)).await
     }
 
     async fn lease_expire(&self, now: Timestamp, limit: u32) -> Result<LeaseExpiry> {

@@ -34,6 +34,8 @@
 //!   and leases already out go on; the record, stats, depths and the push
 //!   scan say so.
 //! - [`keys`]: API key storage.
+//! - [`ledger`]: the call ledger of `Idempotency-Key`s (claim, replay,
+//!   mismatch, in flight, takeover, scope, window, purge, races).
 //! - [`accounts`]: key scopes and rate overrides, credit limits, usage,
 //!   server heartbeats.
 //! - [`tenancy`]: two projects owning the same queue name.
@@ -108,6 +110,7 @@ mod finished;
 mod headers;
 mod keys;
 mod lease;
+mod ledger;
 mod limits;
 mod maintenance;
 mod pause;

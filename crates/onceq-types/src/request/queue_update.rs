@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::QueueType;
+use crate::{QueueType, request::request};
 
 request! {
     /// `POST /v1/queue/update`: the settings to change; a field left out

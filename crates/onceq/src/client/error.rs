@@ -34,6 +34,15 @@ pub enum Error {
     /// 404 `MESSAGE_NOT_FOUND`: the queue holds no such message (any more).
     #[error("message not found: {0}")]
     MessageNotFound(Refusal),
+    /// 409 `REQUEST_IN_FLIGHT`: a call with this idempotency key is still
+    /// being carried out; retry after `retry_after` for its answer.
+    #[error("request in flight: {message}")]
+    InFlight {
+        /// The server's `Retry-After`.
+        retry_after: Option<Duration>,
+        /// The server's message.
+        message: String,
+    },
     /// 429: slow down.
     #[error("rate limited (retry after {retry_after:?})")]
     RateLimited {
@@ -116,6 +125,10 @@ impl Error {
             Some(ErrorCode::IdempotencyKeyReused) => Self::KeyReused(refusal()),
             Some(ErrorCode::MessageNotFound) => Self::MessageNotFound(refusal()),
             Some(ErrorCode::RateLimited) => Self::RateLimited { retry_after },
+            Some(ErrorCode::RequestInFlight) => Self::InFlight {
+                retry_after,
+                message,
+            },
             Some(ErrorCode::Unavailable) => Self::Unavailable {
                 retry_after,
                 message,
@@ -147,6 +160,7 @@ impl Error {
             Self::KeyReused(_) => ErrorCode::IdempotencyKeyReused,
             Self::MessageNotFound(_) => ErrorCode::MessageNotFound,
             Self::RateLimited { .. } => ErrorCode::RateLimited,
+            Self::InFlight { .. } => ErrorCode::RequestInFlight,
             Self::Unavailable { .. } => ErrorCode::Unavailable,
             Self::Server { code, .. } => return *code,
             Self::Transport(_) | Self::Decode(_) | Self::Config(_) => return None,
@@ -170,10 +184,13 @@ impl Error {
     }
 
     /// Whether the same call may succeed later: transport failures, 429,
-    /// 503 and other 5xx.
+    /// 503 and other 5xx, and 409 `REQUEST_IN_FLIGHT`.
     pub fn is_transient(&self) -> bool {
         match self {
-            Self::Transport(_) | Self::RateLimited { .. } | Self::Unavailable { .. } => true,
+            Self::Transport(_)
+            | Self::RateLimited { .. }
+            | Self::Unavailable { .. }
+            | Self::InFlight { .. } => true,
             Self::Server { status, .. } => *status >= 500,
             _ => false,
         }
@@ -182,9 +199,9 @@ impl Error {
     /// The server's `Retry-After`, if it sent one.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
-            Self::RateLimited { retry_after } | Self::Unavailable { retry_after, .. } => {
-                *retry_after
-            }
+            Self::RateLimited { retry_after }
+            | Self::Unavailable { retry_after, .. }
+            | Self::InFlight { retry_after, .. } => *retry_after,
             _ => None,
         }
     }

@@ -8,9 +8,11 @@
 //! - `webhooks`: account webhooks: register, list, deliveries, test, delete.
 //! - `life`: a message's life in hand: ack with a result, cancel, redrive
 //!   of chosen dead letters.
+//! - `call`: how one call goes out and comes back, and the idempotency key.
 //! - this module: [`Client`] and its call options.
 
 mod admin;
+mod call;
 mod cron;
 mod error;
 mod life;
@@ -20,13 +22,13 @@ mod webhooks;
 use std::time::Duration;
 
 use onceq_types::{
-    ConsumedMessage, Envelope, Headers, MessageDetail, PublishedMessage, QueueRecord, QueueStats,
-    capability::Discovery,
+    ConsumedMessage, Headers, MessageDetail, PublishedMessage, QueueRecord, QueueStats,
+    capability::{Capability, Discovery},
     reply::{Deleted, Extended, Items, Nacked, Paused, Purged, Redriven},
     request::{self, BatchItem},
 };
-use reqwest::{Method, StatusCode, header};
-use serde::{Serialize, de::DeserializeOwned};
+use reqwest::{Method, header};
+use serde::Serialize;
 use serde_json::value::RawValue;
 
 pub use cron::CronCreated;
@@ -40,6 +42,8 @@ pub struct Client {
     base: String,
     auth: header::HeaderValue,
     retry: RetryPolicy,
+    /// Sent as `Idempotency-Key` on every call ([`Client::with_idempotency_key`]).
+    idempotency_key: Option<header::HeaderValue>,
 }
 
 /// Options of [`Client::publish`].
@@ -133,6 +137,7 @@ impl Client {
             base: base_url.trim_end_matches('/').to_owned(),
             auth,
             retry: RetryPolicy::default(),
+            idempotency_key: None,
         })
     }
 
@@ -161,6 +166,7 @@ impl Client {
             delay_seconds: opts.delay_seconds,
             priority: opts.priority,
             idempotency_key: Some(key.clone()),
+            deduplication_id: None,
             message_group_id: None,
             headers: if headers.is_empty() {
                 None
@@ -170,7 +176,7 @@ impl Client {
         };
         let answer: Answer<PublishedMessage> = self
             .retry
-            .run(|| self.call(Method::POST, "/v1/queue/publish", Some(&body)))
+            .run(|| self.call_once(Method::POST, "/v1/queue/publish", Some(&body)))
             .await?;
         Ok(Published {
             message: answer.data,
@@ -191,12 +197,17 @@ impl Client {
         for item in &mut messages {
             trace_item(item)?;
         }
-        let safe = messages.iter().all(|m| m.idempotency_key.is_some());
+        // Safe to retry when every item has a key, its own or the
+        // client's `<key>:<index>`.
+        let safe = self.idempotency_key.is_some()
+            || messages
+                .iter()
+                .all(|m| m.idempotency_key.is_some() || m.deduplication_id.is_some());
         let body = request::PublishBatch {
             queue: Some(queue.to_owned()),
             messages: Some(messages),
         };
-        let call = || self.call(Method::POST, "/v1/queue/publish_batch", Some(&body));
+        let call = || self.call_once(Method::POST, "/v1/queue/publish_batch", Some(&body));
         let answer: Answer<Items<PublishedMessage>> = if safe {
             self.retry.run(call).await?
         } else {
@@ -372,46 +383,12 @@ impl Client {
             .data)
     }
 
-    async fn call<B: Serialize + ?Sized, T: DeserializeOwned>(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<&B>,
-    ) -> Result<Answer<T>, Error> {
-        let mut req = self
-            .http
-            .request(method, format!("{}{path}", self.base))
-            .header(header::AUTHORIZATION, self.auth.clone());
-        if let Some(body) = body {
-            req = req.json(body);
-        }
-        let mut trace = header::HeaderMap::new();
-        crate::trace_context::inject(&mut trace);
-        if !trace.is_empty() {
-            req = req.headers(trace);
-        }
-        let res = req.send().await.map_err(Error::Transport)?;
-        let status = res.status();
-        let retry_after = res
-            .headers()
-            .get(header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
-        let bytes = res.bytes().await.map_err(Error::Transport)?;
-        let envelope: Envelope<T> = match serde_json::from_slice(&bytes) {
-            Ok(e) => e,
-            Err(e) if status.is_success() => return Err(Error::Decode(e.to_string())),
-            Err(_) => return Err(Error::from_status(status, None, retry_after)),
-        };
-        match (status, envelope.data) {
-            (s, Some(data)) if s == StatusCode::OK && envelope.ok => Ok(Answer {
-                data,
-                replay: envelope.metadata.idempotent_replay,
-                cost_usd: envelope.metadata.cost_usd,
-            }),
-            _ => Err(Error::from_status(status, envelope.error, retry_after)),
-        }
+    /// One capability of [`discovery`](Self::discovery) by its id
+    /// (`queue.publish`, …); an unknown id is an [`Error::Server`] with
+    /// code `NOT_FOUND`.
+    pub async fn capability(&self, id: &str) -> Result<Capability, Error> {
+        let path = format!("/v1/discovery/{}", id_segment(id)?);
+        Ok(self.call::<(), _>(Method::GET, &path, None).await?.data)
     }
 }
 

@@ -295,3 +295,72 @@ async fn queue_settings_for_running_a_queue() {
         "{err:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idempotency_key_makes_a_mutating_call_once() {
+    let env = Env::start().await;
+    let c = env.client();
+    for n in 0..2 {
+        c.publish("q", &json!(n), PublishOptions::default())
+            .await
+            .unwrap();
+    }
+    let once = c.with_idempotency_key("purge-1").unwrap();
+    assert_eq!(once.purge("q").await.unwrap(), 2);
+    c.publish("q", &json!(3), PublishOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        once.purge("q").await.unwrap(),
+        2,
+        "the first answer, replayed"
+    );
+    assert_eq!(
+        c.stats("q").await.unwrap().message_count,
+        1,
+        "nothing purged again"
+    );
+    // Another call with the same key: refused, not replayed.
+    let err = once.redrive("q", None).await;
+    assert!(
+        err.is_ok() || matches!(err, Err(Error::InvalidParams(_))),
+        "{err:?}"
+    );
+    assert!(matches!(
+        once.delete_queue("other").await,
+        Err(Error::QueueNotFound(_))
+    ));
+    assert!(matches!(
+        c.with_idempotency_key("bad\nkey"),
+        Err(Error::Config(_))
+    ));
+    // publish_batch: items without keys take `<key>:<index>`.
+    let batch = c.with_idempotency_key("batch-1").unwrap();
+    let items = || {
+        (0..2)
+            .map(|i| onceq::types::request::BatchItem {
+                payload: Some(serde_json::value::to_raw_value(&i).unwrap()),
+                ..Default::default()
+            })
+            .collect::<Vec<_>>()
+    };
+    let first = batch.publish_batch("b", items()).await.unwrap();
+    let again = batch.publish_batch("b", items()).await.unwrap();
+    assert_eq!(first[1].message_id, again[1].message_id);
+    assert_eq!(c.stats("b").await.unwrap().message_count, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_capability_by_id() {
+    let env = Env::start().await;
+    let c = env.client();
+    let publish = c.capability("queue.publish").await.unwrap();
+    assert_eq!(
+        (publish.method.as_str(), publish.path.as_str()),
+        ("POST", "/v1/queue/publish")
+    );
+    match c.capability("queue.nope").await {
+        Err(e) => assert_eq!(e.code(), Some(onceq::types::ErrorCode::NotFound), "{e}"),
+        Ok(c) => panic!("found {c:?}"),
+    }
+}

@@ -166,11 +166,11 @@ async fn bad_requests_name_the_field_and_store_nothing(b: Backend) {
         ),
         (
             json!({"url": ok, "secret": "has spaces in it, sixteen+"}),
-            "secret must be 16 to 255",
+            "a space at byte 3",
         ),
         (
             json!({"url": ok, "secret": "x".repeat(256)}),
-            "secret must be 16 to 255",
+            "secret must be 16 to 255 bytes long",
         ),
     ] {
         let msg = s
