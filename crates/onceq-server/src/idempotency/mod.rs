@@ -65,6 +65,16 @@ pub const IDEMPOTENT: &[&CapabilityDef] = &[
     &cap::ADMIN_KEYS_REVOKE,
     &cap::ADMIN_KEYS_LIMITS,
     &cap::ADMIN_PROJECTS_LIMITS,
+    &cap::CANCEL,
+    &cap::QUEUE_PAUSE,
+    &cap::QUEUE_RESUME,
+    &cap::CRON_CREATE,
+    &cap::CRON_UPDATE,
+    &cap::CRON_PAUSE,
+    &cap::CRON_RESUME,
+    &cap::CRON_DELETE,
+    &cap::WEBHOOK_REGISTER,
+    &cap::WEBHOOK_DELETE,
 ];
 
 /// Whether `capability`'s routes go through the call ledger.

@@ -7,12 +7,14 @@
 //! `rules`: what holds for every route (scope, refusals released, bad
 //! keys, no charge). `batch`: publish_batch's header key. `concurrent`:
 //! racing calls and two servers on one database. `admin`: the admin API's
-//! calls that honour the key, and the two that do not.
+//! calls that honour the key, and the two that do not. `later`: cancel,
+//! pause/resume, cron and webhooks.
 
 mod admin;
 mod batch;
 mod concurrent;
 mod endpoints;
+mod later;
 mod rules;
 
 use jiff::SignedDuration;
