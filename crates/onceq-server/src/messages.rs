@@ -219,6 +219,13 @@ impl Messages<'_> {
         if !record.paused {
             self.state.wakeups.wake_all(project, queue);
         }
+        let queue = queue.to_owned();
+        let event = if record.paused {
+            Event::QueuePaused { queue }
+        } else {
+            Event::QueueResumed { queue }
+        };
+        self.state.emit(project, event).await;
         Ok(record)
     }
 

@@ -48,6 +48,11 @@ pub async fn fire(state: &AppState, job: &CronRecord, now: Timestamp) -> Result<
             // A stored schedule that no longer parses (its zone left the
             // tzdb): end it, saying why, rather than retry it every pass.
             tracing::warn!(job_id = %job.job.job_id, error = %why, "cron schedule ended: it no longer parses");
+            let event = crate::webhooks::Event::CronRunFailed {
+                schedule_id: job.job.job_id.clone(),
+                error: why.clone(),
+            };
+            state.emit(&job.job.project, event).await;
             return advance(
                 state,
                 job,

@@ -77,12 +77,12 @@ pub async fn unprovision(state: &AppState, project: &str, job_id: &str) -> Resul
 /// Free for every other delivery: a prefix check.
 pub async fn delivery_ended(
     state: &AppState,
-    queue: &str,
+    queue: &onceq_store::QueueRef,
     message: &onceq_store::ClaimedMessage,
     error: Option<&str>,
 ) {
     let idempotency_key = message.idempotency_key.as_deref();
-    let Some(rest) = queue.strip_prefix(QUEUE_PREFIX) else {
+    let Some(rest) = queue.queue.strip_prefix(QUEUE_PREFIX) else {
         return;
     };
     let Some((job_id, tick)) = idempotency_key
@@ -106,7 +106,15 @@ pub async fn delivery_ended(
         },
         error: error.map(|e| e.chars().take(1000).collect()),
     };
+    let failed = outcome.error.clone();
     if let Err(e) = state.store.cron_run_outcome(outcome).await {
         tracing::warn!(%job_id, error = %e, "recording a cron task run's outcome failed");
+    }
+    if let Some(error) = failed {
+        let event = crate::webhooks::Event::CronRunFailed {
+            schedule_id: job_id.to_owned(),
+            error,
+        };
+        state.emit(&queue.project, event).await;
     }
 }

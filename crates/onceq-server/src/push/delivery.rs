@@ -126,7 +126,7 @@ async fn ack(ctx: &Ctx, target: &Target, message: &ClaimedMessage) {
         .await;
     failed(ctx, &acked);
     if let Ok(true) = acked {
-        crate::cron::task::delivery_ended(&ctx.state, &queue.queue, message, None).await;
+        crate::cron::task::delivery_ended(&ctx.state, queue, message, None).await;
     }
     let (subscription, message_id) = (&target.record.subscription_id, &message.message_id);
     match acked {
@@ -178,7 +178,7 @@ async fn nack(ctx: &Ctx, target: &Target, message: &ClaimedMessage, reason: &str
     if let Ok(o) = &nacked
         && o.dead_lettered
     {
-        crate::cron::task::delivery_ended(&ctx.state, &queue.queue, message, Some(reason)).await;
+        crate::cron::task::delivery_ended(&ctx.state, queue, message, Some(reason)).await;
     }
     if matches!(&nacked, Ok(o) if o.nacked) {
         let event = crate::webhooks::Event::Failed {

@@ -85,6 +85,8 @@ async fn a_task_run_is_delivered_signed_and_recorded(b: Backend) {
 async fn a_task_run_that_fails_for_good_is_recorded_failed(b: Backend) {
     let s = TestServer::start_with(b, push::config()).await;
     let receiver = Receiver::answering(500).await;
+    let hooks = Receiver::answering(200).await;
+    crate::webhooks::register(&s, &hooks.url("/events"), json!(["cron.run_failed"])).await;
     let j = create(
         &s,
         json!({"run_at": "2026-07-26T12:00:05Z", "task": receiver.url("/run")}),
@@ -105,6 +107,15 @@ async fn a_task_run_that_fails_for_good_is_recorded_failed(b: Backend) {
     let error = j["runs"][0]["error"].as_str().unwrap();
     assert!(error.contains("500"), "{j}");
     assert_eq!(s.stats(&format!("{queue}-dlq")).await["message_count"], 1);
+    // Said to the project's webhooks too (`cron.run_failed`).
+    hooks.wait_for(1).await;
+    let event = hooks.seen()[0].json();
+    assert_eq!(event["type"], "cron.run_failed", "{event}");
+    assert_eq!(event["data"]["schedule_id"], id.as_str());
+    assert!(
+        event["data"]["error"].as_str().unwrap().contains("500"),
+        "{event}"
+    );
 
     // A target the guard refuses is refused at create; nothing is stored.
     for url in [

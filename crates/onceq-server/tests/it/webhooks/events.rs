@@ -226,3 +226,21 @@ async fn credit_exhausted_once_per_limit(b: Backend) {
     );
 }
 both!(credit_exhausted_once_per_limit);
+
+async fn pause_and_resume_are_events(b: Backend) {
+    let s = TestServer::start_with(b, crate::push::config()).await;
+    let rx = Receiver::answering(200).await;
+    register(&s, &rx.url("/in"), json!(["queue.paused", "queue.resumed"])).await;
+    s.post("/v1/queue/create", json!({"name": "jobs"}))
+        .await
+        .ok();
+    s.post("/v1/queue/pause/jobs", json!({})).await.ok();
+    s.post("/v1/queue/resume/jobs", json!({})).await.ok();
+    rx.wait_for(2).await;
+    for kind in ["queue.paused", "queue.resumed"] {
+        let seen = of_kind(&rx, kind);
+        assert_eq!(seen.len(), 1, "{kind}: {seen:?}");
+        assert_eq!(seen[0]["data"], json!({"queue": "jobs"}), "{kind}");
+    }
+}
+both!(pause_and_resume_are_events);
