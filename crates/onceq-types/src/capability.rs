@@ -404,6 +404,20 @@ pub const DISCOVERY_GET: CapabilityDef = CapabilityDef {
 /// behind a guard.
 pub const UNKEYED: &[CapabilityDef] = &[DISCOVERY, DISCOVERY_GET];
 
+/// Routes served as well as a capability's own method and path, by that
+/// same capability (`docs/api.md`): POST forms of deletes, for clients that
+/// cannot send DELETE. Discovery lists only the capability's own.
+pub const ALIASES: &[(&str, &str)] = &[
+    ("POST", "/v1/queue/delete/{queue}"),
+    ("POST", "/v1/queue/delete"),
+    (
+        "POST",
+        "/v1/queue/push_unsubscribe/{queue}/{subscription_id}",
+    ),
+    ("POST", "/v1/cron/delete/{job_id}"),
+    ("POST", "/v1/account/webhooks/delete/{id}"),
+];
+
 /// Every capability, in the order discovery lists them.
 pub const CAPABILITIES: &[CapabilityDef] = &[
     PUBLISH,

@@ -38,16 +38,9 @@ async fn one_capability_by_id(b: Backend) {
 }
 both!(one_capability_by_id);
 
-/// Served at a second method or in a second form, as the same capability
-/// (docs/api.md): listed in discovery once, by its capability's own.
-const ALIASES: &[(&str, &str)] = &[
-    ("POST", "/v1/queue/delete/{queue}"),
-    ("POST", "/v1/queue/delete"),
-    (
-        "POST",
-        "/v1/queue/push_unsubscribe/{queue}/{subscription_id}",
-    ),
-];
+// Served at a second method or in a second form, as the same capability
+// (docs/api.md): listed in discovery once, by its capability's own.
+use onceq_types::capability::ALIASES;
 
 async fn every_route_is_in_discovery(b: Backend) {
     let s = TestServer::in_process(b).await;

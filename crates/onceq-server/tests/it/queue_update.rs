@@ -81,8 +81,8 @@ async fn update_refusals_name_the_field_and_change_nothing(b: Backend) {
             "FIFO",
         ),
         (
-            json!({"name": "orders", "completed_retention_seconds": 5, "max_retries": 2}),
-            "completed_retention_seconds is not supported yet",
+            json!({"name": "orders", "completed_retention_seconds": 2_592_001, "max_retries": 2}),
+            "completed_retention_seconds",
         ),
         (
             json!({"name": "orders", "retry_backoff": {"initial_seconds": 1}}),
