@@ -13,7 +13,9 @@
 //! - [`layout`]: the page shell: skip link, header, breadcrumbs, flash.
 //! - [`mod@format`]: numbers, ages, times, payloads, URLs.
 //! - [`sparkline`]: throughput charts as inline SVG.
-//! - [`overview`], [`queue`], [`message`], [`dlq`], [`purge`]: the pages.
+//! - [`overview`], [`queue`], [`message`], [`dlq`], [`purge`]: the pages;
+//!   the queue's pause/resume and settings form are [`queue::controls`]
+//!   and [`queue::settings_form`].
 //! - [`bulk`]: "with selected" forms: bounded selections, the confirmation
 //!   step, the tally of what was done; [`dlq_selected`] is the dead-letter
 //!   page's (the queue page's is [`queue::selected`]).
@@ -70,6 +72,18 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/dashboard/queues/{queue}/selected",
             post(queue::selected::apply),
+        )
+        .route(
+            "/dashboard/queues/{queue}/pause",
+            post(queue::controls::pause),
+        )
+        .route(
+            "/dashboard/queues/{queue}/resume",
+            post(queue::controls::resume),
+        )
+        .route(
+            "/dashboard/queues/{queue}/settings",
+            get(queue::settings_form::page).post(queue::settings_form::save),
         )
         .route(
             "/dashboard/queues/{queue}/messages/{id}",
