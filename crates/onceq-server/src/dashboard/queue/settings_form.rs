@@ -161,8 +161,31 @@ fn changes(
     fifo: bool,
 ) -> Result<crate::input::UpdateInput, ApiError> {
     let body = serde_json::to_vec(&form.body(queue, fifo)).expect("a JSON value serializes");
-    let req: UpdateQueue = crate::extract::parse(&body)?;
+    let req: UpdateQueue = crate::extract::parse(&body).map_err(without_position)?;
     crate::input::update(req)
+}
+
+/// The JSON reader's refusal without its position in the JSON body
+/// ("... at line 1 column 95"), which the form's user never wrote.
+fn without_position(e: ApiError) -> ApiError {
+    let m = e.message();
+    let Some(at) = m.rfind(" at line ") else {
+        return e;
+    };
+    let tail = &m[at + " at line ".len()..];
+    let positional = tail.split_once(" column ").is_some_and(|(l, c)| {
+        [l, c]
+            .iter()
+            .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    });
+    if !positional {
+        return e;
+    }
+    let stripped = ApiError::invalid(&m[..at]);
+    match e.hint() {
+        Some(h) => stripped.with_hint(h),
+        None => stripped,
+    }
 }
 
 /// `GET /dashboard/queues/{queue}/settings`.
