@@ -15,7 +15,7 @@
 //! - [`sparkline`]: throughput charts as inline SVG.
 //! - [`overview`], [`queue`], [`message`], [`dlq`], [`purge`]: the pages;
 //!   the queue's pause/resume and settings form are [`queue::controls`]
-//!   and [`queue::settings_form`].
+//!   and [`queue::settings_page`].
 //! - [`bulk`]: "with selected" forms: bounded selections, the confirmation
 //!   step, the tally of what was done; [`dlq_selected`] is the dead-letter
 //!   page's (the queue page's is [`queue::selected`]).
@@ -83,7 +83,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route(
             "/dashboard/queues/{queue}/settings",
-            get(queue::settings_form::page).post(queue::settings_form::save),
+            get(queue::settings_page::page).post(queue::settings_page::save),
         )
         .route(
             "/dashboard/queues/{queue}/messages/{id}",

@@ -2,7 +2,8 @@
 //! (keyset, never OFFSET), filtered by state and message group, searchable
 //! by message id or idempotency key (indexes), or in payloads (bounded:
 //! [`search`]); actions on a selection of them ([`selected`]); pausing and
-//! resuming it ([`controls`]) and editing its settings ([`settings_form`]).
+//! resuming it ([`controls`]) and editing its settings ([`settings_page`],
+//! reading the form as the API reads an update: [`settings_form`]).
 
 use axum::{
     extract::{Path, Query, State},
@@ -26,6 +27,7 @@ mod render;
 pub mod search;
 pub mod selected;
 pub mod settings_form;
+pub mod settings_page;
 
 pub use render::{Table, badge, pager, table};
 use render::{View, filters, live_body, settings};
