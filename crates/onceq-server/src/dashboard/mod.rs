@@ -16,12 +16,14 @@
 //! - [`overview`], [`queue`], [`message`], [`dlq`], [`purge`]: the pages;
 //!   the queue's pause/resume and settings form are [`queue::controls`]
 //!   and [`queue::settings_page`].
+//! - [`cron`]: the cron schedules, their recent runs, pause/resume.
 //! - [`bulk`]: "with selected" forms: bounded selections, the confirmation
 //!   step, the tally of what was done; [`dlq_selected`] is the dead-letter
 //!   page's (the queue page's is [`queue::selected`]).
 
 pub mod assets;
 pub mod bulk;
+pub mod cron;
 pub mod dlq;
 pub mod dlq_selected;
 pub mod error;
@@ -67,6 +69,10 @@ pub fn routes() -> Router<AppState> {
         .route("/dashboard/signout", post(session::signout))
         .route("/dashboard/assets/{file}", get(assets::serve))
         .route("/dashboard/live/queues", get(overview::live))
+        .route("/dashboard/cron", get(cron::page))
+        .route("/dashboard/cron/{job_id}", get(cron::job_page))
+        .route("/dashboard/cron/{job_id}/pause", post(cron::pause))
+        .route("/dashboard/cron/{job_id}/resume", post(cron::resume))
         .route("/dashboard/queues/{queue}", get(queue::page))
         .route("/dashboard/queues/{queue}/live", get(queue::live))
         .route(

@@ -20,6 +20,7 @@ mod cron_task;
 mod dashboard;
 mod dashboard_actions;
 mod dashboard_controls;
+mod dashboard_cron;
 mod early_answers;
 mod envelope;
 mod fifo;
