@@ -10,7 +10,8 @@
 // a selection of dead letters deleted. Then the queue's controls: paused
 // from its page (consume gets nothing, the overview marks it), resumed
 // (consume gets the message); settings changed on the form; a refused value
-// shown with the API's error on its field, nothing changed. Any script
+// shown with the API's error on its field, nothing changed; a cron
+// schedule paused and resumed from its page. Any script
 // error or Content-Security-Policy violation on a page fails the run (and
 // any 4xx/5xx answer but the one refusal the story asks for).
 import assert from "node:assert/strict";
@@ -318,6 +319,23 @@ try {
   assert.equal(after.max_retries, 3);
   assert.equal(after.max_in_flight, 5, "nothing half-stored");
   step("a refused value shows the API's error, nothing changed");
+
+  // Cron schedules: listed with their next run; paused and resumed.
+  const cron = await api("POST", "/v1/cron/create", {
+    name: "nightly-thumbnails", cron_expr: "0 3 * * *", queue: "thumbnails", payload: { sweep: true },
+  });
+  await page.getByRole("link", { name: "Cron", exact: true }).click();
+  await page.waitForURL(base + "/dashboard/cron");
+  await page.locator(`#cron-${cron.job_id}`).waitFor();
+  assert.ok((await text(`#cron-${cron.job_id}`)).includes("0 3 * * *"));
+  await page.locator(`#pause-${cron.job_id}`).click();
+  await page.waitForURL(/paused=yes/);
+  assert.equal((await api("GET", `/v1/cron/get/${cron.job_id}`)).paused, true);
+  assert.equal(await text("#cron-next"), "paused");
+  await page.locator(`#resume-${cron.job_id}`).click();
+  await page.waitForURL(/paused=no/);
+  assert.equal((await api("GET", `/v1/cron/get/${cron.job_id}`)).paused, false);
+  step("cron schedule listed, paused and resumed");
 
   // Signing out ends the session.
   await page.getByRole("button", { name: "Sign out" }).click();

@@ -142,6 +142,20 @@ await shoot("light", "settings", "/dashboard/queues/exports/settings", {
     await page.locator("#settings-error").waitFor();
   },
 });
+// Cron schedules, one of them paused, the other with runs of its own.
+const digest = await api("POST", "/v1/cron/create", {
+  name: "weekly-digest", cron_expr: "0 8 * * MON", timezone: "Europe/Paris", queue: "emails",
+  payload: { template: "weekly-digest" },
+});
+await api("POST", "/v1/cron/create", {
+  name: "nightly-export", cron_expr: "30 2 * * *", queue: "exports", payload: { job: "export", tenant: "all" },
+});
+await api("POST", "/v1/cron/create", {
+  name: "heartbeat", cron_expr: "*/10 * * * * *", queue: "webhooks", payload: { event: "heartbeat" }, max_runs: 1000,
+});
+await api("POST", `/v1/cron/pause/${digest.job_id}`);
+await waitFor("a heartbeat run", async () => (await api("GET", "/v1/cron/list")).items.some((j) => j.run_count > 0), 30000);
+await shoot("light", "cron", "/dashboard/cron");
 // Last, as it stops the queue's hand-outs: a paused queue's page.
 await api("POST", "/v1/queue/pause/emails");
 await shoot("light", "paused", "/dashboard/queues/emails");
