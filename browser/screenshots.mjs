@@ -25,6 +25,10 @@ await api("POST", "/v1/queue/create", { name: "emails", max_retries: 3 });
 await api("POST", "/v1/queue/create", { name: "exports", max_retries: 2, visibility_timeout_default: 120 });
 await api("POST", "/v1/queue/create", { name: "webhooks", max_retries: 0 });
 await api("POST", "/v1/queue/create", { name: "invoices", type: "fifo" });
+// Settings beyond the defaults, shown on the queue page and its form.
+await api("POST", "/v1/queue/update", {
+  name: "exports", retry_backoff: { initial_seconds: 10, max_seconds: 600, multiplier: 3 }, max_in_flight: 4,
+});
 
 let n = 0;
 async function publish(queue, payload, extra = {}) {
@@ -129,4 +133,30 @@ await shoot("light", "confirm", "/dashboard/queues/emails?state=delayed", {
   },
 });
 await shoot("light", "signin", "/dashboard/signin");
+// The settings form answering a refused value with the API's error.
+await shoot("light", "settings", "/dashboard/queues/exports/settings", {
+  full: true,
+  prepare: async (page) => {
+    await page.getByLabel("Hand-outs per second").fill("0");
+    await page.locator("#save-settings").click();
+    await page.locator("#settings-error").waitFor();
+  },
+});
+// Cron schedules, one of them paused, the other with runs of its own.
+const digest = await api("POST", "/v1/cron/create", {
+  name: "weekly-digest", cron_expr: "0 8 * * MON", timezone: "Europe/Paris", queue: "emails",
+  payload: { template: "weekly-digest" },
+});
+await api("POST", "/v1/cron/create", {
+  name: "nightly-export", cron_expr: "30 2 * * *", queue: "exports", payload: { job: "export", tenant: "all" },
+});
+await api("POST", "/v1/cron/create", {
+  name: "heartbeat", cron_expr: "*/10 * * * * *", queue: "webhooks", payload: { event: "heartbeat" }, max_runs: 1000,
+});
+await api("POST", `/v1/cron/pause/${digest.job_id}`);
+await waitFor("a heartbeat run", async () => (await api("GET", "/v1/cron/list")).items.some((j) => j.run_count > 0), 30000);
+await shoot("light", "cron", "/dashboard/cron");
+// Last, as it stops the queue's hand-outs: a paused queue's page.
+await api("POST", "/v1/queue/pause/emails");
+await shoot("light", "paused", "/dashboard/queues/emails");
 console.log(`screenshots: wrote ${shots.join(", ")}`);

@@ -83,6 +83,7 @@ pub fn page(
                         a.brand href="/dashboard" { span.brand-mark aria-hidden="true" { "◆" } " onceq" }
                         nav.main-nav aria-label="Main" {
                             a href="/dashboard" { "Queues" }
+                            a href="/dashboard/cron" { "Cron" }
                         }
                         span.project title=(format!("Signed in with key {}", viewer.key_id)) {
                             "Project " strong { (viewer.project) }

@@ -13,13 +13,17 @@
 //! - [`layout`]: the page shell: skip link, header, breadcrumbs, flash.
 //! - [`mod@format`]: numbers, ages, times, payloads, URLs.
 //! - [`sparkline`]: throughput charts as inline SVG.
-//! - [`overview`], [`queue`], [`message`], [`dlq`], [`purge`]: the pages.
+//! - [`overview`], [`queue`], [`message`], [`dlq`], [`purge`]: the pages;
+//!   the queue's pause/resume and settings form are [`queue::controls`]
+//!   and [`queue::settings_page`].
+//! - [`cron`]: the cron schedules, their recent runs, pause/resume.
 //! - [`bulk`]: "with selected" forms: bounded selections, the confirmation
 //!   step, the tally of what was done; [`dlq_selected`] is the dead-letter
 //!   page's (the queue page's is [`queue::selected`]).
 
 pub mod assets;
 pub mod bulk;
+pub mod cron;
 pub mod dlq;
 pub mod dlq_selected;
 pub mod error;
@@ -65,11 +69,27 @@ pub fn routes() -> Router<AppState> {
         .route("/dashboard/signout", post(session::signout))
         .route("/dashboard/assets/{file}", get(assets::serve))
         .route("/dashboard/live/queues", get(overview::live))
+        .route("/dashboard/cron", get(cron::page))
+        .route("/dashboard/cron/{job_id}", get(cron::job_page))
+        .route("/dashboard/cron/{job_id}/pause", post(cron::pause))
+        .route("/dashboard/cron/{job_id}/resume", post(cron::resume))
         .route("/dashboard/queues/{queue}", get(queue::page))
         .route("/dashboard/queues/{queue}/live", get(queue::live))
         .route(
             "/dashboard/queues/{queue}/selected",
             post(queue::selected::apply),
+        )
+        .route(
+            "/dashboard/queues/{queue}/pause",
+            post(queue::controls::pause),
+        )
+        .route(
+            "/dashboard/queues/{queue}/resume",
+            post(queue::controls::resume),
+        )
+        .route(
+            "/dashboard/queues/{queue}/settings",
+            get(queue::settings_page::page).post(queue::settings_page::save),
         )
         .route(
             "/dashboard/queues/{queue}/messages/{id}",

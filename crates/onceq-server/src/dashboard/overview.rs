@@ -138,6 +138,9 @@ fn row(r: &Row) -> Markup {
                 @if r.record.queue_type == onceq_types::QueueType::Fifo {
                     " " span.tag { "FIFO" }
                 }
+                @if r.record.paused {
+                    " " (super::queue::controls::paused_badge())
+                }
                 @for source in &r.dlq_of {
                     " " span.tag.tag-dlq { "DLQ of " (source) }
                 }

@@ -284,9 +284,27 @@ async fn set_paused(
     job_id: String,
     paused: bool,
 ) -> Result<Reply<CronJob>, ApiError> {
-    let old = found(&state, &caller, &job_id).await?;
+    let record = set_job_paused(&state, job_ref(&caller, &job_id), paused).await?;
+    Ok(caller.reply(shown::job(record)?))
+}
+
+/// Pauses or resumes the schedule `job` (404 when there is none): the one
+/// path of the API's pause/resume and the dashboard's buttons. A resume
+/// skips the ticks missed while paused and wakes the cron loop.
+pub(crate) async fn set_job_paused(
+    state: &AppState,
+    job: CronRef,
+    paused: bool,
+) -> Result<CronRecord, ApiError> {
+    let job_id = job.job_id.clone();
+    let old = state
+        .store
+        .cron_get(&job)
+        .await
+        .map_err(|e| ApiError::from_store(e, ""))?
+        .ok_or_else(|| not_found(&job_id))?;
     if old.paused == paused {
-        return Ok(caller.reply(shown::job(old)?));
+        return Ok(old);
     }
     let now = state.clock.now();
     let next_run_at = match (&old.spec.cron_expr, old.next_run_at) {
@@ -301,7 +319,7 @@ async fn set_paused(
     let record = state
         .store
         .cron_pause(CronPause {
-            job: job_ref(&caller, &job_id),
+            job,
             paused,
             next_run_at,
             now,
@@ -312,7 +330,7 @@ async fn set_paused(
     if !paused {
         state.cron_wake.notify_one();
     }
-    Ok(caller.reply(shown::job(record)?))
+    Ok(record)
 }
 
 /// `DELETE /v1/cron/delete/{job_id}`.

@@ -19,6 +19,8 @@ mod cron_servers;
 mod cron_task;
 mod dashboard;
 mod dashboard_actions;
+mod dashboard_controls;
+mod dashboard_cron;
 mod discovery;
 mod early_answers;
 mod envelope;

@@ -1,7 +1,9 @@
 //! One queue: its settings and depths, and its messages, paged by `seq`
 //! (keyset, never OFFSET), filtered by state and message group, searchable
 //! by message id or idempotency key (indexes), or in payloads (bounded:
-//! [`search`]); actions on a selection of them ([`selected`]).
+//! [`search`]); actions on a selection of them ([`selected`]); pausing and
+//! resuming it ([`controls`]) and editing its settings ([`settings_page`],
+//! reading the form as the API reads an update: [`settings_form`]).
 
 use axum::{
     extract::{Path, Query, State},
@@ -20,9 +22,12 @@ use super::{
 };
 use crate::{AppState, validate::MAX_TOKEN_BYTES};
 
+pub mod controls;
 mod render;
 pub mod search;
 pub mod selected;
+pub mod settings_form;
+pub mod settings_page;
 
 pub use render::{Table, badge, pager, table};
 use render::{View, filters, live_body, settings};
@@ -59,6 +64,10 @@ pub struct ListQuery {
     pub after: Option<String>,
     /// Set by the purge's redirect: how many messages it deleted.
     pub purged: Option<String>,
+    /// Set by a pause's (`yes`) or resume's (`no`) redirect.
+    pub paused: Option<String>,
+    /// Set by the settings form's redirect after a save.
+    pub updated: Option<String>,
 }
 
 /// A listing, checked.
@@ -246,6 +255,17 @@ pub async fn page(
         .as_deref()
         .and_then(|n| n.parse::<i64>().ok())
         .map(|n| layout::notice(&format!("Purged {queue}: {} messages deleted.", count(n))))
+        .or_else(|| {
+            q.paused
+                .as_deref()
+                .and_then(|p| controls::flash_text(&queue, p))
+                .map(|t| layout::notice(&t))
+        })
+        .or_else(|| {
+            q.updated
+                .is_some()
+                .then(|| layout::notice(&format!("Settings of {queue} saved.")))
+        })
         .or_else(|| tally.text(&queue).map(|t| layout::notice(&t)));
     let listing = Listing::parse(q)?;
     let (record, stats) = load(&state, &viewer, &queue).await?;
@@ -268,6 +288,8 @@ pub async fn page(
             h1 { (queue) }
             (settings(&record))
             div.head-actions {
+                (controls::button(&queue, record.paused))
+                a.btn #edit-settings href=(format!("{base}/settings")) { "Settings…" }
                 @if record.dead_letter_queue.is_some() {
                     a.btn href=(format!("{base}/dlq")) { "Dead letters" }
                 }

@@ -225,8 +225,9 @@ pub(super) fn badge_word(s: MessageStatus) -> &'static str {
 
 pub(super) fn settings(record: &QueueRecord) -> Markup {
     html! {
-        ul.settings aria-label="Settings" {
+        ul.settings #settings-list aria-label="Settings" {
             li { span.tag { (record.queue_type.as_str()) } }
+            @if record.paused { li { (super::controls::paused_badge()) } }
             li { "max retries " strong { (record.max_retries) } }
             li { "lease " strong { (age(record.visibility_timeout_default.into())) } }
             li { "retention " strong { (record.message_retention_days) " d" } }
@@ -240,6 +241,14 @@ pub(super) fn settings(record: &QueueRecord) -> Markup {
             @if let Some(dlq) = &record.dead_letter_queue {
                 li { "DLQ " a href=(format!("/dashboard/queues/{}", url_part(dlq))) { (dlq) } }
             }
+            @if let Some(b) = &record.retry_backoff {
+                li title=(format!("multiplier {}, jitter {}", b.multiplier, b.jitter)) {
+                    "backoff " strong { (age(b.initial_seconds.into())) " → " (age(b.max_seconds.into())) }
+                    " ×" (b.multiplier)
+                }
+            }
+            @if let Some(n) = record.max_in_flight { li { "in flight ≤ " strong { (count(n.into())) } } }
+            @if let Some(r) = record.rate_per_sec { li { "rate ≤ " strong { (r) "/s" } } }
         }
     }
 }
