@@ -72,7 +72,7 @@ pub async fn create(
     operation_id = "queue_update",
     tag = "queues",
     summary = "Change a queue's settings",
-    description = "Changes the settings the body names and keeps the others; later hand-outs follow them (leases already granted keep their end). The type cannot change (400). A dead_letter_queue must exist already (404 QUEUE_NOT_FOUND), be a standard queue and not the queue itself (400). completed_retention_seconds, retry_backoff, max_in_flight and rate_per_sec are refused (400) until this server supports them.",
+    description = "Changes the settings the body names and keeps the others; later hand-outs follow them (leases already granted keep their end). The type cannot change (400). A dead_letter_queue must exist already (404 QUEUE_NOT_FOUND), be a standard queue and not the queue itself (400). retry_backoff and the max_in_flight and rate_per_sec caps are removed by null; completed_retention_seconds applies to leases granted from then on.",
     request_body = UpdateQueue,
     responses(Ok<QueueRecord>, InvalidParams, Unauthorized, Refused, NotFound, TooLarge, TimedOut, StoreFailed)
 )]
