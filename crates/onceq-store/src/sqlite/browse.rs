@@ -7,8 +7,9 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use super::{queues, time};
 use crate::rules::{attempts, page};
 use crate::{
-    DlqRedriveOne, Finished, FinishedState, FoundMessage, MessageDelete, MessageGet, MessageList,
-    MessagePage, MessageRecord, RedriveOneOutcome, Result, SingleOutcome, StoreError,
+    DlqRedriveOne, Finished, FinishedList, FinishedMessage, FinishedPage, FinishedState,
+    FoundMessage, MessageDelete, MessageGet, MessageList, MessagePage, MessageRecord,
+    RedriveOneOutcome, Result, SingleOutcome, StoreError,
 };
 
 pub(super) fn message_record(row: &Row<'_>) -> rusqlite::Result<MessageRecord> {
@@ -117,6 +118,44 @@ pub(super) fn find_anywhere(conn: &Connection, p: &MessageGet) -> Result<Option<
         .prepare_cached(sql!("message_find"))?
         .query_row(params![queue.id, p.message_id, time::micros(p.now)], found)
         .optional()?)
+}
+
+/// `Store::finished_list`.
+pub(super) fn finished_list(conn: &Connection, p: &FinishedList) -> Result<FinishedPage> {
+    let rows_to_read = p.rows_to_read()?;
+    let queue = queues::get(conn, &p.queue)?;
+    let fetched = match &p.before {
+        None => conn
+            .prepare_cached(sql!("finished_list"))?
+            .query_map(params![queue.id, rows_to_read], finished_message)?
+            .collect::<rusqlite::Result<Vec<_>>>()?,
+        Some(before) => conn
+            .prepare_cached(sql!("finished_list_before"))?
+            .query_map(
+                params![
+                    queue.id,
+                    rows_to_read,
+                    time::micros(before.finished_at),
+                    before.message_id
+                ],
+                finished_message,
+            )?
+            .collect::<rusqlite::Result<Vec<_>>>()?,
+    };
+    Ok(FinishedPage::of(fetched, p.limit))
+}
+
+/// A `finished_list.sql` row (the columns of `message_find.sql`'s
+/// finished branch).
+fn finished_message(row: &Row<'_>) -> rusqlite::Result<FinishedMessage> {
+    let found = found(row)?;
+    let finished = found
+        .finished
+        .ok_or_else(|| unreadable(15, "a finished row without finished_at".into()))?;
+    Ok(FinishedMessage {
+        record: found.record,
+        finished,
+    })
 }
 
 /// The message's seq and whether it is in flight, if the queue holds it.
