@@ -13,18 +13,26 @@
 //! - [`layout`]: the page shell: skip link, header, breadcrumbs, flash.
 //! - [`mod@format`]: numbers, ages, times, payloads, URLs.
 //! - [`sparkline`]: throughput charts as inline SVG.
-//! - [`overview`], [`queue`], [`message`], [`dlq`], [`purge`]: the pages.
+//! - [`overview`], [`queue`], [`message`], [`dlq`], [`finished`],
+//!   [`purge`]: the pages; [`dlq_table`] the dead letters' table (with
+//!   their last error).
+//! - [`life`]: a message's life on its page: state wherever it is, last
+//!   error, attempts, a completed one's result; [`cancel`] its "Cancel".
 //! - [`bulk`]: "with selected" forms: bounded selections, the confirmation
 //!   step, the tally of what was done; [`dlq_selected`] is the dead-letter
 //!   page's (the queue page's is [`queue::selected`]).
 
 pub mod assets;
 pub mod bulk;
+pub mod cancel;
 pub mod dlq;
 pub mod dlq_selected;
+pub mod dlq_table;
 pub mod error;
+pub mod finished;
 pub mod format;
 pub mod layout;
+pub mod life;
 pub mod message;
 pub mod overview;
 pub mod purge;
@@ -79,6 +87,11 @@ pub fn routes() -> Router<AppState> {
             "/dashboard/queues/{queue}/messages/{id}/live",
             get(message::live),
         )
+        .route(
+            "/dashboard/queues/{queue}/messages/{id}/cancel",
+            post(cancel::cancel),
+        )
+        .route("/dashboard/queues/{queue}/completed", get(finished::page))
         .route("/dashboard/queues/{queue}/dlq", get(dlq::page))
         .route("/dashboard/queues/{queue}/dlq/live", get(dlq::live))
         .route(
