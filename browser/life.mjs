@@ -4,10 +4,10 @@
 // ONCEQ_API_KEY). The story: a message nacked with an error shows the
 // error and its attempts on its page; a dead letter's error shows in the
 // dead-letter list; a completed message shows on the queue's completed
-// page with its result, and on its own page; a waiting message is
-// cancelled (delayed, after its nack) from its page through the
-// confirmation step. Any script error
-// or Content-Security-Policy violation on a page fails the run.
+// page with its result, and on its own page; the nacked message (delayed
+// by its nack) is cancelled from its page through the confirmation step.
+// Any script error or Content-Security-Policy violation on a page fails
+// the run.
 import assert from "node:assert/strict";
 import { client, launch, waitFor } from "./lib.mjs";
 
