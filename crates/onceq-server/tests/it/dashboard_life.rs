@@ -17,6 +17,7 @@ both!(completed_page_lists_kept_messages_with_results);
 both!(completed_page_pages_by_cursor_and_refuses_bad_ones);
 both!(cancel_asks_first_then_cancels);
 both!(cancel_refusals_change_nothing);
+both!(cancelling_a_fifo_head_wakes_a_long_poll);
 
 async fn consume(s: &TestServer, queue: &str, max: i64) -> Vec<Value> {
     let r = s
@@ -405,4 +406,81 @@ async fn cancel_refusals_change_nothing(b: Backend) {
         "/dashboard/queues/jobs/messages/m-ghost?done=gone"
     );
     assert_eq!(s.stats("jobs").await["message_count"], 1);
+}
+
+/// A cancelled FIFO head lets its group's next message go: `Messages::cancel`
+/// wakes a waiting consumer at once (its re-check of the store is further
+/// off than its whole wait), whether the cancel comes from the dashboard
+/// or the API.
+async fn cancelling_a_fifo_head_wakes_a_long_poll(b: Backend) {
+    let config = onceq_server::ServerConfig {
+        long_poll_recheck: std::time::Duration::from_secs(60),
+        ..Default::default()
+    };
+    let s = TestServer::in_process_with(b, config).await;
+    let me = Browser::signed_in(&s, &s.key);
+    s.post(
+        "/v1/queue/create",
+        json!({"name": "orders", "type": "fifo"}),
+    )
+    .await
+    .ok();
+    let mut heads = Vec::new();
+    for n in 0..3 {
+        let r = s
+            .post(
+                "/v1/queue/publish",
+                json!({"queue": "orders", "payload": n, "message_group_id": "a"}),
+            )
+            .await;
+        heads.push(r.ok().data()["message_id"].as_str().unwrap().to_owned());
+    }
+    let held = consume(&s, "orders", 1).await.remove(0);
+    assert_eq!(held["message_id"], heads[0].as_str());
+    // The head in flight is cancelled, once from the dashboard, then from
+    // the API; each time the waiting consumer gets the next at once.
+    for (cancelled, via_dashboard) in [(0, true), (1, false)] {
+        let waiter = long_poll(&s, "orders");
+        // Real time only to see the poll still waiting, as pause.rs does.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(!waiter.is_finished(), "the group's head is in flight");
+        let id = &heads[cancelled];
+        if via_dashboard {
+            let path = format!("/dashboard/queues/orders/messages/{id}/cancel");
+            let done = me.post_form(&path, &[("confirm", "yes")]).await;
+            assert!(
+                done.location().ends_with("?done=cancelled"),
+                "{}",
+                done.location()
+            );
+        } else {
+            let body = json!({"queue": "orders", "message_id": id});
+            let r = s.post("/v1/queue/cancel", body).await;
+            assert_eq!(r.ok().data()["cancelled"], true);
+        }
+        let got = tokio::time::timeout(std::time::Duration::from_secs(10), waiter)
+            .await
+            .expect("the cancel did not wake the long poll")
+            .unwrap();
+        assert_eq!(
+            got["data"]["items"][0]["message_id"],
+            heads[cancelled + 1].as_str()
+        );
+    }
+}
+
+/// A consume of `queue` on `s` waiting up to 20 s, over its own request.
+fn long_poll(s: &TestServer, queue: &str) -> tokio::task::JoinHandle<Value> {
+    let (http, url, key) = (s.http.clone(), s.url("/v1/queue/consume"), s.key.clone());
+    let body = json!({"queue": queue, "wait_seconds": 20});
+    tokio::spawn(async move {
+        let r = http
+            .post(url)
+            .bearer_auth(key)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        r.json::<Value>().await.unwrap()
+    })
 }
