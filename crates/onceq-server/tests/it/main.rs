@@ -19,6 +19,7 @@ mod cron_servers;
 mod cron_task;
 mod dashboard;
 mod dashboard_actions;
+mod dashboard_cancel;
 mod dashboard_life;
 mod discovery;
 mod early_answers;
