@@ -264,4 +264,24 @@ mod tests {
         assert!(!list.contains("SCAN m"), "{list}");
         assert!(list.contains("onceq_messages_queue"), "{list}");
     }
+
+    /// A page of the completed listing walks the V14 index from its
+    /// cursor, in its order: no scan, no sort.
+    #[test]
+    fn finished_pages_walk_their_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = conn::open_writer(&dir.path().join("t.db")).unwrap();
+        migrate::run(&mut c, crate::OpenMode::Create).unwrap();
+        let newest = plan(&c, sql!("finished_list"), rusqlite::params![1, 51]);
+        let before = plan(
+            &c,
+            sql!("finished_list_before"),
+            rusqlite::params![1, 51, 1_000, "m1"],
+        );
+        for plan in [newest, before] {
+            assert!(!plan.contains("SCAN"), "{plan}");
+            assert!(!plan.contains("TEMP B-TREE"), "{plan}");
+            assert!(plan.contains("onceq_finished_queue_newest"), "{plan}");
+        }
+    }
 }
