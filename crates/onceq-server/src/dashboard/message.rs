@@ -175,9 +175,13 @@ fn actions(queue: &str, found: &FoundMessage) -> Markup {
     let m = &found.record;
     html! {
         @if found.finished.is_none() && !found.dead_lettered {
-            (queue::selected::one(queue, m))
-            form.inline method="post" action=(super::cancel::url(queue, &m.message_id)) {
-                button.btn.btn-danger-quiet #cancel-one type="submit" { "Cancel…" }
+            // One row: the selection's buttons (their own `head-actions`)
+            // and Cancel.
+            div.head-actions.message-actions {
+                (queue::selected::one(queue, m))
+                form.inline method="post" action=(super::cancel::url(queue, &m.message_id)) {
+                    button.btn.btn-danger-quiet #cancel-one type="submit" { "Cancel…" }
+                }
             }
         }
     }
