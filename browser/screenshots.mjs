@@ -18,6 +18,7 @@ const api = client(base, key);
 mkdirSync(out, { recursive: true });
 
 const pick = (xs, i) => xs[i % xs.length];
+const lifeShot = {}; // ids for the message-life shots below
 const tenants = ["acme", "globex", "initech", "umbrella", "hooli", "stark"];
 const templates = ["welcome", "password-reset", "receipt", "weekly-digest"];
 
@@ -156,6 +157,40 @@ await api("POST", "/v1/cron/create", {
 await api("POST", `/v1/cron/pause/${digest.job_id}`);
 await waitFor("a heartbeat run", async () => (await api("GET", "/v1/cron/list")).items.some((j) => j.run_count > 0), 30000);
 await shoot("light", "cron", "/dashboard/cron");
+// A message's whole life (message page with its error and
+// attempts, the DLQ's errors, completed jobs with results). Seeded here,
+// after the traffic above, in a queue of its own that keeps finished
+// messages.
+await api("POST", "/v1/queue/create", { name: "imports", completed_retention_seconds: 86400, max_retries: 1 });
+for (let i = 0; i < 6; i += 1) {
+  const { message_id } = await publish("imports", { file: `batch-${i}.csv`, tenant: pick(tenants, i) });
+  const { items } = await api("POST", "/v1/queue/consume", { queue: "imports", max_messages: 1 });
+  const m = items[0];
+  if (i % 3 === 2) {
+    await api("POST", "/v1/queue/nack", {
+      queue: "imports", message_id: m.message_id, receipt: m.receipt, requeue: false,
+      error: `ValueError: row ${i * 7} of batch-${i}.csv has no date\n  at parse (import.py:42)\n  at run (worker.py:17)`,
+    });
+  } else {
+    await api("POST", "/v1/queue/ack", {
+      queue: "imports", message_id: m.message_id, receipt: m.receipt, result: { rows: 100 + i, skipped: i },
+    });
+  }
+  if (i === 0) lifeShot.completed = message_id;
+}
+{
+  const { message_id } = await publish("imports", { file: "late.csv" });
+  const { items } = await api("POST", "/v1/queue/consume", { queue: "imports", max_messages: 1 });
+  await api("POST", "/v1/queue/nack", {
+    queue: "imports", message_id, receipt: items[0].receipt, delay_seconds: 600,
+    error: "TimeoutError: upstream took longer than 30 s",
+  });
+  lifeShot.failing = message_id;
+}
+await shoot("light", "message-life", `/dashboard/queues/imports/messages/${lifeShot.failing}`);
+await shoot("light", "dlq-errors", "/dashboard/queues/imports/dlq");
+await shoot("light", "completed", "/dashboard/queues/imports/completed");
+await shoot("dark", "message-completed", `/dashboard/queues/imports/messages/${lifeShot.completed}`);
 // Last, as it stops the queue's hand-outs: a paused queue's page.
 await api("POST", "/v1/queue/pause/emails");
 await shoot("light", "paused", "/dashboard/queues/emails");

@@ -17,9 +17,10 @@
 
 use jiff::SignedDuration;
 use onceq_store::{
-    ClaimedMessage, DlqRedrive, DlqRedriveOne, LeaseExpiry, MessageAck, MessageClaim, MessageNack,
-    MessagePromote, MessagePublish, NackOutcome, NewMessage, PromoteOutcome, PublishOutcome,
-    QueuePause, QueueRef, RedriveOneOutcome, RedriveOutcome, Result, SingleOutcome,
+    ClaimedMessage, DlqRedrive, DlqRedriveOne, LeaseExpiry, MessageAck, MessageCancel,
+    MessageClaim, MessageNack, MessagePromote, MessagePublish, NackOutcome, NewMessage,
+    PromoteOutcome, PublishOutcome, QueuePause, QueueRef, RedriveOneOutcome, RedriveOutcome,
+    Result, SingleOutcome,
 };
 use onceq_types::{MessageStatus, QueueRecord};
 
@@ -168,6 +169,17 @@ impl Messages<'_> {
         let moved = outcome.outcome == SingleOutcome::Done;
         self.wake(project, queue, usize::from(moved));
         Ok(outcome)
+    }
+
+    /// Removes one message of the queue, waiting, delayed or in flight
+    /// (`POST /v1/queue/cancel` and the dashboard's "Cancel"). When it
+    /// was removed, wakes one waiting consumer: a cancelled FIFO head lets
+    /// its group's next message be handed out (elsewhere the consumer
+    /// finds nothing new and waits again).
+    pub async fn cancel(self, project: &str, queue: &str, cancel: MessageCancel) -> Result<bool> {
+        let cancelled = self.state.store.message_cancel(cancel).await?;
+        self.wake(project, queue, usize::from(cancelled));
+        Ok(cancelled)
     }
 
     /// Makes a delayed message available now (the dashboard's "Promote")

@@ -241,6 +241,12 @@ pub trait Store: Send + Sync + 'static {
         &self,
         p: crate::MessageGet,
     ) -> crate::Result<Option<crate::FoundMessage>>;
+    /// One page of the finished messages the queue keeps (completed and
+    /// cancelled), newest end first (see [`crate::FinishedList`]): a walk
+    /// of the `(queue_id, finished_at, id)` index from the cursor, never
+    /// the backlog. `QueueNotFound` for an unknown queue; `Invalid` for a
+    /// limit outside 1..=[`crate::MAX_FINISHED_LIMIT`].
+    async fn finished_list(&self, p: crate::FinishedList) -> crate::Result<crate::FinishedPage>;
     /// Deletes one message unless it is in flight. `QueueNotFound` for an
     /// unknown queue.
     async fn message_delete(&self, p: crate::MessageDelete) -> crate::Result<crate::SingleOutcome>;

@@ -112,6 +112,7 @@ traced! {
     fn message_list(&self, p: MessageList) -> Result<MessagePage>;
     fn message_get(&self, p: MessageGet) -> Result<Option<MessageRecord>>;
     fn message_find(&self, p: MessageGet) -> Result<Option<FoundMessage>>;
+    fn finished_list(&self, p: FinishedList) -> Result<FinishedPage>;
     fn message_delete(&self, p: MessageDelete) -> Result<SingleOutcome>;
     fn dlq_redrive_one(&self, p: DlqRedriveOne) -> Result<RedriveOneOutcome>;
     fn message_promote_now(&self, p: MessagePromote) -> Result<PromoteOutcome>;

@@ -7,12 +7,12 @@ use std::{path::PathBuf, process::Command};
 
 use crate::process::ServerProcess;
 
-fn browser_dir() -> PathBuf {
+pub(crate) fn browser_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../browser")
 }
 
 /// Chromium as `scripts/ensure-deps` installs it (or `$CHROMIUM`).
-fn chromium() -> PathBuf {
+pub(crate) fn chromium() -> PathBuf {
     let path = std::env::var_os("CHROMIUM")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
@@ -24,18 +24,23 @@ fn chromium() -> PathBuf {
     path
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_dashboard_redrives_a_dead_letter_in_a_browser() {
-    let chromium = chromium();
-    let dir = browser_dir();
+/// `playwright-core` in `browser/node_modules` (`npm ci` when absent).
+pub(crate) fn ensure_playwright(dir: &std::path::Path) {
     if !dir.join("node_modules/playwright-core").exists() {
         let status = Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund"])
-            .current_dir(&dir)
+            .current_dir(dir)
             .status()
             .expect("npm must be installed for the browser test");
         assert!(status.success(), "npm ci in browser/ failed");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_redrives_a_dead_letter_in_a_browser() {
+    let chromium = chromium();
+    let dir = browser_dir();
+    ensure_playwright(&dir);
 
     let data = tempfile::tempdir().unwrap();
     let key = "dashboard-test-key";

@@ -24,6 +24,7 @@ mod container;
 mod cron;
 mod daily;
 mod dashboard;
+mod dashboard_life;
 mod deb;
 mod errors;
 mod failover;

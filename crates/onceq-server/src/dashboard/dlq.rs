@@ -133,15 +133,7 @@ async fn live_body(
                 }
             }
         }
-        (queue::Table {
-            queue: &dlq,
-            messages: &page.messages,
-            now: state.clock.now(),
-            actions: Some(&actions),
-            empty: "No dead letters. Messages land here after their last failed hand-out.",
-            select: Some(super::dlq_selected::FORM_ID),
-            groups: false,
-        }.render())
+        (super::dlq_table::render(queue, &page.messages, state.clock.now(), &actions, super::dlq_selected::FORM_ID))
         (queue::pager(&base(queue), listing, &page))
     };
     Ok((record, stats, body))

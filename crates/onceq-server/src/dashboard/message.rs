@@ -1,5 +1,7 @@
-//! One message: its state, what the store knows of its history, its
-//! headers and its payload.
+//! One message: its state (in the queue, dead-lettered, or kept finished),
+//! what the store knows of its history, its attempts and last error
+//! ([`life`](super::life)), its headers and its payload; "Cancel" for one
+//! still in the queue ([`cancel`](super::cancel)).
 //!
 //! The store keeps a message's current state, not a log of its events: the
 //! history shown is what that state tells (published, delayed or requeued
@@ -8,32 +10,36 @@
 //! docs/dashboard.md.
 
 use axum::{
-    extract::{Path, State},
+    extract::{Path, Query, State},
     response::{Html, IntoResponse, Response},
 };
 use maud::{Markup, html};
-use onceq_store::{MessageGet, MessageRecord};
+use onceq_store::{FoundMessage, MessageGet, MessageRecord};
 use onceq_types::{MessageStatus, QueueRecord};
+use serde::Deserialize;
 
 use super::{
     error::DashError,
     format::{count, pretty, time_full, url_part},
     layout::{self, Crumb},
+    life,
     queue::{self, badge, queue_name},
     session::Viewer,
 };
 use crate::{AppState, validate};
 
-async fn load(
+/// The queue's record and the message, wherever the queue has it: in the
+/// queue, in its dead-letter queue, or kept finished.
+pub(super) async fn load(
     state: &AppState,
     viewer: &Viewer,
     queue: &str,
     id: &str,
-) -> Result<(QueueRecord, Option<MessageRecord>), DashError> {
+) -> Result<(QueueRecord, Option<FoundMessage>), DashError> {
     let (q, record) = queue::record(state, viewer, queue).await?;
     let message = state
         .store
-        .message_get(MessageGet {
+        .message_find(MessageGet {
             queue: q,
             message_id: id.to_owned(),
             now: state.clock.now(),
@@ -87,10 +93,11 @@ fn history(record: &QueueRecord, m: &MessageRecord, now: jiff::Timestamp) -> Mar
     }
 }
 
-fn facts(queue: &str, m: &MessageRecord) -> Markup {
+fn facts(queue: &str, found: &FoundMessage) -> Markup {
+    let m = &found.record;
     html! {
         dl.facts {
-            div { dt { "State" } dd #message-state { (badge(m.status)) } }
+            div { dt { "State" } dd #message-state { (life::state_badge(found)) } }
             div { dt { "Queue" } dd { a href=(format!("/dashboard/queues/{}", url_part(queue))) { (queue) } } }
             div { dt { "Deliveries" } dd #message-deliveries { (m.delivery_count) } }
             div { dt { "Priority" } dd { (m.priority) } }
@@ -126,25 +133,77 @@ fn headers(m: &MessageRecord) -> Markup {
 fn live_body(
     queue: &str,
     record: &QueueRecord,
-    m: Option<&MessageRecord>,
+    found: Option<&FoundMessage>,
     now: jiff::Timestamp,
 ) -> Markup {
     html! {
-        @match m {
-            Some(m) => {
-                (facts(queue, m))
-                h2 { "History" }
-                (history(record, m, now))
+        @match found {
+            Some(found) => {
+                (facts(queue, found))
+                (life::last_error(&found.record))
+                @if let Some(finished) = &found.finished {
+                    (life::ending(finished, now))
+                } @else {
+                    h2 { "History" }
+                    @if found.dead_lettered {
+                        p #message-dead-lettered {
+                            "Dead-lettered: it is in the dead-letter queue. "
+                            a href=(super::dlq::base(queue)) { "Redrive or delete it there" } "."
+                        }
+                    }
+                    (history(record, &found.record, now))
+                }
+                (life::attempts(&found.record.attempts, now))
             }
             None => div.notice {
                 strong { "This message is no longer in " (queue) "." }
-                " It was acked, dead-lettered, redriven, purged or removed by retention."
+                " It was acked, dead-lettered, redriven, purged or removed by retention"
+                @if record.completed_retention_seconds > 0 {
+                    ", or it finished longer ago than the queue keeps finished messages"
+                } @else {
+                    " (the queue keeps no finished messages: completed_retention_seconds is 0)"
+                }
+                "."
             }
         }
     }
 }
 
-fn check_id(id: &str) -> Result<(), DashError> {
+/// The buttons of a message still in the queue: promote and delete (as
+/// the queue's selection does them) and cancel (after a confirmation).
+fn actions(queue: &str, found: &FoundMessage) -> Markup {
+    let m = &found.record;
+    html! {
+        @if found.finished.is_none() && !found.dead_lettered {
+            // One row: the selection's buttons (their own `head-actions`)
+            // and Cancel.
+            div.head-actions.message-actions {
+                (queue::selected::one(queue, m))
+                form.inline method="post" action=(super::cancel::url(queue, &m.message_id)) {
+                    button.btn.btn-danger-quiet #cancel-one type="submit" { "Cancel…" }
+                }
+            }
+        }
+    }
+}
+
+/// What the last action on the message did, carried through a redirect.
+#[derive(Debug, Deserialize, Default)]
+pub struct Done {
+    done: Option<String>,
+}
+
+fn flash(done: &Done, queue: &str, id: &str) -> Option<Markup> {
+    Some(match done.done.as_deref()? {
+        "cancelled" => layout::notice(&format!("Cancelled {id}.")),
+        "gone" => layout::notice_error(&format!(
+            "{id} is no longer in {queue} (acked, dead-lettered or removed meanwhile); nothing changed."
+        )),
+        _ => return None,
+    })
+}
+
+pub(super) fn check_id(id: &str) -> Result<(), DashError> {
     validate::token("message id (in the path)", id).map_err(DashError::from_api)
 }
 
@@ -153,10 +212,11 @@ pub async fn page(
     State(state): State<AppState>,
     viewer: Viewer,
     Path((queue, id)): Path<(String, String)>,
+    Query(done): Query<Done>,
 ) -> Result<Response, DashError> {
     let queue = queue_name(queue)?;
     check_id(&id)?;
-    let (record, message) = load(&state, &viewer, &queue, &id).await?;
+    let (record, found) = load(&state, &viewer, &queue, &id).await?;
     let now = state.clock.now();
     let base = format!(
         "/dashboard/queues/{}/messages/{}",
@@ -166,13 +226,13 @@ pub async fn page(
     let main = html! {
         div.page-head {
             h1 { "Message " span.mono { (id) } }
-            @if let Some(m) = &message { (queue::selected::one(&queue, m)) }
+            @if let Some(found) = &found { (actions(&queue, found)) }
         }
-        (layout::live("message-live", &format!("{base}/live"), live_body(&queue, &record, message.as_ref(), now)))
-        @if let Some(m) = &message {
-            (headers(m))
-            h2 { "Payload " span.muted { "(" (count(m.payload.len() as i64)) " bytes)" } }
-            pre.payload tabindex="0" aria-label="Payload" { code { (pretty(&m.payload)) } }
+        (layout::live("message-live", &format!("{base}/live"), live_body(&queue, &record, found.as_ref(), now)))
+        @if let Some(found) = &found {
+            (headers(&found.record))
+            h2 { "Payload " span.muted { "(" (count(found.record.payload.len() as i64)) " bytes)" } }
+            pre.payload tabindex="0" aria-label="Payload" { code { (pretty(&found.record.payload)) } }
         }
     };
     let crumbs = [
@@ -187,7 +247,7 @@ pub async fn page(
         &format!("Message {id}"),
         &viewer,
         &crumbs,
-        None,
+        flash(&done, &queue, &id),
         main,
     ))
     .into_response())
@@ -201,8 +261,8 @@ pub async fn live(
 ) -> Result<Html<String>, DashError> {
     let queue = queue_name(queue)?;
     check_id(&id)?;
-    let (record, message) = load(&state, &viewer, &queue, &id).await?;
+    let (record, found) = load(&state, &viewer, &queue, &id).await?;
     Ok(Html(
-        live_body(&queue, &record, message.as_ref(), state.clock.now()).into_string(),
+        live_body(&queue, &record, found.as_ref(), state.clock.now()).into_string(),
     ))
 }

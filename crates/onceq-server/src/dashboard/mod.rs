@@ -17,18 +17,27 @@
 //!   the queue's pause/resume and settings form are [`queue::controls`]
 //!   and [`queue::settings_page`].
 //! - [`cron`]: the cron schedules, their recent runs, pause/resume.
+//! - [`overview`], [`queue`], [`message`], [`dlq`], [`finished`],
+//!   [`purge`]: the pages; [`dlq_table`] the dead letters' table (with
+//!   their last error).
+//! - [`life`]: a message's life on its page: state wherever it is, last
+//!   error, attempts, a completed one's result; [`cancel`] its "Cancel".
 //! - [`bulk`]: "with selected" forms: bounded selections, the confirmation
 //!   step, the tally of what was done; [`dlq_selected`] is the dead-letter
 //!   page's (the queue page's is [`queue::selected`]).
 
 pub mod assets;
 pub mod bulk;
+pub mod cancel;
 pub mod cron;
 pub mod dlq;
 pub mod dlq_selected;
+pub mod dlq_table;
 pub mod error;
+pub mod finished;
 pub mod format;
 pub mod layout;
+pub mod life;
 pub mod message;
 pub mod overview;
 pub mod purge;
@@ -99,6 +108,11 @@ pub fn routes() -> Router<AppState> {
             "/dashboard/queues/{queue}/messages/{id}/live",
             get(message::live),
         )
+        .route(
+            "/dashboard/queues/{queue}/messages/{id}/cancel",
+            post(cancel::cancel),
+        )
+        .route("/dashboard/queues/{queue}/completed", get(finished::page))
         .route("/dashboard/queues/{queue}/dlq", get(dlq::page))
         .route("/dashboard/queues/{queue}/dlq/live", get(dlq::live))
         .route(

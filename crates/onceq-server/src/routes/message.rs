@@ -86,12 +86,16 @@ pub async fn cancel(
     let (queue, message_id) = crate::input::cancel(req)?;
     let target = caller.queue(&queue)?;
     let cancelled = state
-        .store
-        .message_cancel(MessageCancel {
-            queue: target,
-            message_id,
-            now: state.clock.now(),
-        })
+        .messages()
+        .cancel(
+            &caller.project,
+            &queue,
+            MessageCancel {
+                queue: target,
+                message_id,
+                now: state.clock.now(),
+            },
+        )
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
     Ok(caller.reply(Cancelled { cancelled }))

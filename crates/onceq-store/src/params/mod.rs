@@ -8,6 +8,7 @@
 //! - `maintenance`
 //! - `observation`
 //! - `browse`
+//! - `finished`: the kept finished messages, listed
 //! - `subscriptions`
 //! - `triage`
 //! - `cron`
@@ -35,6 +36,7 @@ impl QueueRef {
 
 mod browse;
 mod cron;
+mod finished;
 mod keys;
 mod ledger;
 mod maintenance;
@@ -47,6 +49,7 @@ mod webhooks;
 
 pub use browse::*;
 pub use cron::*;
+pub use finished::*;
 pub use keys::*;
 pub use ledger::*;
 pub use maintenance::*;

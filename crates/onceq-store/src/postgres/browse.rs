@@ -11,8 +11,9 @@ use super::queues::lookup;
 use super::{PgStore, publish, sql};
 use crate::rules::{attempts, page};
 use crate::{
-    DlqRedriveOne, Finished, FinishedState, FoundMessage, MessageDelete, MessageGet, MessageList,
-    MessagePage, MessageRecord, QueueRef, RedriveOneOutcome, SingleOutcome, StoreError,
+    DlqRedriveOne, Finished, FinishedList, FinishedMessage, FinishedPage, FinishedState,
+    FoundMessage, MessageDelete, MessageGet, MessageList, MessagePage, MessageRecord, QueueRef,
+    RedriveOneOutcome, SingleOutcome, StoreError,
 };
 
 pub(super) fn message_record(row: &Row) -> Result<MessageRecord, Error> {
@@ -68,6 +69,19 @@ fn found(row: &Row) -> Result<FoundMessage, Error> {
             finished_at,
             result: row.get("result"),
         }),
+    })
+}
+
+/// A `finished_list.sql` row (the columns of `message_find.sql`'s
+/// finished branch).
+fn finished_message(row: &Row) -> Result<FinishedMessage, Error> {
+    let found = found(row)?;
+    let finished = found
+        .finished
+        .ok_or_else(|| StoreError::internal("a finished row without finished_at"))?;
+    Ok(FinishedMessage {
+        record: found.record,
+        finished,
     })
 }
 
@@ -162,6 +176,37 @@ impl PgStore {
             Some(row) => Ok(Some(found(&row)?)),
             None => Ok(None),
         }
+    }
+
+    pub(super) async fn finished_list_once(&self, p: &FinishedList) -> Result<FinishedPage, Error> {
+        let rows_to_read = p.rows_to_read()?;
+        let client = self.client().await?;
+        let queue_id = queue_id(&client, &p.queue).await?;
+        let rows = match &p.before {
+            None => {
+                let stmt = client.prepare_cached(sql::FINISHED_LIST).await?;
+                client.query(&stmt, &[&queue_id, &rows_to_read]).await?
+            }
+            Some(before) => {
+                let stmt = client.prepare_cached(sql::FINISHED_LIST_BEFORE).await?;
+                client
+                    .query(
+                        &stmt,
+                        &[
+                            &queue_id,
+                            &rows_to_read,
+                            &before.finished_at,
+                            &before.message_id,
+                        ],
+                    )
+                    .await?
+            }
+        };
+        let fetched = rows
+            .iter()
+            .map(finished_message)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(FinishedPage::of(fetched, p.limit))
     }
 
     pub(super) async fn message_delete_once(

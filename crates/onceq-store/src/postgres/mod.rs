@@ -363,6 +363,10 @@ impl crate::Store for PgStore {
         errors::retrying(self.bound, || self.message_find_once(&p)).await
     }
 
+    async fn finished_list(&self, p: crate::FinishedList) -> Result<crate::FinishedPage> {
+        errors::retrying(self.bound, || self.finished_list_once(&p)).await
+    }
+
     async fn message_cancel(&self, p: crate::MessageCancel) -> Result<bool> {
         errors::retrying(self.bound, || self.cancel_once(&p)).await
     }

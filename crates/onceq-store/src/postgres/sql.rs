@@ -134,6 +134,8 @@ statements! {
     MESSAGE_ACK_KEEP_MANY => "message_ack_keep_many.sql",
     MESSAGE_CANCEL => "message_cancel.sql",
     FINISHED_PURGE => "finished_purge.sql",
+    FINISHED_LIST => "finished_list.sql",
+    FINISHED_LIST_BEFORE => "finished_list_before.sql",
     MESSAGE_DELETE_ONE => "message_delete_one.sql",
     MESSAGE_STATE => "message_state.sql",
     MESSAGE_PROMOTE_NOW => "message_promote_now.sql",

@@ -311,6 +311,12 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn finished_list(&self, p: crate::FinishedList) -> Result<crate::FinishedPage> {
+        self.readers
+            .run(move |conn| browse::finished_list(conn, &p))
+            .await
+    }
+
     async fn message_cancel(&self, p: crate::MessageCancel) -> Result<bool> {
         self.writer.run(move |tx| finished::cancel(tx, &p)).await
     }

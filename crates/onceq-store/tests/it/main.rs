@@ -29,6 +29,7 @@
 //!   failure, dead-lettering), bounded, kept by dead letters and redrives.
 //! - [`finished`]: finished messages kept by `completed_retention_seconds`
 //!   (completed, cancelled), `message_cancel`, their purge.
+//! - [`finished_list`]: the kept finished messages, newest first, paged.
 //! - [`maintenance`]: retention purge.
 //! - [`pause`]: `queue_pause`: nothing handed out while paused, publishes
 //!   and leases already out go on; the record, stats, depths and the push
@@ -107,6 +108,7 @@ mod dlq;
 mod fifo;
 mod find;
 mod finished;
+mod finished_list;
 mod headers;
 mod keys;
 mod lease;

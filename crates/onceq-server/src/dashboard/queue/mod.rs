@@ -293,6 +293,7 @@ pub async fn page(
                 @if record.dead_letter_queue.is_some() {
                     a.btn href=(format!("{base}/dlq")) { "Dead letters" }
                 }
+                a.btn #completed-link href=(format!("{base}/completed")) { "Completed" }
                 a.btn.btn-danger-quiet href=(format!("{base}/purge")) { "Purge…" }
             }
         }

@@ -277,3 +277,74 @@ async fn finished_purge_walks_the_expiry_index() {
     assert!(!plan.contains("Seq Scan"), "{plan}");
     assert!(plan.contains("onceq_finished_expiry"), "{plan}");
 }
+
+/// A page of the completed-jobs listing walks
+/// `onceq_finished_queue_newest` (V14) backward from its cursor and reads
+/// the page and one row more: never the queue's other finished messages,
+/// and never onceq_messages (the backlog). Run, not only planned.
+#[tokio::test]
+async fn finished_list_walks_its_index_from_the_cursor() {
+    let db = PgStore::test_database().await;
+    let store = PgStore::connect(&db.url).await.unwrap();
+    store.message_publish(publish("q")).await.unwrap();
+    let client = raw(&db.url).await;
+    client
+        .batch_execute(
+            "INSERT INTO onceq_finished (id, queue_id, state, payload, priority, delivery_count,
+                                         created_at, visible_at, finished_at, expires_at)
+             SELECT 'f' || i, q.id, 'completed', '{}', 0, 1, now(), now(),
+                    now() - make_interval(secs => i), now() + interval '1 day'
+             FROM onceq_queues q, generate_series(1, 20000) i WHERE q.name = 'q';
+             INSERT INTO onceq_messages (id, queue_id, state, payload, visible_at, created_at)
+             SELECT 'm' || i, q.id, 'available', '{}', now(), now()
+             FROM onceq_queues q, generate_series(1, 20000) i WHERE q.name = 'q';
+             ANALYZE onceq_finished; ANALYZE onceq_messages;
+             SET enable_seqscan = off;",
+        )
+        .await
+        .unwrap();
+    let row = client
+        .query_one(
+            "SELECT queue_id, finished_at FROM onceq_finished WHERE id = 'f10000'",
+            &[],
+        )
+        .await
+        .unwrap();
+    let (queue_id, cursor_at): (i64, jiff::Timestamp) = (row.get(0), row.get(1));
+    let analyse =
+        |sql: &str| format!("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) {sql}");
+    let plan = |rows: Vec<tokio_postgres::Row>| {
+        rows.iter()
+            .map(|r| r.get::<_, String>(0))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let newest = plan(
+        client
+            .query(
+                &analyse(crate::postgres::sql::FINISHED_LIST),
+                &[&queue_id, &51i64],
+            )
+            .await
+            .unwrap(),
+    );
+    let before = plan(
+        client
+            .query(
+                &analyse(crate::postgres::sql::FINISHED_LIST_BEFORE),
+                &[&queue_id, &51i64, &cursor_at, &"f10000"],
+            )
+            .await
+            .unwrap(),
+    );
+    for plan in [&newest, &before] {
+        assert!(!plan.contains("Seq Scan"), "{plan}");
+        assert!(!plan.contains("onceq_messages"), "{plan}");
+        assert!(!plan.contains("Sort"), "{plan}");
+        assert!(
+            plan.contains("Index Scan Backward using onceq_finished_queue_newest"),
+            "{plan}"
+        );
+        assert!(plan.contains("actual rows=51 "), "{plan}");
+    }
+}
