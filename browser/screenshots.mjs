@@ -191,6 +191,25 @@ await shoot("light", "message-life", `/dashboard/queues/imports/messages/${lifeS
 await shoot("light", "dlq-errors", "/dashboard/queues/imports/dlq");
 await shoot("light", "completed", "/dashboard/queues/imports/completed");
 await shoot("dark", "message-completed", `/dashboard/queues/imports/messages/${lifeShot.completed}`);
+// A selection cancelled from the queue page: the report, id by id (one
+// of them finished meanwhile, so it is "gone").
+{
+  const picked = [];
+  for (const file of ["retry-1.csv", "retry-2.csv", "retry-3.csv", "retry-4.csv"]) {
+    picked.push((await publish("imports", { file, tenant: "acme" })).message_id);
+  }
+  await shoot("light", "cancelled", "/dashboard/queues/imports", {
+    prepare: async (page) => {
+      for (const id of picked) await page.locator(`#sel-${id}`).check();
+      const { items } = await api("POST", "/v1/queue/consume", { queue: "imports", max_messages: 1 });
+      await api("POST", "/v1/queue/ack", { queue: "imports", message_id: items[0].message_id, receipt: items[0].receipt });
+      await page.locator("#bulk-action").selectOption("cancel");
+      await page.locator("#bulk-apply").click();
+      await page.locator("#confirm-button").click();
+      await page.locator("#cancel-report").waitFor();
+    },
+  });
+}
 // Last, as it stops the queue's hand-outs: a paused queue's page.
 await api("POST", "/v1/queue/pause/emails");
 await shoot("light", "paused", "/dashboard/queues/emails");

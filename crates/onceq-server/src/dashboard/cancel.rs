@@ -2,7 +2,7 @@
 //! message still in the queue (waiting, delayed or in flight), after the
 //! dashboard's confirmation step, through the same call as
 //! `POST /v1/queue/cancel` ([`Messages::cancel`](crate::messages::Messages::cancel)).
-//! Bulk cancel on a selection is not here yet (docs/dashboard.md).
+//! A selection is cancelled from the queue page ([`super::queue::selected`]).
 
 use axum::{
     body::Bytes,

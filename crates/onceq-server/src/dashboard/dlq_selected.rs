@@ -76,6 +76,10 @@ pub async fn apply(
     let now = state.clock.now();
     let mut tally;
     if selection.action == "redrive" {
+        // One `redrive_one` per id, as the API's `message_ids` does
+        // (`routes::queues::redrive_ids`): the store has no redrive of
+        // chosen ids in one statement, and this way each id's outcome
+        // (moved, held by a DLQ consumer, gone) is known and tallied.
         tally = Tally::of("redrove");
         for id in selection.ids {
             let outcome = state

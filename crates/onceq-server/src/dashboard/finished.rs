@@ -80,7 +80,9 @@ fn off(queue: &str) -> Markup {
         div.notice #finished-off {
             strong { (queue) " keeps no finished messages" }
             ": an acked message is gone at once. To keep completed and cancelled messages (with the ack's result) for a while, set the queue's "
-            code { "completed_retention_seconds" } " (up to 30 days) with " code { "POST /v1/queue/update" }
+            code { "completed_retention_seconds" } " (up to 30 days) in its "
+            a href=(format!("/dashboard/queues/{}/settings", url_part(queue))) { "settings" }
+            " or with " code { "POST /v1/queue/update" }
             ", or the server's " code { "ONCEQ_COMPLETED_RETENTION_SECONDS" } " for queues created from now on."
         }
     }

@@ -177,6 +177,7 @@ fn form<'a>(changes: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
         ("max_retries", "3"),
         ("visibility_timeout_default", "30"),
         ("message_retention_days", "7"),
+        ("completed_retention_seconds", ""),
         ("enable_priority", "true"),
         ("dead_letter_queue", "jobs-dlq"),
         ("retry_backoff.initial_seconds", ""),
@@ -209,6 +210,7 @@ async fn settings_form_saves_and_clears_every_setting(b: Backend) {
         .has(r#"name="max_retries" value="3""#)
         .has(r#"name="visibility_timeout_default" value="30""#)
         .has(r#"name="message_retention_days" value="7""#)
+        .has(r#"name="completed_retention_seconds" value="0""#)
         .has(r#"name="dead_letter_queue" value="jobs-dlq""#)
         .has(r#"name="retry_backoff.initial_seconds" value="""#)
         .has(r#"name="max_in_flight" value="""#)
@@ -221,6 +223,7 @@ async fn settings_form_saves_and_clears_every_setting(b: Backend) {
                 ("max_retries", "7"),
                 ("visibility_timeout_default", "90"),
                 ("message_retention_days", "14"),
+                ("completed_retention_seconds", "3600"),
                 ("enable_priority", "false"),
                 ("dead_letter_queue", "graveyard"),
                 ("retry_backoff.initial_seconds", "5"),
@@ -238,6 +241,7 @@ async fn settings_form_saves_and_clears_every_setting(b: Backend) {
     assert_eq!(q["max_retries"], 7);
     assert_eq!(q["visibility_timeout_default"], 90);
     assert_eq!(q["message_retention_days"], 14);
+    assert_eq!(q["completed_retention_seconds"], 3600);
     assert_eq!(q["enable_priority"], false);
     assert_eq!(q["dead_letter_queue"], "graveyard");
     assert_eq!(
@@ -252,6 +256,8 @@ async fn settings_form_saves_and_clears_every_setting(b: Backend) {
         .has("priority <strong>off</strong>")
         .has("in flight ≤ <strong>20</strong>")
         .has("rate ≤ <strong>2.5/s</strong>")
+        .has("keeps finished <strong>1 h 0 m</strong>")
+        .has(r#"id="completed-tab" href="/dashboard/queues/jobs/completed""#)
         .has("backoff <strong>")
         .has(r#"href="/dashboard/queues/graveyard""#);
     // The form shows what was saved.
@@ -259,6 +265,7 @@ async fn settings_form_saves_and_clears_every_setting(b: Backend) {
         .await
         .has(r#"name="retry_backoff.jitter" value="0.5""#)
         .has(r#"name="rate_per_sec" value="2.5""#)
+        .has(r#"name="completed_retention_seconds" value="3600""#)
         .has(r#"<option value="false" selected>"#);
 
     // Empty caps and an empty backoff remove them; empty numbers keep theirs.
@@ -269,6 +276,7 @@ async fn settings_form_saves_and_clears_every_setting(b: Backend) {
                 ("max_retries", ""),
                 ("dead_letter_queue", ""),
                 ("enable_priority", "false"),
+                ("completed_retention_seconds", "0"),
             ]),
         )
         .await;
@@ -280,8 +288,11 @@ async fn settings_form_saves_and_clears_every_setting(b: Backend) {
     assert_eq!(q["max_retries"], 7, "an empty number keeps its value");
     assert_eq!(q["dead_letter_queue"], "graveyard");
     assert_eq!(q["visibility_timeout_default"], 30);
+    assert_eq!(q["completed_retention_seconds"], 0);
     me.get("/dashboard/queues/jobs")
         .await
+        .lacks("keeps finished")
+        .lacks(r#"id="completed-tab""#)
         .lacks("in flight ≤")
         .lacks("backoff <strong>");
 }
@@ -295,7 +306,7 @@ async fn settings_refusals_show_the_api_error_and_change_nothing(b: Backend) {
 
     // Each refused value: the form answers with the status and message the
     // API gives the same value, marks the field, and changes nothing.
-    let cases: [(&str, &str, Value, u16); 9] = [
+    let cases: [(&str, &str, Value, u16); 12] = [
         ("max_retries", "5000", json!({"max_retries": 5000}), 400),
         ("max_retries", "abc", json!({"max_retries": "abc"}), 400),
         (
@@ -317,6 +328,24 @@ async fn settings_refusals_show_the_api_error_and_change_nothing(b: Backend) {
             400,
         ),
         ("max_in_flight", "0", json!({"max_in_flight": 0}), 400),
+        (
+            "completed_retention_seconds",
+            "2592001",
+            json!({"completed_retention_seconds": 2_592_001}),
+            400,
+        ),
+        (
+            "completed_retention_seconds",
+            "-1",
+            json!({"completed_retention_seconds": -1}),
+            400,
+        ),
+        (
+            "completed_retention_seconds",
+            "1.5",
+            json!({"completed_retention_seconds": 1.5}),
+            400,
+        ),
         ("rate_per_sec", "0", json!({"rate_per_sec": 0}), 400),
         (
             "dead_letter_queue",

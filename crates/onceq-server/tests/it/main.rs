@@ -19,6 +19,7 @@ mod cron_servers;
 mod cron_task;
 mod dashboard;
 mod dashboard_actions;
+mod dashboard_bulk_cancel;
 mod dashboard_cancel;
 mod dashboard_controls;
 mod dashboard_cron;

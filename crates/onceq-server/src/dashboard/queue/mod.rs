@@ -1,7 +1,8 @@
 //! One queue: its settings and depths, and its messages, paged by `seq`
 //! (keyset, never OFFSET), filtered by state and message group, searchable
 //! by message id or idempotency key (indexes), or in payloads (bounded:
-//! [`search`]); actions on a selection of them ([`selected`]); pausing and
+//! [`search`]); actions on a selection of them ([`selected`], cancel's
+//! report: [`cancel_selected`]); pausing and
 //! resuming it ([`controls`]) and editing its settings ([`settings_page`],
 //! reading the form as the API reads an update: [`settings_form`]).
 
@@ -22,6 +23,7 @@ use super::{
 };
 use crate::{AppState, validate::MAX_TOKEN_BYTES};
 
+mod cancel_selected;
 pub mod controls;
 mod render;
 pub mod search;
@@ -297,7 +299,7 @@ pub async fn page(
                 a.btn.btn-danger-quiet href=(format!("{base}/purge")) { "Purge…" }
             }
         }
-        (filters(&queue, &listing, fifo))
+        (filters(&queue, &listing, fifo, record.completed_retention_seconds > 0))
         (super::bulk::bar(selected::FORM_ID, &format!("{base}/selected"), &selected::ACTIONS))
         (layout::live("queue-live", &format!("{base}/live{}", listing.query(listing.after)),
             live_body(&view)))

@@ -231,6 +231,9 @@ pub(super) fn settings(record: &QueueRecord) -> Markup {
             li { "max retries " strong { (record.max_retries) } }
             li { "lease " strong { (age(record.visibility_timeout_default.into())) } }
             li { "retention " strong { (record.message_retention_days) " d" } }
+            @if record.completed_retention_seconds > 0 {
+                li #keeps-finished { "keeps finished " strong { (age(record.completed_retention_seconds.into())) } }
+            }
             // A FIFO queue ignores priority (stored as 0): saying "on" or
             // "off" would claim a setting it does not have.
             @if record.queue_type != onceq_types::QueueType::Fifo {
@@ -253,7 +256,10 @@ pub(super) fn settings(record: &QueueRecord) -> Markup {
     }
 }
 
-pub(super) fn filters(queue: &str, listing: &Listing, fifo: bool) -> Markup {
+/// The state tabs, the search and (FIFO) the group filter. `retains`:
+/// the queue keeps finished messages, so a "Completed" tab leads to them
+/// (their own page: they are not in the queue's listing).
+pub(super) fn filters(queue: &str, listing: &Listing, fifo: bool, retains: bool) -> Markup {
     let base = format!("/dashboard/queues/{}", url_part(queue));
     let tab = |state: Option<MessageStatus>, label: &str| {
         let l = Listing {
@@ -273,6 +279,9 @@ pub(super) fn filters(queue: &str, listing: &Listing, fifo: bool) -> Markup {
                 (tab(Some(MessageStatus::Available), "Available"))
                 (tab(Some(MessageStatus::Delayed), "Delayed"))
                 (tab(Some(MessageStatus::InFlight), "In flight"))
+                @if retains {
+                    a.tab #completed-tab href=(format!("{base}/completed")) { "Completed" }
+                }
             }
             form.search method="get" action=(base) role="search" {
                 @if let Some(state) = listing.state {

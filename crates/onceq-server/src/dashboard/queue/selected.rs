@@ -1,7 +1,8 @@
 //! `POST /dashboard/queues/{queue}/selected`: "with selected" on a queue's
-//! messages: **delete** (after a confirmation step) or **promote** (a
-//! delayed message made available now). Bounded and tallied as
-//! [`bulk`] says.
+//! messages: **delete** or **cancel** (each after a confirmation step), or
+//! **promote** (a delayed message made available now). Bounded as
+//! [`bulk`] says; delete and promote are tallied through the redirect,
+//! cancel answers its report id by id ([`super::cancel_selected`]).
 
 use axum::{
     body::Bytes,
@@ -19,11 +20,15 @@ use super::super::{
     layout::{self, Crumb},
     session::{SameOrigin, Viewer},
 };
-use super::{queue_name, record};
+use super::{cancel_selected, queue_name, record};
 use crate::AppState;
 
 /// The actions of a queue's "with selected" bar: (value, label).
-pub const ACTIONS: [(&str, &str); 2] = [("promote", "Promote (run now)"), ("delete", "Delete…")];
+pub const ACTIONS: [(&str, &str); 3] = [
+    ("promote", "Promote (run now)"),
+    ("cancel", "Cancel…"),
+    ("delete", "Delete…"),
+];
 
 /// The id of the queue page's "with selected" form.
 pub const FORM_ID: &str = "bulk";
@@ -62,24 +67,44 @@ pub async fn apply(
 ) -> Result<Response, DashError> {
     let queue = queue_name(queue)?;
     viewer.require(Action::Admin)?;
-    let selection = Selection::parse(&body, &["delete", "promote"])?;
+    let selection = Selection::parse(&body, &["delete", "promote", "cancel"])?;
     let (q, _) = record(&state, &viewer, &queue).await?;
     let base = format!("/dashboard/queues/{}", url_part(&queue));
-    if selection.action == "delete" && !selection.confirmed {
-        let what = format!("delete from {queue} for good");
+    let crumbs = |last: &str| {
+        [
+            Crumb::link("Queues", "/dashboard"),
+            Crumb::link(queue.clone(), base.clone()),
+            Crumb::here(last.to_owned()),
+        ]
+    };
+    let asks = match selection.action.as_str() {
+        "delete" => Some((format!("delete from {queue} for good"), "Delete for good")),
+        "cancel" => Some((
+            format!(
+                "cancel in {queue}: each leaves the queue whatever its state \
+                 (a consumer holding one can no longer ack it)"
+            ),
+            "Cancel the messages",
+        )),
+        _ => None,
+    };
+    if let Some((what, button)) = asks
+        && !selection.confirmed
+    {
         let main = bulk::confirm_page(
             &format!("{base}/selected"),
             &base,
             Some(&selection),
             &what,
-            "Delete for good",
+            button,
         );
-        let crumbs = [
-            Crumb::link("Queues", "/dashboard"),
-            Crumb::link(queue.clone(), base.clone()),
-            Crumb::here("Confirm"),
-        ];
-        let page = layout::page("Confirm", &viewer, &crumbs, None, main);
+        let page = layout::page("Confirm", &viewer, &crumbs("Confirm"), None, main);
+        return Ok(layout::html(page).into_response());
+    }
+    if selection.action == "cancel" {
+        let done = cancel_selected::cancel_each(&state, &viewer, &queue, selection.ids).await?;
+        let main = cancel_selected::report(&queue, &done);
+        let page = layout::page("Cancelled", &viewer, &crumbs("Cancelled"), None, main);
         return Ok(layout::html(page).into_response());
     }
     let now = state.clock.now();

@@ -25,6 +25,9 @@ pub struct SettingsForm {
     visibility_timeout_default: String,
     #[serde(default)]
     message_retention_days: String,
+    /// Seconds a completed or cancelled message is kept; 0 keeps none.
+    #[serde(default)]
+    completed_retention_seconds: String,
     /// `true` or `false`; absent on a FIFO queue (which ignores priority).
     #[serde(default)]
     pub(super) enable_priority: Option<String>,
@@ -42,8 +45,6 @@ pub struct SettingsForm {
     max_in_flight: String,
     #[serde(default)]
     rate_per_sec: String,
-    // Slot: `completed_retention_seconds` (h/life) joins here and in
-    // `FIELDS`, read by `input::update` like the rest.
 }
 
 impl SettingsForm {
@@ -54,6 +55,7 @@ impl SettingsForm {
             max_retries: r.max_retries.to_string(),
             visibility_timeout_default: r.visibility_timeout_default.to_string(),
             message_retention_days: r.message_retention_days.to_string(),
+            completed_retention_seconds: r.completed_retention_seconds.to_string(),
             enable_priority: Some(r.enable_priority.to_string()),
             dead_letter_queue: r.dead_letter_queue.clone().unwrap_or_default(),
             backoff_initial: b.map(|b| b.initial_seconds.to_string()).unwrap_or_default(),
@@ -71,6 +73,7 @@ impl SettingsForm {
             "max_retries" => &self.max_retries,
             "visibility_timeout_default" => &self.visibility_timeout_default,
             "message_retention_days" => &self.message_retention_days,
+            "completed_retention_seconds" => &self.completed_retention_seconds,
             "dead_letter_queue" => &self.dead_letter_queue,
             "retry_backoff.initial_seconds" => &self.backoff_initial,
             "retry_backoff.max_seconds" => &self.backoff_max,
@@ -93,6 +96,10 @@ impl SettingsForm {
                 &self.visibility_timeout_default,
             ),
             ("message_retention_days", &self.message_retention_days),
+            (
+                "completed_retention_seconds",
+                &self.completed_retention_seconds,
+            ),
         ] {
             if let Some(v) = number(text) {
                 body.insert(field.into(), v);

@@ -92,7 +92,7 @@ pub async fn save(
 }
 
 /// The fields, by their API path, with their label and what they take.
-const FIELDS: [(&str, &str, &str); 10] = [
+const FIELDS: [(&str, &str, &str); 11] = [
     (
         "max_retries",
         "Max retries",
@@ -104,6 +104,12 @@ const FIELDS: [(&str, &str, &str); 10] = [
         "0 to 43 200: the lease a consume gets when it names none.",
     ),
     ("message_retention_days", "Retention, days", "1 to 30."),
+    (
+        "completed_retention_seconds",
+        "Keep finished, seconds",
+        "0 to 2 592 000 (30 days): how long a completed or cancelled message stays \
+         visible (its page, the Completed page); 0 keeps none.",
+    ),
     (
         "dead_letter_queue",
         "Dead-letter queue",
@@ -205,7 +211,7 @@ fn render(
         div.page-head { h1 { "Settings of " (queue) } }
         form.card.settings-form #settings method="post" action=(format!("{base}/settings")) {
             p.hint { "A " (rec.queue_type.as_str()) " queue (its type is fixed). Later hand-outs follow the new settings; leases already granted keep their end." }
-            @for (name, label, help) in &FIELDS[..4] { (field(name, label, help)) }
+            @for (name, label, help) in &FIELDS[..5] { (field(name, label, help)) }
             @if !fifo {
                 div.field {
                     label for="set-enable_priority" { "Priority" }
@@ -221,9 +227,9 @@ fn render(
             }
             fieldset.backoff {
                 legend { "Retry backoff (failed hand-outs wait before they are available again)" }
-                @for (name, label, help) in &FIELDS[4..8] { (field(name, label, help)) }
+                @for (name, label, help) in &FIELDS[5..9] { (field(name, label, help)) }
             }
-            @for (name, label, help) in &FIELDS[8..] { (field(name, label, help)) }
+            @for (name, label, help) in &FIELDS[9..] { (field(name, label, help)) }
             div.form-actions {
                 button.btn.btn-primary #save-settings type="submit" { "Save settings" }
                 a.btn.btn-quiet href=(base) { "Cancel" }
