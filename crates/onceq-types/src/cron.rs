@@ -230,8 +230,9 @@ pub struct CronJob {
     pub queue: Option<String>,
     /// The URL it delivers to, or `null`.
     pub task: Option<String>,
-    /// What each run publishes.
-    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    /// What each run publishes: any JSON value but null (`{}` when the
+    /// create gave none).
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::payload))]
     pub payload: Box<RawValue>,
     /// Headers of each run's message.
     pub headers: crate::Headers,

@@ -2,7 +2,7 @@
 //! next run, run count and paused state, one schedule's recent runs, and
 //! pause/resume buttons. Read-only otherwise (create, update and delete
 //! stay with the API and the CLI). Pause and resume go through
-//! [`crate::routes::cron::set_job_paused`], the API's own path (missed
+//! `routes::cron::set_job_paused`, the API's own path (missed
 //! ticks skipped on resume, the cron loop woken).
 
 use axum::{

@@ -1,6 +1,6 @@
 //! One message: its state (in the queue, dead-lettered, or kept finished),
 //! what the store knows of its history, its attempts and last error
-//! ([`life`](super::life)), its headers and its payload; "Cancel" for one
+//! ([`life`]), its headers and its payload; "Cancel" for one
 //! still in the queue ([`cancel`](super::cancel)).
 //!
 //! The store keeps a message's current state, not a log of its events: the
