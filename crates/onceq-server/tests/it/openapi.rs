@@ -104,6 +104,43 @@ fn operation_ids_are_unique() {
     assert!(seen.len() >= 20, "{seen:?}");
 }
 
+/// A request body's schema names its fields as they are sent (`type`, not
+/// the Rust field `queue_type`): the same list the near-miss rule reads
+/// (`request::Fields`). A `request!` macro that hid a `serde(rename)` from
+/// the schema derive once documented `queue_type`, which the server ignores.
+#[test]
+fn request_schemas_name_the_wire_fields() {
+    use onceq_types::request::Fields;
+    let doc = serde_json::to_value(onceq_server::openapi::document()).unwrap();
+    let bodies: [(&str, &[&str]); 9] = [
+        ("CreateQueue", onceq_types::request::CreateQueue::FIELDS),
+        ("UpdateQueue", onceq_types::request::UpdateQueue::FIELDS),
+        ("Publish", onceq_types::request::Publish::FIELDS),
+        ("BatchItem", onceq_types::request::BatchItem::FIELDS),
+        ("Consume", onceq_types::request::Consume::FIELDS),
+        ("Ack", onceq_types::request::Ack::FIELDS),
+        ("Nack", onceq_types::request::Nack::FIELDS),
+        ("Redrive", onceq_types::request::Redrive::FIELDS),
+        ("CronCreate", onceq_types::cron::CronCreate::FIELDS),
+    ];
+    for (name, fields) in bodies {
+        let props: BTreeSet<&str> = doc["components"]["schemas"][name]["properties"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{name} has no properties"))
+            .keys()
+            .map(String::as_str)
+            .collect();
+        for p in &props {
+            assert!(
+                fields.contains(p),
+                "{name} documents {p:?}, not one of its fields {fields:?}"
+            );
+        }
+    }
+    let create = &doc["components"]["schemas"]["CreateQueue"]["properties"];
+    assert!(create.get("type").is_some(), "{create}");
+}
+
 /// No schema says "one of several types" as a `type` list (but `[T,
 /// "null"]`, an optional value): openapi-python-client drops the
 /// operations whose bodies have one. Use a `oneOf` of typed schemas

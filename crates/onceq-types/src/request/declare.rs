@@ -116,7 +116,10 @@ macro_rules! request {
     };
     // A field serde knows by another name: that name is its wire name.
     (@fields $docs:tt $name:ident [$($done:tt)*] [$($wire:expr),*] $nested:tt
-        $(#[doc = $d:literal])* #[serde(rename = $w:literal $($sattr:tt)*)] $(#[$attr:meta])* pub $f:ident: $t:ty, $($rest:tt)*
+        // `$w:tt`, not `:literal`: a literal fragment is passed on wrapped,
+        // and utoipa's reading of `serde(rename)` then misses it (the schema
+        // named the Rust field; tests/it/openapi.rs checks).
+        $(#[doc = $d:literal])* #[serde(rename = $w:tt $($sattr:tt)*)] $(#[$attr:meta])* pub $f:ident: $t:ty, $($rest:tt)*
     ) => {
         request!(@fields $docs $name [$($done)* $(#[doc = $d])* #[serde(rename = $w $($sattr)*)] $(#[$attr])* pub $f: $t,]
             [$($wire,)* $w] $nested $($rest)*);
