@@ -23,7 +23,7 @@ use super::{
 };
 use crate::{AppState, validate::MAX_TOKEN_BYTES};
 
-mod cancel_selected;
+pub mod cancel_selected;
 pub mod controls;
 mod render;
 pub mod search;
