@@ -7,12 +7,12 @@ use std::{path::PathBuf, process::Command};
 
 use crate::process::ServerProcess;
 
-pub(crate) fn browser_dir() -> PathBuf {
+fn browser_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../browser")
 }
 
 /// Chromium as `scripts/ensure-deps` installs it (or `$CHROMIUM`).
-pub(crate) fn chromium() -> PathBuf {
+fn chromium() -> PathBuf {
     let path = std::env::var_os("CHROMIUM")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
@@ -25,7 +25,7 @@ pub(crate) fn chromium() -> PathBuf {
 }
 
 /// `playwright-core` in `browser/node_modules` (`npm ci` when absent).
-pub(crate) fn ensure_playwright(dir: &std::path::Path) {
+fn ensure_playwright(dir: &std::path::Path) {
     if !dir.join("node_modules/playwright-core").exists() {
         let status = Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund"])
@@ -36,20 +36,23 @@ pub(crate) fn ensure_playwright(dir: &std::path::Path) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_dashboard_redrives_a_dead_letter_in_a_browser() {
+/// Starts `onceq serve` on a fresh embedded store with API key `key`, runs
+/// the browser story `script` (in `browser/`) against it, and fails unless
+/// the story exits 0 and prints `<name>: browser story passed`. Returns the
+/// server (for the end-state checks) and the store's directory (kept alive
+/// with it).
+pub(crate) fn run_story(script: &str, key: &str) -> (ServerProcess, tempfile::TempDir) {
     let chromium = chromium();
     let dir = browser_dir();
     ensure_playwright(&dir);
 
     let data = tempfile::tempdir().unwrap();
-    let key = "dashboard-test-key";
     let server = ServerProcess::start(
         &["--data-dir", data.path().to_str().unwrap()],
         &[("ONCEQ_API_KEY", key)],
     );
     let out = Command::new("node")
-        .arg("dashboard.mjs")
+        .arg(script)
         .current_dir(&dir)
         .env("ONCEQ_BASE", &server.url)
         .env("ONCEQ_API_KEY", key)
@@ -63,7 +66,15 @@ async fn the_dashboard_redrives_a_dead_letter_in_a_browser() {
         out.status.success(),
         "browser story failed:\n{stdout}\n{stderr}"
     );
-    assert!(stdout.contains("dashboard: browser story passed"));
+    let name = script.trim_end_matches(".mjs");
+    assert!(stdout.contains(&format!("{name}: browser story passed")));
+    (server, data)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_redrives_a_dead_letter_in_a_browser() {
+    let key = "dashboard-test-key";
+    let (server, _data) = run_story("dashboard.mjs", key);
 
     // What the page did is what the store holds: the message is back.
     let stats: serde_json::Value = reqwest::Client::new()

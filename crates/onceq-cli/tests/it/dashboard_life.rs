@@ -7,39 +7,12 @@
 //! This test starts the server, runs the story, and checks the end state
 //! through the API.
 
-use std::process::Command;
-
-use crate::dashboard::{browser_dir, chromium, ensure_playwright};
-use crate::process::ServerProcess;
+use crate::dashboard::run_story;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dashboard_shows_a_messages_life_in_a_browser() {
-    let chromium = chromium();
-    let dir = browser_dir();
-    ensure_playwright(&dir);
-
-    let data = tempfile::tempdir().unwrap();
     let key = "life-test-key";
-    let server = ServerProcess::start(
-        &["--data-dir", data.path().to_str().unwrap()],
-        &[("ONCEQ_API_KEY", key)],
-    );
-    let out = Command::new("node")
-        .arg("life.mjs")
-        .current_dir(&dir)
-        .env("ONCEQ_BASE", &server.url)
-        .env("ONCEQ_API_KEY", key)
-        .env("CHROMIUM", &chromium)
-        .output()
-        .expect("node must be installed for the browser test");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "browser story failed:\n{stdout}\n{stderr}"
-    );
-    assert!(stdout.contains("life: browser story passed"));
+    let (server, _data) = run_story("life.mjs", key);
 
     // What the pages did is what the store holds: of the three messages
     // left, one completed, one cancelled (both kept), one dead letter.
