@@ -8,6 +8,7 @@
 //! `accounts` the key scopes, rotation and project limits; `bench` runs
 //! `onceq bench` in small;
 //! `compat` runs the seed's Node.js route and worker unchanged against it;
+//! `node_package` runs the npm package's own tests (clients/node);
 //! `long_ops` checks bulk publish, purge, redrive and `stats --watch` when no
 //! terminal is attached; `dashboard` drives the web dashboard in headless
 //! Chromium; `stall` freezes PostgreSQL under a running server; `container`
@@ -31,6 +32,7 @@ mod failover;
 mod life;
 mod logs;
 mod long_ops;
+mod node_package;
 mod otlp;
 mod outage_log;
 mod pgbouncer;

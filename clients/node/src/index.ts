@@ -1,0 +1,2 @@
+// The package's map (filled in by the client, ledger and worker modules).
+export {};
