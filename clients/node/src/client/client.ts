@@ -202,13 +202,14 @@ export class Client {
   /**
    * Takes up to `maxMessages` messages under a lease, long polling up to
    * `waitSeconds`. The AbortSignal ends the wait at once (a message the
-   * server handed to the abandoned poll comes back when its lease ends);
-   * the timeout is `timeoutMs` beyond the wait.
+   * server handed to the abandoned poll comes back when its lease ends).
+   * `timeoutMs` is the whole call's deadline (default: the client's
+   * timeout beyond the wait).
    */
   async consume(queue: string, opts: ConsumeOptions = {}): Promise<T.ConsumedMessage[]> {
     const a = await this.request<T.Data<"consume">>("POST", "/v1/queue/consume", consumeBody(queue, opts), {
       signal: opts.signal,
-      timeoutMs: (opts.timeoutMs ?? this.timeoutMs) + (opts.waitSeconds ?? 0) * 1000,
+      timeoutMs: this.#pollTimeout(opts),
     });
     return a.data.items;
   }
@@ -231,9 +232,14 @@ export class Client {
       "POST",
       "/v1/queue/consume",
       body,
-      { signal: opts.signal, timeoutMs: (opts.timeoutMs ?? this.timeoutMs) + (opts.waitSeconds ?? 0) * 1000 },
+      { signal: opts.signal, timeoutMs: this.#pollTimeout(opts) },
     );
     return { items: a.data.items, acks: { ...a.data.acks, batched: true } };
+  }
+
+  /** A consume's deadline: the caller's `timeoutMs`, else the client's beyond the long poll's wait. */
+  #pollTimeout(opts: ConsumeOptions): number {
+    return opts.timeoutMs ?? this.timeoutMs + (opts.waitSeconds ?? 0) * 1000;
   }
 
   /** Deletes a message held under a lease; false when the lease was lost. */

@@ -25,7 +25,10 @@ export function jobFact(message: Pick<ConsumedMessage, "payload" | "idempotency_
 }
 
 /** What a claim found. */
-export type Claim = { state: "mine" } | { state: "done" } | { state: "held"; lockedUntil: Date };
+export type Claim =
+  | { state: "mine"; attempts: number }
+  | { state: "done" }
+  | { state: "held"; lockedUntil: Date; attempts: number };
 
 type Queryable = Pick<pg.ClientBase, "query">;
 
@@ -56,7 +59,7 @@ export async function claimFact(
   now: Date,
   until: Date,
 ): Promise<Claim> {
-  const r = await db.query<{ state: string; mine: boolean; locked_until: Date }>(sql("claim"), [
+  const r = await db.query<{ state: string; mine: boolean; locked_until: Date; attempts: number }>(sql("claim"), [
     fact,
     owner,
     claim,
@@ -66,8 +69,8 @@ export async function claimFact(
   const row = r.rows[0];
   if (!row) throw new Error("claim.sql returned no row");
   if (row.state === "done") return { state: "done" };
-  if (row.mine) return { state: "mine" };
-  return { state: "held", lockedUntil: row.locked_until };
+  if (row.mine) return { state: "mine", attempts: row.attempts };
+  return { state: "held", lockedUntil: row.locked_until, attempts: row.attempts };
 }
 
 /** Pushes the lease; false when the fact is no longer ours. */
