@@ -36,8 +36,9 @@ export function pool() {
 
 /**
  * A proxy in front of `target`. `fault(req, n)` (n = 1-based request count)
- * may answer instead of forwarding: return `{status, headers, body}` or
- * "drop" to reset the connection. Every request seen is in `seen`.
+ * may answer instead of forwarding: return `{status, headers, body}`, "drop"
+ * to reset the connection, or "forward-then-drop" to let the server carry
+ * the request out and lose its answer. Every request seen is in `seen`.
  */
 export async function proxy(target, fault = () => null, port = 0) {
   const seen = [];
@@ -49,7 +50,8 @@ export async function proxy(target, fault = () => null, port = 0) {
     seen.push(entry);
     const f = await fault(entry, seen.length);
     if (f === "drop") return req.socket.destroy();
-    if (f) {
+    const forwardThenDrop = f === "forward-then-drop";
+    if (f && !forwardThenDrop) {
       res.writeHead(f.status, { "content-type": "application/json", ...f.headers });
       return res.end(f.body ?? "");
     }
@@ -62,6 +64,7 @@ export async function proxy(target, fault = () => null, port = 0) {
       body: req.method === "GET" || req.method === "HEAD" ? undefined : body,
     });
     const text = await up.text();
+    if (forwardThenDrop) return req.socket.destroy();
     const out = {};
     up.headers.forEach((v, k) => {
       if (k !== "content-length" && k !== "transfer-encoding" && k !== "content-encoding") out[k] = v;
