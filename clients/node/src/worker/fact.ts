@@ -24,10 +24,10 @@ export function jobFact(message: Pick<ConsumedMessage, "payload" | "idempotency_
   return message.message_id;
 }
 
-/** What a claim found. */
+/** What a claim found (`attempts`: claims that held it, takeovers included). */
 export type Claim =
   | { state: "mine"; attempts: number }
-  | { state: "done" }
+  | { state: "done"; attempts: number }
   | { state: "held"; lockedUntil: Date; attempts: number };
 
 type Queryable = Pick<pg.ClientBase, "query">;
@@ -68,7 +68,7 @@ export async function claimFact(
   ]);
   const row = r.rows[0];
   if (!row) throw new Error("claim.sql returned no row");
-  if (row.state === "done") return { state: "done" };
+  if (row.state === "done") return { state: "done", attempts: row.attempts };
   if (row.mine) return { state: "mine", attempts: row.attempts };
   return { state: "held", lockedUntil: row.locked_until, attempts: row.attempts };
 }
