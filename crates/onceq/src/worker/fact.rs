@@ -5,12 +5,12 @@ use jiff::Timestamp;
 use onceq_types::ConsumedMessage;
 use tokio_postgres::GenericClient;
 
-const SCHEMA: &str = include_str!("sql/schema.sql");
-const CLAIM: &str = include_str!("sql/claim.sql");
-const HEARTBEAT: &str = include_str!("sql/heartbeat.sql");
-const MARK_DONE: &str = include_str!("sql/mark_done.sql");
-const RELEASE: &str = include_str!("sql/release.sql");
-const PURGE: &str = include_str!("sql/purge.sql");
+const SCHEMA: &str = include_str!("../../sql/job_fact/postgres/schema.sql");
+const CLAIM: &str = include_str!("../../sql/job_fact/postgres/claim.sql");
+const HEARTBEAT: &str = include_str!("../../sql/job_fact/postgres/heartbeat.sql");
+const MARK_DONE: &str = include_str!("../../sql/job_fact/postgres/mark_done.sql");
+const RELEASE: &str = include_str!("../../sql/job_fact/postgres/release.sql");
+const PURGE: &str = include_str!("../../sql/job_fact/postgres/purge.sql");
 
 /// The fact a message's work is known by: `payload.job_fact` when it is a
 /// non-empty string, else the publish idempotency key, else the message id.

@@ -17,12 +17,12 @@
 #[cfg(any(feature = "postgres", feature = "sqlite"))]
 macro_rules! ledger_sql {
     ($dialect:literal) => {
-        const SCHEMA: &str = include_str!(concat!("../sql/", $dialect, "/schema.sql"));
-        const CLAIM: &str = include_str!(concat!("../sql/", $dialect, "/claim.sql"));
-        const SELECT: &str = include_str!(concat!("../sql/", $dialect, "/select.sql"));
-        const COMPLETE: &str = include_str!(concat!("../sql/", $dialect, "/complete.sql"));
-        const RELEASE: &str = include_str!(concat!("../sql/", $dialect, "/release.sql"));
-        const PURGE: &str = include_str!(concat!("../sql/", $dialect, "/purge.sql"));
+        const SCHEMA: &str = include_str!(concat!("../../../sql/ledger/", $dialect, "/schema.sql"));
+        const CLAIM: &str = include_str!(concat!("../../../sql/ledger/", $dialect, "/claim.sql"));
+        const SELECT: &str = include_str!(concat!("../../../sql/ledger/", $dialect, "/select.sql"));
+        const COMPLETE: &str = include_str!(concat!("../../../sql/ledger/", $dialect, "/complete.sql"));
+        const RELEASE: &str = include_str!(concat!("../../../sql/ledger/", $dialect, "/release.sql"));
+        const PURGE: &str = include_str!(concat!("../../../sql/ledger/", $dialect, "/purge.sql"));
     };
 }
 

@@ -21,4 +21,4 @@ ON CONFLICT (fact) DO UPDATE SET
                  THEN f.attempts + 1 ELSE f.attempts END,
     started_at = CASE WHEN f.state = 'running' AND f.locked_until <= $4
                  THEN EXCLUDED.started_at ELSE f.started_at END
-RETURNING state, claim = $3 AS mine, owner, locked_until
+RETURNING state, claim = $3 AS mine, owner, locked_until, attempts

@@ -1,4 +1,4 @@
--- The worker's job facts (see src/worker/mod.rs for the state machine).
+-- The worker's job facts (docs/state-machines.md, "A job fact").
 -- Run inside a transaction: the advisory lock makes concurrent first starts
 -- of many workers safe (a bare CREATE TABLE IF NOT EXISTS can still fail
 -- with a unique violation on pg_type when two sessions race).
