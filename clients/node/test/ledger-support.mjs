@@ -38,3 +38,27 @@ export function testClock(start = new Date("2026-01-01T00:00:00Z")) {
     },
   };
 }
+
+/** A gate a handler waits on until the test opens it. */
+export function gate() {
+  let open;
+  const opened = new Promise((r) => (open = r));
+  return { opened, open: () => open() };
+}
+
+/** POST `body` (a string: sent as is) to `url` with headers; the answer, body as text. */
+export async function post(url, { key, body = "{}", headers = {} } = {}) {
+  const h = { "content-type": "application/json", ...headers };
+  if (key !== undefined) h["idempotency-key"] = key;
+  const res = await fetch(url, { method: "POST", headers: h, body });
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
+/** The refusal's error object, checked for its shape (code, message, hint). */
+export function errorOf(answer) {
+  const { error } = JSON.parse(answer.text);
+  for (const f of ["code", "message", "hint"]) {
+    if (typeof error?.[f] !== "string") throw new Error(`refusal without ${f}: ${answer.text}`);
+  }
+  return error;
+}
