@@ -1,16 +1,17 @@
-// Copies the toolkit's shared SQL and case tables (crates/onceq/sql/) into
-// the package (clients/node/sql/, gitignored, shipped by `files`), so the
-// Node ledger and worker run the very statements the Rust toolkit runs and
-// the package never keeps a copy of its own in git.
+// Copies the shared SQL (crates/onceq/sql: the request ledger's and the job
+// facts' statements per dialect, and the case tables) into ./sql, which the
+// package loads at run time and ships (`files`). The package keeps no copy of
+// a statement in git: ./sql is gitignored and rebuilt by every `npm run build`.
 import { cpSync, existsSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const from = fileURLToPath(new URL("../../../crates/onceq/sql/", import.meta.url));
-const to = fileURLToPath(new URL("../sql/", import.meta.url));
+const pkg = join(dirname(fileURLToPath(import.meta.url)), "..");
+const shared = join(pkg, "..", "..", "crates", "onceq", "sql");
+const out = join(pkg, "sql");
 
-if (!existsSync(from)) {
-  console.error(`copy-sql: ${from} is missing; build the package inside the onceq repository`);
-  process.exit(1);
+if (!existsSync(join(shared, "job_fact", "postgres", "claim.sql"))) {
+  throw new Error(`copy-sql: ${shared} does not hold the shared SQL`);
 }
-rmSync(to, { recursive: true, force: true });
-cpSync(from, to, { recursive: true });
+rmSync(out, { recursive: true, force: true });
+cpSync(shared, out, { recursive: true });
