@@ -8,7 +8,7 @@
 import type { IncomingMessage } from "node:http";
 
 import type { Context, MiddlewareHandler } from "hono";
-import { routePath } from "hono/route";
+import { matchedRoutes } from "hono/route";
 
 import {
   type Answer,
@@ -36,13 +36,13 @@ export function idempotency(
   options: HonoIdempotencyOptions,
 ): MiddlewareHandler<{ Variables: IdempotencyVariables }> & { guard: RequestGuard } {
   const guard = new RequestGuard(options);
-  const maxResponse = options.maxResponseBody ?? Number.POSITIVE_INFINITY;
   const principal = options.principal ?? ((c: Context) => principalOfAuthorization(c.req.header("authorization")));
   const mw: MiddlewareHandler<{ Variables: IdempotencyVariables }> = async (c, next) => {
     const d = await guard.decide({
       method: c.req.method,
       // The handler's route template, wherever the middleware is mounted.
-      route: routePath(c, -1) || c.req.path,
+      // (the last matched route is the handler's; hono/route since 4.8).
+      route: matchedRoutes(c).at(-1)?.path || c.req.path,
       keyValues: keyValues(c),
       contentType: c.req.header("content-type"),
       principal: principal(c) ?? undefined,
@@ -59,7 +59,7 @@ export function idempotency(
     }
     // Hono turns a thrown handler into a 500 in c.res: released below.
     const res = c.res;
-    const body = res.status >= 500 ? undefined : await readUpTo(res, maxResponse);
+    const body = res.status >= 500 ? undefined : await readUpTo(res, guard.maxResponseBody);
     await d.held.settle({ status: res.status, headers: res.headers, body: body?.whole });
     const headers = new Headers(res.headers);
     if (d.generated) headers.set("Idempotency-Key", d.key);
