@@ -4,5 +4,8 @@
 // - ledger/ (and ./express, ./hono): the Idempotency-Key request ledger (key 1).
 export * from "./client/index.js";
 export * from "./worker/index.js";
-// The request ledger's exports (src/ledger/, written beside this module) join here:
-// export * from "./ledger/index.js";
+export * from "./ledger/index.js";
+// The ledger and the job facts each have a `migrate`; here
+// `migrate` creates both tables and the others are named by what they are.
+export { migrate, migrateLedger, migrateJobFacts } from "./migrate.js";
+export type { Claim as LedgerClaim } from "./ledger/index.js";
