@@ -282,7 +282,7 @@ export class Client {
           else
             out.failed.push({
               message_id: e.message_id,
-              code: "LEASE_LOST",
+              code: "LEASE_NOT_HELD",
               message: "the message is not in flight under this receipt",
               sender_fault: false,
             });
