@@ -80,3 +80,32 @@ test("ackBatch falls back to single acks against a server whose discovery lacks 
     await p.close();
   }
 });
+
+test("consumeWithAcks puts the acks on the consume where the server takes them, else acks first", async () => {
+  const { consumeAcks, ackBatch } = await c.features();
+  const p = await proxy(ONCEQ_URL);
+  try {
+    const via = client({ baseUrl: p.url });
+    const q = queueName("acons");
+    const got = await threeInFlight(q);
+    await c.publish(q, { next: true });
+    const { items, acks } = await via.consumeWithAcks(
+      q,
+      got.slice(0, 2).map((m) => ({ message_id: m.message_id, receipt: m.receipt })),
+    );
+    assert.deepEqual(items.map((m) => m.payload), [{ next: true }]);
+    assert.equal(acks.successful.length, 2);
+    const calls = p.seen.filter((x) => x.path.startsWith("/v1/queue/")).map((x) => x.path);
+    if (consumeAcks) {
+      assert.deepEqual(calls, ["/v1/queue/consume"], "one call carried the acks and the consume");
+      assert.equal(JSON.parse(p.seen.at(-1).body).acks.length, 2);
+    } else if (ackBatch) {
+      assert.deepEqual(calls, ["/v1/queue/ack_batch", "/v1/queue/consume"]);
+    } else {
+      assert.deepEqual(calls, ["/v1/queue/ack", "/v1/queue/ack", "/v1/queue/consume"]);
+    }
+    assert.equal((await c.stats(q)).in_flight, 2, "the third of the first three, and the new one");
+  } finally {
+    await p.close();
+  }
+});

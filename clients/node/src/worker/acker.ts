@@ -1,6 +1,9 @@
 // Acks by batch: the acks of jobs that end within `lingerMs` of each other
-// go out in one call (`ackBatch`: the server's batch ack when it offers
-// one, else single acks), at most 10 at a time.
+// (or, while held, within one `runOnce`) go out in one call (`ackBatch`:
+// the server's batch ack when it offers one, else single acks), at most 10
+// at a time. A job does not wait for its ack: its slot is free at once,
+// and an ack that does not land only means the message comes back and is
+// found done.
 
 import type { Client } from "../client/client.js";
 import type { AckEntry } from "../client/types.js";
@@ -8,18 +11,20 @@ import type { Logger } from "./logger.js";
 
 interface Pending {
   entry: AckEntry;
-  done: (acked: boolean) => void;
 }
 
 export interface AckCounters {
   ackCalls: number;
   batchedAckCalls: number;
+  /** Acks the server refused (lease lost) or that failed. */
+  ackLost: number;
 }
 
 export class Acker {
   #pending: Pending[] = [];
   #timer: NodeJS.Timeout | undefined;
   #inflight = new Set<Promise<void>>();
+  #held = 0;
 
   constructor(
     private readonly client: Client,
@@ -29,13 +34,20 @@ export class Acker {
     private readonly counters: AckCounters,
   ) {}
 
-  /** True when the server acked it; false when the lease was lost or the call failed. */
-  ack(entry: AckEntry): Promise<boolean> {
-    return new Promise((done) => {
-      this.#pending.push({ entry, done });
-      if (this.#pending.length >= 10) this.#flush();
-      else this.#timer ??= setTimeout(() => this.#flush(), this.lingerMs);
-    });
+  /** Queues an ack; it goes out within `lingerMs`, with the ten pending, or at `flush`. */
+  ack(entry: AckEntry): void {
+    this.#pending.push({ entry });
+    if (this.#pending.length >= 10) this.#flush();
+    else if (this.#held === 0) this.#timer ??= setTimeout(() => this.#flush(), this.lingerMs);
+  }
+
+  /** Until `release`, acks wait for `flush` (or ten of them) instead of the linger. */
+  hold(): void {
+    this.#held++;
+  }
+
+  release(): void {
+    this.#held--;
   }
 
   /** Sends what is pending and waits for every call out. */
@@ -70,10 +82,10 @@ export class Acker {
           message: f.message,
         });
       }
-      for (const p of batch) p.done(ok.has(p.entry.message_id));
+      this.counters.ackLost += batch.filter((p) => !ok.has(p.entry.message_id)).length;
     } catch (e) {
       this.log.warn("ack failed; the messages come back and are found done", { error: String(e) });
-      for (const p of batch) p.done(false);
+      this.counters.ackLost += batch.length;
     }
   }
 }

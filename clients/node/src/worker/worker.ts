@@ -14,6 +14,7 @@
 //            ├─ 0 rows (taken over) ─▶ ROLLBACK; leave the message        [superseded]
 //            ▼
 //          COMMIT (effects and `done` together) ─▶ ack(receipt, result)   [done]
+//            (acks of jobs ending together share one batch call; the slot is free at once)
 //
 // Shutdown (`stop()`, SIGTERM, SIGINT): stop consuming at once, let running
 // jobs finish for `shutdownGraceMs`, then release the rest (the handler's
@@ -95,7 +96,7 @@ export interface WorkerOptions {
   clock?: () => Date;
   /** Signals that stop `run` gracefully. Default SIGTERM and SIGINT; `[]` for none. */
   signals?: NodeJS.Signals[];
-  /** How long an ack waits for others to share its call, ms. Default 5. */
+  /** How long an ack waits for others to share its call, ms. Default 10. */
   ackLingerMs?: number;
   logger?: Logger;
 }
@@ -177,7 +178,7 @@ export class Worker {
       shutdownGraceMs: 30_000,
       clock: () => new Date(),
       signals: ["SIGTERM", "SIGINT"] as NodeJS.Signals[],
-      ackLingerMs: 5,
+      ackLingerMs: 10,
       logger: consoleLogger,
       ...definedOnly(opts),
     };
@@ -244,6 +245,8 @@ export class Worker {
       if (e instanceof OnceqError && e.code === "QUEUE_NOT_FOUND") return diff(this.#tick(), before);
       throw e;
     }
+    // The tick's acks go out together when its jobs have settled.
+    this.#acker.hold();
     try {
       await Promise.all(
         messages.map(async (m) => {
@@ -251,8 +254,9 @@ export class Worker {
           await this.#spawn(m);
         }),
       );
-      await this.#acker.flush();
     } finally {
+      this.#acker.release();
+      await this.#acker.flush();
       // The heartbeats' connection would keep the process alive between calls.
       if (!this.#running && this.#jobs.size === 0) await this.#beatLink.close();
     }
@@ -462,12 +466,11 @@ export class Worker {
         case "failed":
           return await this.#fail(job, { db, token }, work.error);
       }
-      const acked = await this.#acker.ack({
+      this.#acker.ack({
         message_id: job.message_id,
         receipt: job.receipt,
         ...(result() !== undefined && { result: result() }),
       });
-      if (!acked) this.#m.ackLost++;
       return "done";
     } finally {
       if (!released) db.release();
@@ -551,7 +554,7 @@ export class Worker {
   /** The work is done already: ack without doing it again. */
   async #duplicate(job: Job): Promise<Outcome> {
     this.#log.debug("duplicate of done work", { message_id: job.message_id, fact: job.fact });
-    if (!(await this.#acker.ack({ message_id: job.message_id, receipt: job.receipt }))) this.#m.ackLost++;
+    this.#acker.ack({ message_id: job.message_id, receipt: job.receipt });
     return "duplicate";
   }
 
