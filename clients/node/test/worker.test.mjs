@@ -118,6 +118,23 @@ test("a failed job's nack leaves the delay to the queue's retry_backoff", async 
   assert.ok(Date.parse(back.visible_at) - Date.now() > 60_000, `visible at ${back.visible_at}`);
 });
 
+test("a poison message dead-letters after its last hand-out, and the worker counts it", async () => {
+  const q = queueName("w-poison");
+  await c.createQueue({ name: q, max_retries: 1 });
+  const w = worker(q, () => {
+    throw new Error("cannot parse export request");
+  });
+  const { message } = await c.publish(q, { job_fact: `${q}:x` });
+  assert.equal((await w.runOnce()).failed, 1);
+  assert.equal(w.metrics().deadLettered, 0);
+  assert.equal((await w.runOnce()).failed, 1);
+  assert.equal(w.metrics().deadLettered, 1, "the second failure of max_retries 1 dead-letters");
+  const dead = await c.getMessage(q, message.message_id);
+  assert.equal(dead.state, "dead_lettered");
+  assert.equal(dead.last_error, "cannot parse export request");
+  assert.equal(await factRow(`${q}:x`), undefined, "no fact is left behind");
+});
+
 test("a live holder defers the second message; after its lease the fact is taken over; the old holder's finish is fenced", async () => {
   const q = queueName("w-take");
   const fact = `${q}:x`;
