@@ -1,0 +1,31 @@
+-- `Store::message_cancel_many`: message_cancel.sql for several ids of one
+-- queue, in one statement. $1 project, $2 queue, $3 ids, $4 now, $5
+-- attempts kept. Returns whether the queue exists (`has_queue`) and the
+-- ids it held and removed (`cancelled`).
+WITH q AS (
+    SELECT id, completed_retention_seconds AS keep_secs
+    FROM onceq_queues
+    WHERE project = $1 AND name = $2
+), gone AS (
+    DELETE FROM onceq_messages m
+    USING q
+    WHERE m.queue_id = q.id AND m.id = ANY($3::text[])
+    RETURNING m.*, q.keep_secs
+), kept AS (
+    INSERT INTO onceq_finished (id, queue_id, state, payload, priority, group_id, idempotency_key,
+                                headers, delivery_count, created_at, visible_at, finished_at,
+                                expires_at, result, last_error, attempts)
+    SELECT id, queue_id, 'cancelled', payload, priority, group_id, idempotency_key,
+           headers, delivery_count, created_at, visible_at, $4::timestamptz,
+           $4::timestamptz + make_interval(secs => keep_secs), NULL, last_error,
+           CASE WHEN state = 'in_flight' THEN onceq_attempts_append(attempts, jsonb_build_object(
+               'delivery_count', delivery_count,
+               'consumed_at', onceq_attempt_time(consumed_at),
+               'ended_at', onceq_attempt_time($4::timestamptz),
+               'outcome', 'cancelled',
+               'error', NULL), $5::integer)
+           ELSE attempts END
+    FROM gone
+    WHERE keep_secs > 0
+)
+SELECT EXISTS (SELECT 1 FROM q) AS has_queue, ARRAY(SELECT id FROM gone) AS cancelled
