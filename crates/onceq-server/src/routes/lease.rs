@@ -132,8 +132,8 @@ pub async fn extend(
     let lease = lease(&caller, input.lease)?;
     let queue = lease.queue.queue.clone();
     let outcome = state
-        .store
-        .message_extend(MessageExtend {
+        .messages()
+        .extend(MessageExtend {
             lease,
             visibility_timeout: input.visibility_timeout,
             now: state.clock.now(),

@@ -227,6 +227,7 @@ impl Client {
             max_messages: Some(i64::from(opts.max_messages.max(1))),
             visibility_timeout: opts.visibility_timeout.map(i64::from),
             wait_seconds: (opts.wait_seconds > 0).then_some(i64::from(opts.wait_seconds)),
+            acks: None,
         };
         let answer: Answer<Items<ConsumedMessage>> = self
             .call(Method::POST, "/v1/queue/consume", Some(&body))
