@@ -27,9 +27,8 @@ use crate::{
     guard::{Guarded, guard},
     idempotency, metrics, openapi,
     routes::{
-        account, ack_batch, admin, consume, cron, discovery, health, lease, message, pause, publish,
-        push,
-        queues, webhooks,
+        account, ack_batch, admin, consume, cron, discovery, health, lease, message, pause,
+        publish, push, queues, webhooks,
     },
 };
 

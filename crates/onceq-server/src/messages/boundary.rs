@@ -68,7 +68,15 @@ fn no_route_reaches_messages_but_through_the_service() {
         "message operations called outside crate::messages (go through state.messages()): {outside:#?}"
     );
     // The scan sees calls where they are: the service's own.
-    for op in ["message_ack_many", "message_claim", "dlq_redrive_many", "lease_expire"] {
-        assert!(inside.iter().any(|c| c == op), "{op} not seen in {inside:?}");
+    for op in [
+        "message_ack_many",
+        "message_claim",
+        "dlq_redrive_many",
+        "lease_expire",
+    ] {
+        assert!(
+            inside.iter().any(|c| c == op),
+            "{op} not seen in {inside:?}"
+        );
     }
 }

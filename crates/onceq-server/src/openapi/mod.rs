@@ -71,8 +71,8 @@ use onceq_types::{
     cron::{CronCreate, CronDeleted, CronJob, CronRun, CronUpdate, OverlapPolicy, RunOutcome},
     push::{PushSubscribe, PushSubscription, PushUnsubscribed},
     reply::{
-        AckBatchResult, AckFailed, AckSucceeded, Acked, Consumed, Deleted, Extended, Nacked, Paused,
-        Purged, Redriven,
+        AckBatchResult, AckFailed, AckSucceeded, Acked, Consumed, Deleted, Extended, Nacked,
+        Paused, Purged, Redriven,
     },
     request::{Redrive, RetryBackoffBody, UpdateQueue},
     webhook::{RegisterWebhook, Webhook, WebhookAttempt, WebhookDeleted},

@@ -236,7 +236,13 @@ async fn revocation_is_seen_by_a_second_server_at_once() {
     a.get_as(&key, "/v1/queue/list").await.ok();
     b.get_as(&key, "/v1/queue/list").await.ok();
     let id = a.key_id(&key).await;
-    assert!(a.state.store().key_revoke(&id, a.clock.now()).await.unwrap());
+    assert!(
+        a.state
+            .store()
+            .key_revoke(&id, a.clock.now())
+            .await
+            .unwrap()
+    );
     // The revoking process drops its cached keys before the call returns;
     // the other one on the database's notification, as the revoke commits.
     a.get_as(&key, "/v1/queue/list")
