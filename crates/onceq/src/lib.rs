@@ -56,7 +56,7 @@ mod trace_context;
 pub mod worker;
 
 pub use client::{
-    Client, ConsumeOptions, CronCreated, Error, NackOptions, PublishOptions, Published, Refusal,
+    BatchAck, Client, ConsumeOptions, CronCreated, Error, NackOptions, PublishOptions, Published, Refusal,
     RetryPolicy,
 };
 #[cfg(feature = "postgres")]
