@@ -45,7 +45,10 @@ pub async fn ack_batch(a: AckBatchArgs) -> anyhow::Result<()> {
         println!("acked {}", ok.message_id);
     }
     for failed in &answer.failed {
-        println!("not acked {}: {} ({})", failed.message_id, failed.code, failed.message);
+        println!(
+            "not acked {}: {} ({})",
+            failed.message_id, failed.code, failed.message
+        );
     }
     if !answer.failed.is_empty() {
         return Err(crate::errors::Hinted::new(

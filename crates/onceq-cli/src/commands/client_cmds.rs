@@ -148,7 +148,12 @@ pub async fn consume(a: ConsumeArgs) -> anyhow::Result<()> {
         let answer = c.ack_batch(&a.queue, acks).await?;
         acked = items
             .iter()
-            .map(|m| answer.successful.iter().any(|s| s.message_id == m.message_id))
+            .map(|m| {
+                answer
+                    .successful
+                    .iter()
+                    .any(|s| s.message_id == m.message_id)
+            })
             .collect();
     }
     if a.server.json {

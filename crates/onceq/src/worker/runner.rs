@@ -109,7 +109,8 @@ impl Worker {
     }
 
     /// One consume without long polling, then every message it got,
-    /// concurrently up to `concurrency`; returns when all have settled.
+    /// concurrently up to `concurrency`, their acks in one `ack_batch`
+    /// (with `batch_acks`); returns when all have settled.
     /// A queue that does not exist yet counts as empty.
     pub async fn run_once(&self) -> Result<Tick, WorkerError> {
         let inner = &self.inner;
@@ -132,6 +133,14 @@ impl Worker {
                 .await
                 .expect("the worker never closes its semaphore");
             jobs.spawn(guarded(inner.clone(), message, never.clone(), permit));
+        }
+        if inner.config.batch_acks && tick.received > 0 {
+            // Every job has handed its ack in (or ended otherwise) once its
+            // slot is back: send them now, in one `ack_batch`, rather than
+            // after the linger.
+            let slots = u32::try_from(inner.config.concurrency).unwrap_or(u32::MAX);
+            drop(inner.permits.acquire_many(slots).await);
+            acks::flush(&inner.acks, &inner.client, &inner.config.queue).await;
         }
         while let Some(joined) = jobs.join_next().await {
             tick.record(joined.unwrap_or(Outcome::Crashed));

@@ -7,6 +7,7 @@
 
 pub(crate) mod support;
 
+mod batched;
 mod crashes;
 mod facts;
 mod holes;

@@ -85,12 +85,7 @@ impl Load {
         .map(|_| ())
     }
 
-    /// One consume of up to 10, long-polling up to `wait` seconds.
-    pub async fn consume(&self, queue: &str, wait: u32) -> anyhow::Result<Vec<Taken>> {
-        Ok(self.consume_acking(queue, wait, &[]).await?.0)
-    }
-
-    /// One consume of up to 10 carrying the acks of `done` (the previous
+    /// One consume of up to 10, long-polling up to `wait` seconds, carrying the acks of `done` (the previous
     /// batch, applied before the claim): what it handed out, and how many
     /// of the acks ended their lease.
     pub async fn consume_acking(
