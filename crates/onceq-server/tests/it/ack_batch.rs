@@ -252,20 +252,8 @@ both!(consume_refuses_bad_acks_and_claims_nothing);
 async fn consume_commits_its_acks_before_the_long_poll_waits(b: Backend) {
     let s = TestServer::in_process(b).await;
     let m = taken(&s, "q", 1).await;
-    let http = s.http.clone();
-    let url = s.url("/v1/queue/consume");
-    let key = s.key.clone();
     let body = json!({"queue": "q", "wait_seconds": 20, "acks": [entry(&m[0])]});
-    let waiter = tokio::spawn(async move {
-        let r = http
-            .post(url)
-            .bearer_auth(key)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        r.json::<Value>().await.unwrap()
-    });
+    let waiter = crate::consume::long_poll_with(&s, body);
     let mut gone = false;
     for _ in 0..1000 {
         if s.stats("q").await["message_count"] == 0 {

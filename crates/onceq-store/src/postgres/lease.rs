@@ -65,27 +65,11 @@ pub(super) async fn ack_keeping(pool: &Db, p: &MessageAck) -> Result<AckOutcome,
 }
 
 impl PgStore {
-    /// `Store::message_cancel`: one statement (`sql/message_cancel.sql`).
+    /// `Store::message_cancel`: the batch form's one statement
+    /// (`sql/message_cancel_ids.sql`), for one id.
     pub(super) async fn cancel_once(&self, p: &MessageCancel) -> Result<bool, Error> {
-        let client = self.client().await?;
-        let stmt = client.prepare_cached(sql::MESSAGE_CANCEL).await?;
-        let keep = onceq_types::attempt::MAX_ATTEMPTS_KEPT as i32;
-        let row = client
-            .query_one(
-                &stmt,
-                &[
-                    &p.queue.project,
-                    &p.queue.queue,
-                    &p.message_id,
-                    &p.now,
-                    &keep,
-                ],
-            )
-            .await?;
-        if !row.get::<_, bool>("has_queue") {
-            return Err(StoreError::QueueNotFound.into());
-        }
-        Ok(row.get("cancelled"))
+        let ids = super::browse::one(&p.queue, &p.message_id, p.now);
+        Ok(self.cancel_many_once(&ids).await?[0] == crate::SingleOutcome::Done)
     }
 
     pub(super) async fn nack_once(&self, p: &MessageNack) -> Result<NackOutcome, Error> {

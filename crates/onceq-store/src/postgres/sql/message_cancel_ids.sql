@@ -1,7 +1,10 @@
--- `Store::message_cancel_many`: message_cancel.sql for several ids of one
--- queue, in one statement. $1 project, $2 queue, $3 ids, $4 now, $5
--- attempts kept. Returns whether the queue exists (`has_queue`) and the
--- ids it held and removed (`cancelled`).
+-- `Store::message_cancel_many` (and `message_cancel`, with one id): removes
+-- the named messages of the queue (never of its dead-letter queue) whatever
+-- their state, in one statement; an in-flight one's lease ends with it,
+-- recorded as a `cancelled` attempt. While the queue keeps finished
+-- messages each row moves into onceq_finished as `cancelled`. $1 project,
+-- $2 queue, $3 ids, $4 now, $5 attempts kept. Returns whether the queue
+-- exists (`has_queue`) and the ids it held and removed (`cancelled`).
 WITH q AS (
     SELECT id, completed_retention_seconds AS keep_secs
     FROM onceq_queues

@@ -1,7 +1,8 @@
--- `Store::message_delete_many`: message_delete_one.sql for several ids of
--- one queue, in one statement. $1 queue id, $2 ids. Returns the ids
--- deleted and those left alone because in flight (read from the
--- statement's snapshot, which the DELETE does not change for them).
+-- `Store::message_delete_many` (and `message_delete`, with one id): the
+-- named messages of one queue deleted unless in flight (their holder keeps
+-- them), in one statement. $1 queue id, $2 ids. Returns the ids deleted
+-- and those left alone because in flight (read from the statement's
+-- snapshot, which the DELETE does not change for them).
 WITH gone AS (
     DELETE FROM onceq_messages
     WHERE queue_id = $1 AND id = ANY($2::text[]) AND state <> 'in_flight'
