@@ -27,8 +27,8 @@ use crate::{
     guard::{Guarded, guard},
     idempotency, metrics, openapi,
     routes::{
-        account, admin, consume, cron, discovery, health, lease, message, pause, publish, push,
-        queues, webhooks,
+        account, ack_batch, admin, consume, cron, discovery, health, lease, message, pause,
+        publish, push, queues, webhooks,
     },
 };
 
@@ -114,6 +114,7 @@ fn keyed() -> Vec<(&'static CapabilityDef, UtoipaMethodRouter<AppState>)> {
         (&cap::PUBLISH_BATCH, routes!(publish::publish_batch)),
         (&cap::CONSUME, routes!(consume::consume)),
         (&cap::ACK, routes!(lease::ack)),
+        (&cap::ACK_BATCH, routes!(ack_batch::ack_batch)),
         (&cap::NACK, routes!(lease::nack)),
         (&cap::EXTEND, routes!(lease::extend)),
         (&cap::CREATE, routes!(queues::create)),

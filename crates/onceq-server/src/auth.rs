@@ -57,7 +57,7 @@ pub fn bearer(header: Option<&axum::http::HeaderValue>) -> Result<String, ApiErr
 /// revoked or expired (by the server's clock).
 pub async fn authenticate(state: &AppState, key: &str) -> Result<KeyRecord, ApiError> {
     let record = state
-        .store
+        .store()
         .key_lookup(&key_hash(key))
         .await
         .map_err(|e| ApiError::from_store(e, ""))?

@@ -8,6 +8,7 @@
 //!
 //! A queue's settings are read by `queue_settings`, for `create` and for
 //! `update` (`queue_update`) alike; a webhook's registration by `webhooks`;
+//! `acks` reads the acks of a batch (`ack_batch`, `consume`'s `acks`);
 //! `lifecycle` reads `cancel` and the dead letters a `dlq/redrive` names.
 
 use axum::http::HeaderValue;
@@ -23,11 +24,13 @@ use onceq_types::{
 
 use crate::{ApiError, validate};
 
+mod acks;
 mod lifecycle;
 mod queue_settings;
 mod queue_update;
 mod webhooks;
 
+pub use acks::{AckInput, ack_batch, acks};
 pub use lifecycle::{MAX_REDRIVE_IDS, RedriveInput, cancel, redrive};
 pub use queue_update::{UpdateInput, update};
 pub use webhooks::{WebhookInput, webhook_register};
@@ -189,6 +192,8 @@ pub struct ConsumeInput {
     pub visibility_timeout: Option<SignedDuration>,
     /// Long-poll seconds, 0..=20.
     pub wait_seconds: u64,
+    /// The previous batch's acks, applied before the claim.
+    pub acks: Vec<AckInput>,
 }
 
 /// `consume`.
@@ -208,7 +213,9 @@ pub fn consume(req: Consume) -> Result<ConsumeInput, ApiError> {
         })
         .transpose()?;
     let wait = validate::int_in("wait_seconds", req.wait_seconds, 0, MAX_WAIT_SECONDS, 0)?;
+    let acks = acks::acks("acks", req.acks.unwrap_or_default())?;
     Ok(ConsumeInput {
+        acks,
         queue,
         max: max as u32,
         visibility_timeout: visibility.map(SignedDuration::from_secs),
@@ -241,7 +248,7 @@ fn lease(
 
 /// `ack`: the lease, and the `result` to keep (compact JSON).
 pub fn ack(req: Ack) -> Result<(LeaseInput, Option<String>), ApiError> {
-    let result = validate::ack_result(req.result)?;
+    let result = validate::ack_result("result", req.result)?;
     Ok((lease(req.queue, req.message_id, req.receipt)?, result))
 }
 

@@ -13,8 +13,10 @@ use crate::{
 /// Shared by all handlers and background services.
 #[derive(Clone)]
 pub struct AppState {
-    /// The storage backend.
-    pub store: Arc<dyn Store>,
+    /// The storage backend: private, so that every use goes through
+    /// [`AppState::store`] (queues, keys, cron, webhooks, the ledger) or,
+    /// for messages, [`AppState::messages`] (see [`crate::messages`]).
+    store: Arc<dyn Store>,
     /// Where "now" comes from.
     pub clock: Clock,
     /// Settings.
@@ -53,6 +55,15 @@ impl AppState {
             cron_wake: Arc::new(tokio::sync::Notify::new()),
             events: Arc::new(Events::default()),
         }
+    }
+
+    /// The store, for everything but messages: a message operation (its
+    /// hand-outs, lease endings, removals, moves and reads) goes through
+    /// [`AppState::messages`], which the test
+    /// `messages::boundary::no_route_reaches_messages_but_through_the_service`
+    /// holds every other module to.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
     }
 
     /// Replaces the clock (tests).

@@ -95,18 +95,18 @@ pub fn required_token(field: &str, value: Option<String>) -> Result<String, ApiE
 
 /// An ack's `result`: any JSON (`null` or left out: none), kept in compact
 /// form, at most [`MAX_ACK_RESULT_BYTES`] (the one rule; 413 beyond).
-pub fn ack_result(raw: Option<Box<RawValue>>) -> Result<Option<String>, ApiError> {
+pub fn ack_result(field: &str, raw: Option<Box<RawValue>>) -> Result<Option<String>, ApiError> {
     let Some(raw) = raw else { return Ok(None) };
     let mut value =
-        strict_json(raw.get()).map_err(|e| ApiError::invalid(format!("result: {e}")))?;
+        strict_json(raw.get()).map_err(|e| ApiError::invalid(format!("{field}: {e}")))?;
     value.sort_all_objects();
     let compact =
-        serde_json::to_string(&value).map_err(|e| ApiError::invalid(format!("result: {e}")))?;
+        serde_json::to_string(&value).map_err(|e| ApiError::invalid(format!("{field}: {e}")))?;
     if compact.len() > MAX_ACK_RESULT_BYTES {
         return Err(ApiError::new(
             ErrorCode::QueueMessageTooLarge,
             format!(
-                "result is {} bytes as compact JSON; the limit is {MAX_ACK_RESULT_BYTES} bytes",
+                "{field} is {} bytes as compact JSON; the limit is {MAX_ACK_RESULT_BYTES} bytes",
                 compact.len()
             ),
         )

@@ -220,6 +220,46 @@ pub trait Store: Send + Sync + 'static {
     /// `QueueNotFound` for an unknown queue, `Invalid` if it has no DLQ.
     async fn dlq_redrive(&self, p: crate::DlqRedrive) -> crate::Result<crate::RedriveOutcome>;
 
+    // ------------------------------------------------------------ batches
+    //
+    // Each is one call and one transaction for up to `MAX_BATCH` entries,
+    // answered entry by entry in the order given, each entry as its single
+    // form would answer it alone; `Invalid` for no entries or too many.
+
+    /// [`Store::message_ack`] for each entry. Entries that may keep their
+    /// message (`rules::finished`) and those that may not go in one
+    /// statement each.
+    async fn message_ack_many(
+        &self,
+        acks: Vec<crate::MessageAck>,
+    ) -> crate::Result<Vec<crate::AckOutcome>>;
+    /// [`Store::message_nack`] for each entry, in one transaction.
+    async fn message_nack_many(
+        &self,
+        nacks: Vec<crate::MessageNack>,
+    ) -> crate::Result<Vec<crate::NackOutcome>>;
+    /// [`Store::message_cancel`] for each id, in one statement: `Done` or
+    /// `NotFound`. `QueueNotFound` for an unknown queue.
+    async fn message_cancel_many(
+        &self,
+        p: crate::MessageIds,
+    ) -> crate::Result<Vec<crate::SingleOutcome>>;
+    /// [`Store::message_delete`] for each id, in one transaction: `Done`,
+    /// `InFlight` (left with its holder) or `NotFound`. `QueueNotFound`
+    /// for an unknown queue.
+    async fn message_delete_many(
+        &self,
+        p: crate::MessageIds,
+    ) -> crate::Result<Vec<crate::SingleOutcome>>;
+    /// [`Store::dlq_redrive_one`] for each id, in one transaction (one
+    /// statement into a standard queue; into a FIFO queue, each at its
+    /// group's tail in the order given). `QueueNotFound` for an unknown
+    /// queue, `Invalid` if it has no DLQ.
+    async fn dlq_redrive_many(
+        &self,
+        p: crate::MessageIds,
+    ) -> crate::Result<crate::RedriveManyOutcome>;
+
     // ------------------------------------------------------------ browsing
 
     /// One page of a queue's messages, oldest first (see [`crate::MessageList`]).

@@ -116,6 +116,11 @@ traced! {
     fn message_delete(&self, p: MessageDelete) -> Result<SingleOutcome>;
     fn dlq_redrive_one(&self, p: DlqRedriveOne) -> Result<RedriveOneOutcome>;
     fn message_promote_now(&self, p: MessagePromote) -> Result<PromoteOutcome>;
+    fn message_ack_many(&self, acks: Vec<MessageAck>) -> Result<Vec<AckOutcome>>;
+    fn message_nack_many(&self, nacks: Vec<MessageNack>) -> Result<Vec<NackOutcome>>;
+    fn message_cancel_many(&self, p: MessageIds) -> Result<Vec<SingleOutcome>>;
+    fn message_delete_many(&self, p: MessageIds) -> Result<Vec<SingleOutcome>>;
+    fn dlq_redrive_many(&self, p: MessageIds) -> Result<RedriveManyOutcome>;
     fn message_payload_search(&self, p: PayloadSearch) -> Result<PayloadMatches>;
     fn subscription_insert(&self, p: SubscriptionInsert) -> Result<SubscriptionRecord>;
     fn subscription_list(&self, q: &QueueRef) -> Result<Vec<SubscriptionRecord>>;

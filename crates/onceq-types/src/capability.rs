@@ -77,6 +77,14 @@ pub const ACK: CapabilityDef = CapabilityDef {
     unit: Unit::Call,
     action: Action::Consume,
 };
+/// `POST /v1/queue/ack_batch`: the acks of a batch, one call.
+pub const ACK_BATCH: CapabilityDef = CapabilityDef {
+    id: "queue.ack_batch",
+    method: "POST",
+    path: "/v1/queue/ack_batch",
+    unit: Unit::Call,
+    action: Action::Consume,
+};
 /// `POST /v1/queue/nack`.
 pub const NACK: CapabilityDef = CapabilityDef {
     id: "queue.nack",
@@ -424,6 +432,7 @@ pub const CAPABILITIES: &[CapabilityDef] = &[
     PUBLISH_BATCH,
     CONSUME,
     ACK,
+    ACK_BATCH,
     NACK,
     EXTEND,
     CREATE,

@@ -19,6 +19,60 @@ pub struct Acked {
     pub acked: bool,
 }
 
+/// `ack_batch`, and `consume`'s `acks`: which acks ended their lease and
+/// which did not, each entry in one of the two lists (in the order sent),
+/// as SQS's DeleteMessageBatch answers.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AckBatchResult {
+    /// The acks that ended their lease (as `ack` answering `acked: true`).
+    pub successful: Vec<AckSucceeded>,
+    /// The acks that did not.
+    pub failed: Vec<AckFailed>,
+}
+
+/// An ack of a batch that ended its lease.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AckSucceeded {
+    /// The message.
+    pub message_id: String,
+}
+
+/// An ack of a batch that did not end its lease, and why.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AckFailed {
+    /// The message.
+    pub message_id: String,
+    /// Why: [`LEASE_NOT_HELD`] (the only one today).
+    pub code: String,
+    /// The reason in words.
+    pub message: String,
+    /// True when the entry itself is at fault (a lease the caller no
+    /// longer holds): sending it again changes nothing.
+    pub sender_fault: bool,
+}
+
+/// [`AckFailed::code`]: the message is not in flight under the receipt
+/// given (acked already, its lease expired and was handed out again,
+/// cancelled, or an unknown message) — what a single `ack` answers as
+/// `acked: false`.
+pub const LEASE_NOT_HELD: &str = "LEASE_NOT_HELD";
+
+/// `consume`: the messages handed out, and the outcome of the acks the
+/// call carried (only when it carried some).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Consumed {
+    /// The messages handed out.
+    pub items: Vec<crate::ConsumedMessage>,
+    /// The outcome of the request's `acks`, as `ack_batch` answers; absent
+    /// when it carried none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acks: Option<AckBatchResult>,
+}
+
 /// `nack`.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -185,6 +185,47 @@ request! {
         /// Long poll: wait up to this many seconds (0..=20) for a message.
         #[whole(minimum = 0, maximum = 20)]
         pub wait_seconds: Option<i64>,
+        /// The previous batch's acks (0..=10, each message once), applied
+        /// and committed before the claim (and before any wait); answered
+        /// in `acks` as `ack_batch` answers.
+        #[items]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(nullable = false, max_items = 10))]
+        pub acks: Option<Vec<AckEntry>>,
+    }
+}
+
+request! {
+    /// One ack of an `ack_batch` (or of `consume`'s `acks`).
+    pub struct AckEntry {
+        /// The message.
+        #[required_token]
+        pub message_id: Option<String>,
+        /// The lease's receipt, as the consume that handed the message out
+        /// answered it.
+        #[required_token]
+        pub receipt: Option<String>,
+        /// What the work produced, as `ack`'s `result` (at most 64 KiB
+        /// as compact JSON).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(value_type = Option<Value>))]
+        pub result: Option<Box<RawValue>>,
+    }
+}
+
+request! {
+    /// `POST /v1/queue/ack_batch`.
+    pub struct AckBatch {
+        /// The queue.
+        #[queue]
+        pub queue: Option<String>,
+        /// 1..=10 acks, each message once.
+        #[items]
+        #[cfg_attr(
+            feature = "openapi",
+            schema(required = true, nullable = false, min_items = 1, max_items = 10)
+        )]
+        pub entries: Option<Vec<AckEntry>>,
     }
 }
 

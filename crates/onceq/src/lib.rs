@@ -56,8 +56,8 @@ mod trace_context;
 pub mod worker;
 
 pub use client::{
-    Client, ConsumeOptions, CronCreated, Error, NackOptions, PublishOptions, Published, Refusal,
-    RetryPolicy,
+    BatchAck, Client, ConsumeOptions, CronCreated, Error, NackOptions, PublishOptions, Published,
+    Refusal, RetryPolicy,
 };
 #[cfg(feature = "postgres")]
 pub use onceq_pg as pg;

@@ -135,10 +135,26 @@ pub async fn consume(a: ConsumeArgs) -> anyhow::Result<()> {
         )
         .await?;
     let mut acked = Vec::new();
-    if a.ack {
-        for m in &items {
-            acked.push(c.ack(&a.queue, &m.message_id, Some(&m.receipt)).await?);
-        }
+    if a.ack && !items.is_empty() {
+        // The whole batch in one call (`ack_batch`).
+        let acks = items
+            .iter()
+            .map(|m| onceq::BatchAck {
+                message_id: m.message_id.clone(),
+                receipt: m.receipt.clone(),
+                result: None,
+            })
+            .collect();
+        let answer = c.ack_batch(&a.queue, acks).await?;
+        acked = items
+            .iter()
+            .map(|m| {
+                answer
+                    .successful
+                    .iter()
+                    .any(|s| s.message_id == m.message_id)
+            })
+            .collect();
     }
     if a.server.json {
         return output::json(&items);

@@ -9,6 +9,7 @@
 //! delete), `bench`, `health`. On/off settings
 //! parse with `switch`.
 
+mod ack_batch;
 mod admin;
 mod bench;
 mod bulk;
@@ -73,6 +74,8 @@ enum Command {
     Consume(client_cmds::ConsumeArgs),
     /// Ack a message you hold: it is done and deleted.
     Ack(lease_cmds::AckArgs),
+    /// Ack up to 10 messages you hold in one call (ID:RECEIPT each).
+    AckBatch(ack_batch::AckBatchArgs),
     /// Give a message you hold back (--delay), or dead-letter it.
     Nack(lease_cmds::NackArgs),
     /// Make the lease on a message you hold longer (a heartbeat).
@@ -195,6 +198,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Publish(args) => client_cmds::publish(args).await,
         Command::Consume(args) => client_cmds::consume(args).await,
         Command::Ack(args) => lease_cmds::ack(args).await,
+        Command::AckBatch(args) => ack_batch::ack_batch(args).await,
         Command::Nack(args) => lease_cmds::nack(args).await,
         Command::Extend(args) => lease_cmds::extend(args).await,
         Command::Stats(args) => client_cmds::stats(args).await,

@@ -58,6 +58,35 @@ fn serve_publish_consume_stats_keys_and_sigterm() {
     let stats: Value = serde_json::from_str(&run_ok(&["stats", "jobs", "--json"], &env)).unwrap();
     assert_eq!(stats["message_count"], 1, "the acked message is gone");
 
+    // ack-batch: each lease answered, non-zero exit when one was not held
+    run_ok(&["publish", "jobs", r#"{"n":3}"#], &env);
+    run_ok(&["publish", "jobs", r#"{"n":4}"#], &env);
+    let got: Value =
+        serde_json::from_str(&run_ok(&["consume", "jobs", "-n", "5", "--json"], &env)).unwrap();
+    let lease = |i: usize| {
+        let m = &got[i];
+        format!(
+            "{}:{}",
+            m["message_id"].as_str().unwrap(),
+            m["receipt"].as_str().unwrap()
+        )
+    };
+    let wrong = format!(
+        "{}:rcpt_not_this_one",
+        got[1]["message_id"].as_str().unwrap()
+    );
+    let out = run(&["ack-batch", "jobs", &lease(0), &wrong], &env);
+    assert!(!out.status.success(), "one lease was not held");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        printed.contains(&format!("acked {}", got[0]["message_id"].as_str().unwrap())),
+        "{printed}"
+    );
+    assert!(printed.contains("LEASE_NOT_HELD"), "{printed}");
+    run_ok(&["ack-batch", "jobs", &lease(1)], &env);
+    let stats: Value = serde_json::from_str(&run_ok(&["stats", "jobs", "--json"], &env)).unwrap();
+    assert_eq!(stats["message_count"], 1, "both acked");
+
     let moved = run_ok(&["dlq", "redrive", "jobs"], &env);
     assert!(moved.contains("moved 0"), "{moved}");
 

@@ -107,8 +107,8 @@ async fn previous_held(
         return Ok(false);
     };
     let found = state
-        .store
-        .message_get(MessageGet {
+        .messages()
+        .get(MessageGet {
             queue: queue.clone(),
             message_id,
             now: state.clock.now(),
@@ -176,7 +176,7 @@ async fn advance(
 ) -> Result<Fired, StoreError> {
     let outcome = run.outcome;
     let advanced = state
-        .store
+        .store()
         .cron_advance(CronAdvance {
             job_id: job.job.job_id.clone(),
             scheduled_at: scheduled,

@@ -40,7 +40,7 @@ pub async fn provision(
     let queue = QueueRef::new(project, queue_of(job_id));
     let now = state.clock.now();
     state
-        .store
+        .store()
         .queue_create(QueueCreate {
             queue: queue.clone(),
             settings: QueueSettings::default(),
@@ -48,7 +48,7 @@ pub async fn provision(
         })
         .await?;
     state
-        .store
+        .store()
         .subscription_insert(SubscriptionInsert {
             queue,
             url: url.to_owned(),
@@ -63,7 +63,7 @@ pub async fn provision(
 /// Removes a deleted task schedule's queue (and so its subscription).
 pub async fn unprovision(state: &AppState, project: &str, job_id: &str) -> Result<(), StoreError> {
     match state
-        .store
+        .store()
         .queue_delete(&QueueRef::new(project, queue_of(job_id)))
         .await
     {
@@ -107,7 +107,7 @@ pub async fn delivery_ended(
         error: error.map(|e| e.chars().take(1000).collect()),
     };
     let failed = outcome.error.clone();
-    if let Err(e) = state.store.cron_run_outcome(outcome).await {
+    if let Err(e) = state.store().cron_run_outcome(outcome).await {
         tracing::warn!(%job_id, error = %e, "recording a cron task run's outcome failed");
     }
     if let Some(error) = failed {

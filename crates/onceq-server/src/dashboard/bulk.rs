@@ -4,9 +4,10 @@
 //! what each message's change did, carried through the redirect.
 //!
 //! A selection is bounded: [`MAX_SELECTED`] messages at most, one page.
-//! Each message is changed by the store's single-message operation, so a
-//! selection costs at most that many statements and a message that moved
-//! meanwhile (acked, claimed, redriven) is reported, not an error.
+//! Delete, cancel and redrive change the whole selection in one store call
+//! (the batch forms, one transaction); promote changes each message by the
+//! single-message operation. Either way a message that moved meanwhile
+//! (acked, claimed, redriven) is reported, not an error.
 //!
 //! The confirmation is a step of its own, not a script: a POST without
 //! `confirm=yes` answers a page that says what will happen and repeats the
@@ -122,6 +123,17 @@ impl Tally {
         Self {
             did: Some(did.to_owned()),
             ..Self::default()
+        }
+    }
+
+    /// Counts the outcomes of a batch (delete, redrive) message by message.
+    pub fn count(&mut self, outcomes: &[onceq_store::SingleOutcome]) {
+        for outcome in outcomes {
+            match outcome {
+                onceq_store::SingleOutcome::Done => self.ok += 1,
+                onceq_store::SingleOutcome::InFlight => self.held += 1,
+                onceq_store::SingleOutcome::NotFound => self.gone += 1,
+            }
         }
     }
 

@@ -46,7 +46,7 @@ fn job_id(id: String) -> Result<String, DashError> {
 
 async fn job(state: &AppState, viewer: &Viewer, id: &str) -> Result<CronRecord, DashError> {
     let found = state
-        .store
+        .store()
         .cron_get(&CronRef {
             project: viewer.project.clone(),
             job_id: id.to_owned(),
@@ -107,7 +107,7 @@ fn runs_of(j: &CronRecord) -> String {
 /// `GET /dashboard/cron`.
 pub async fn page(State(state): State<AppState>, viewer: Viewer) -> Result<Response, DashError> {
     let jobs: Vec<CronRecord> = state
-        .store
+        .store()
         .cron_list(&viewer.project)
         .await
         .map_err(|e| DashError::store(e, ""))?

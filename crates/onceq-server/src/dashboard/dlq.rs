@@ -364,8 +364,8 @@ pub async fn delete_one(
         ));
     }
     let outcome = state
-        .store
-        .message_delete(MessageDelete {
+        .messages()
+        .delete(MessageDelete {
             queue: viewer.queue(&dlq)?,
             message_id: id.clone(),
             now: state.clock.now(),

@@ -9,7 +9,7 @@ use axum::{
     extract::{Path, State},
     response::{IntoResponse, Redirect, Response},
 };
-use onceq_store::{DlqRedriveOne, MessageDelete, SingleOutcome};
+use onceq_store::MessageIds;
 
 use super::{
     bulk::{self, Selection, Tally},
@@ -27,14 +27,6 @@ pub const ACTIONS: [(&str, &str); 2] = [("redrive", "Redrive…"), ("delete", "D
 
 /// The id of the dead-letter page's "with selected" form.
 pub const FORM_ID: &str = "dlq-bulk";
-
-fn count(tally: &mut Tally, outcome: SingleOutcome) {
-    match outcome {
-        SingleOutcome::Done => tally.ok += 1,
-        SingleOutcome::InFlight => tally.held += 1,
-        SingleOutcome::NotFound => tally.gone += 1,
-    }
-}
 
 /// See the module docs.
 pub async fn apply(
@@ -74,43 +66,35 @@ pub async fn apply(
         return Ok(layout::html(page).into_response());
     }
     let now = state.clock.now();
+    // The whole selection in one store call (one transaction), as the
+    // API's `dlq/redrive` with `message_ids` does.
     let mut tally;
     if selection.action == "redrive" {
-        // One `redrive_one` per id, as the API's `message_ids` does
-        // (`routes::queues::redrive_ids`): the store has no redrive of
-        // chosen ids in one statement, and this way each id's outcome
-        // (moved, held by a DLQ consumer, gone) is known and tallied.
         tally = Tally::of("redrove");
-        for id in selection.ids {
-            let outcome = state
-                .messages()
-                .redrive_one(
-                    &viewer.project,
-                    &queue,
-                    DlqRedriveOne {
-                        queue: viewer.queue(&queue)?,
-                        message_id: id,
-                        now,
-                    },
-                )
-                .await
-                .map_err(|e| DashError::store(e, &queue))?;
-            count(&mut tally, outcome.outcome);
-        }
+        let ids = MessageIds {
+            queue: viewer.queue(&queue)?,
+            message_ids: selection.ids,
+            now,
+        };
+        let moved = state
+            .messages()
+            .redrive_many(&viewer.project, &queue, ids)
+            .await
+            .map_err(|e| DashError::store(e, &queue))?;
+        tally.count(&moved.outcomes);
     } else {
         tally = Tally::of("deleted");
-        for id in selection.ids {
-            let outcome = state
-                .store
-                .message_delete(MessageDelete {
-                    queue: viewer.queue(&dlq)?,
-                    message_id: id,
-                    now,
-                })
-                .await
-                .map_err(|e| DashError::store(e, &dlq))?;
-            count(&mut tally, outcome);
-        }
+        let ids = MessageIds {
+            queue: viewer.queue(&dlq)?,
+            message_ids: selection.ids,
+            now,
+        };
+        let outcomes = state
+            .messages()
+            .delete_many(&viewer.project, &dlq, ids)
+            .await
+            .map_err(|e| DashError::store(e, &dlq))?;
+        tally.count(&outcomes);
     }
     Ok(Redirect::to(&format!("{back}?{}", tally.query())).into_response())
 }

@@ -157,8 +157,8 @@ async fn body(
     }
     let paged = before.is_some();
     let page = state
-        .store
-        .finished_list(FinishedList {
+        .messages()
+        .finished(FinishedList {
             queue: viewer.queue(queue)?,
             before,
             limit: PAGE_SIZE,

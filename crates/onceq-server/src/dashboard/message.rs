@@ -38,8 +38,8 @@ pub(super) async fn load(
 ) -> Result<(QueueRecord, Option<FoundMessage>), DashError> {
     let (q, record) = queue::record(state, viewer, queue).await?;
     let message = state
-        .store
-        .message_find(MessageGet {
+        .messages()
+        .find(MessageGet {
             queue: q,
             message_id: id.to_owned(),
             now: state.clock.now(),

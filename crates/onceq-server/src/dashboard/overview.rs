@@ -33,7 +33,7 @@ struct Row {
 /// between is skipped.
 async fn rows(state: &AppState, viewer: &Viewer) -> Result<Vec<Row>, DashError> {
     let records = state
-        .store
+        .store()
         .queue_list(&viewer.project)
         .await
         .map_err(|e| DashError::store(e, ""))?
@@ -53,7 +53,7 @@ async fn rows(state: &AppState, viewer: &Viewer) -> Result<Vec<Row>, DashError> 
     let mut rows = Vec::with_capacity(records.len());
     for record in records {
         let q = viewer.queue(&record.name)?;
-        let stats = match state.store.queue_stats(&q, now).await {
+        let stats = match state.store().queue_stats(&q, now).await {
             Ok(stats) => stats,
             Err(onceq_store::StoreError::QueueNotFound) => continue,
             Err(e) => return Err(DashError::store(e, &record.name)),

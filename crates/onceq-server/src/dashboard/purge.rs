@@ -107,8 +107,8 @@ pub async fn purge(
         return Ok((StatusCode::BAD_REQUEST, layout::html(page)).into_response());
     }
     let purged = state
-        .store
-        .queue_purge(&viewer.queue(&queue)?)
+        .messages()
+        .purge(&viewer.queue(&queue)?)
         .await
         .map_err(|e| DashError::store(e, &queue))?;
     Ok(Redirect::to(&format!(

@@ -10,7 +10,7 @@ use crate::AppState;
 /// The section, or nothing when the queue has no subscription.
 pub async fn section(state: &AppState, viewer: &Viewer, queue: &str) -> Result<Markup, DashError> {
     let subs = state
-        .store
+        .store()
         .subscription_list(&QueueRef::new(&viewer.project, queue))
         .await
         .map_err(|e| DashError::store(e, queue))?;

@@ -57,6 +57,7 @@ pub const IDEMPOTENT: &[&CapabilityDef] = &[
     &cap::DELETE,
     &cap::PURGE,
     &cap::ACK,
+    &cap::ACK_BATCH,
     &cap::NACK,
     &cap::EXTEND,
     &cap::REDRIVE,
@@ -156,7 +157,7 @@ async fn claimed(state: &AppState, req: Request) -> Result<Claimed, ApiError> {
     };
     let token = claim.token.clone();
     let outcome = state
-        .store
+        .store()
         .ledger_claim(claim)
         .await
         .map_err(|e| ApiError::from_store(e, ""))?;

@@ -43,7 +43,7 @@ pub(super) async fn finish(state: &AppState, held: Held, res: Response) -> Respo
     };
     // A failed record leaves the claim to its lease: a retry after it runs
     // the call again, as after a crash. The caller still gets its answer.
-    match state.store.ledger_complete(complete).await {
+    match state.store().ledger_complete(complete).await {
         Ok(true) => {}
         Ok(false) => tracing::warn!("call-ledger claim was taken over before its answer"),
         Err(e) => tracing::warn!(error = %e, "answer not recorded in the call ledger"),
@@ -56,7 +56,7 @@ async fn release(state: &AppState, held: Held) {
         key: held.key,
         token: held.token,
     };
-    if let Err(e) = state.store.ledger_release(release).await {
+    if let Err(e) = state.store().ledger_release(release).await {
         tracing::warn!(error = %e, "call-ledger claim not released; its lease will end it");
     }
 }

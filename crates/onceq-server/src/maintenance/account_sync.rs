@@ -28,7 +28,7 @@ pub async fn pass(state: &AppState) -> Result<(), StoreError> {
     let now = state.clock.now();
     let window = state.config.account_sync_interval * LIVE_INTERVALS;
     let live = state
-        .store
+        .store()
         .server_heartbeat(ServerHeartbeat {
             server_id: accounts.server_id.clone(),
             now,
@@ -37,7 +37,7 @@ pub async fn pass(state: &AppState) -> Result<(), StoreError> {
         .await?;
     accounts.limiter.set_servers(live);
     // Read after this server's writes committed: the spend includes them.
-    let projects = state.store.project_list().await?;
+    let projects = state.store().project_list().await?;
     accounts.ledger.refreshed(&projects);
     let limits: HashMap<_, _> = projects
         .into_iter()
@@ -57,7 +57,7 @@ pub async fn flush(state: &AppState) -> Result<(), StoreError> {
     // If the outcome is unknown (the connection broke at COMMIT) the rows
     // are written again next time: usage may then count twice, never be
     // lost (docs/security.md).
-    if let Err(e) = state.store.usage_flush(rows.clone()).await {
+    if let Err(e) = state.store().usage_flush(rows.clone()).await {
         state.accounts.ledger.untake(rows);
         return Err(e);
     }
@@ -71,7 +71,7 @@ pub async fn shutdown(state: &AppState) {
     if let Err(e) = flush(state).await {
         tracing::error!(error = %e, "could not write the last usage at shutdown");
     }
-    if let Err(e) = state.store.server_leave(&state.accounts.server_id).await {
+    if let Err(e) = state.store().server_leave(&state.accounts.server_id).await {
         tracing::warn!(error = %e, "could not remove this server's heartbeat");
     }
 }

@@ -64,7 +64,7 @@ fn failed(state: &AppState, e: &StoreError) {
 pub async fn pass(state: &AppState) -> Result<Option<Timestamp>, StoreError> {
     for _ in 0..MAX_SCANS {
         let now = state.clock.now();
-        let due = state.store.cron_due(now, BATCH).await?;
+        let due = state.store().cron_due(now, BATCH).await?;
         let full = due.due.len() == BATCH as usize;
         for job in &due.due {
             match fire::fire(state, job, now).await {

@@ -19,12 +19,12 @@ pub async fn run(state: AppState) {
 /// One pass of the purges.
 pub async fn pass(state: &AppState) -> Result<(), onceq_store::StoreError> {
     let now = state.clock.now();
-    let keys = state.store.dedupe_purge(now).await?;
-    let calls = state.store.ledger_purge(now).await?;
-    let messages = state.store.message_retention_purge(now).await?;
+    let keys = state.store().dedupe_purge(now).await?;
+    let calls = state.store().ledger_purge(now).await?;
+    let messages = state.messages().purge_expired(now).await?;
     let mut finished = 0;
     loop {
-        let n = state.store.finished_purge(now, FINISHED_BATCH).await?;
+        let n = state.messages().purge_finished(now, FINISHED_BATCH).await?;
         finished += n;
         if n < u64::from(FINISHED_BATCH) {
             break;

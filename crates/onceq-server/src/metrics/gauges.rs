@@ -36,7 +36,7 @@ pub(super) fn write(
         "The cap on (project, queue) label sets (--metrics-max-queues).",
     )
     .sample("onceq_metrics_queue_label_sets_max", &[], m.queues.cap() as f64);
-    write_pools(&mut f, &state.store.pool_stats());
+    write_pools(&mut f, &state.store().pool_stats());
     f.gauge("onceq_build_info", "1, labelled with the server's version.")
         .sample(
             "onceq_build_info",

@@ -153,11 +153,19 @@ impl Metrics {
     /// An ack answered `acked` (false: the lease was not held; not counted)
     /// at `now`; its run is timed from `consumed_at`.
     pub fn acked(&self, project: &str, queue: &str, acked: AckOutcome, now: Timestamp) {
-        if acked.acked {
+        self.acked_many(project, queue, &[acked], now);
+    }
+
+    /// The acks of a batch, as [`Metrics::acked`] counts each (one lookup
+    /// of the queue's counters for the batch).
+    pub fn acked_many(&self, project: &str, queue: &str, acks: &[AckOutcome], now: Timestamp) {
+        if acks.iter().any(|a| a.acked) {
             self.queues.with(&self.recorder, project, queue, |c| {
-                c.acked.increment(1);
-                if let Some(at) = acked.consumed_at {
-                    c.ran.record(life::seconds(at, now));
+                for acked in acks.iter().filter(|a| a.acked) {
+                    c.acked.increment(1);
+                    if let Some(at) = acked.consumed_at {
+                        c.ran.record(life::seconds(at, now));
+                    }
                 }
             });
         }

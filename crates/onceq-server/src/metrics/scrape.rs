@@ -38,7 +38,7 @@ impl DepthCache {
         {
             return Ok(depths.clone());
         }
-        let depths = Arc::new(state.store.queue_depths(state.clock.now()).await?);
+        let depths = Arc::new(state.store().queue_depths(state.clock.now()).await?);
         *last = Some((Instant::now(), depths.clone()));
         Ok(depths)
     }

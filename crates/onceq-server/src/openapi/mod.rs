@@ -70,7 +70,10 @@ use onceq_types::{
     capability::{Billing, Capability, Discovery},
     cron::{CronCreate, CronDeleted, CronJob, CronRun, CronUpdate, OverlapPolicy, RunOutcome},
     push::{PushSubscribe, PushSubscription, PushUnsubscribed},
-    reply::{Acked, Deleted, Extended, Nacked, Paused, Purged, Redriven},
+    reply::{
+        AckBatchResult, AckFailed, AckSucceeded, Acked, Consumed, Deleted, Extended, Nacked,
+        Paused, Purged, Redriven,
+    },
     request::{Redrive, RetryBackoffBody, UpdateQueue},
     webhook::{RegisterWebhook, Webhook, WebhookAttempt, WebhookDeleted},
 };
@@ -98,7 +101,8 @@ use utoipa::{
         KeyInfo, CreatedKey, ProjectInfo, KeyCreate, KeyRevoke, KeyRotate, KeyLimits, ProjectLimits,
         CronCreate, CronUpdate, CronJob, CronRun, CronDeleted, OverlapPolicy, RunOutcome,
         RegisterWebhook, Webhook, WebhookAttempt, WebhookDeleted,
-        Attempt, AttemptOutcome, Cancel, Cancelled,
+        Attempt, AttemptOutcome, Cancel, Cancelled, AckBatchResult, AckSucceeded, AckFailed,
+        Consumed,
     )),
     tags(
         (name = "messages", description = "Publishing and consuming messages."),

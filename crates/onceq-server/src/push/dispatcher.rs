@@ -38,7 +38,7 @@ pub async fn run(state: AppState, tracker: TaskTracker) {
             _ = state.shutdown.cancelled() => break,
             _ = timer.tick() => {}
         }
-        match state.store.subscription_scan(state.clock.now()).await {
+        match state.store().subscription_scan(state.clock.now()).await {
             Ok(rows) => sync(&ctx, &tracker, &mut running, rows),
             // An outage must not kill the loop; subscribers keep what they
             // have and get no pokes until the store answers again.

@@ -55,7 +55,7 @@ pub async fn usage(
     )?;
     let _gate = state.accounts.flush_gate.read().await;
     let stored = state
-        .store
+        .store()
         .usage_query(UsageQuery {
             project: caller.project.clone(),
             from,
@@ -111,7 +111,7 @@ pub async fn balance(
 ) -> Result<Reply<Balance>, ApiError> {
     let _gate = state.accounts.flush_gate.read().await;
     let project = state
-        .store
+        .store()
         .project_get(&caller.project)
         .await
         .map_err(|e| ApiError::from_store(e, ""))?;

@@ -36,7 +36,7 @@ pub async fn keys_list(
     State(state): State<AppState>,
     caller: Caller,
 ) -> Result<Reply<Items<KeyInfo>>, ApiError> {
-    let items = admin::keys_list(state.store.as_ref()).await?;
+    let items = admin::keys_list(state.store().as_ref()).await?;
     Ok(caller.reply(Items { items }))
 }
 
@@ -56,7 +56,7 @@ pub async fn keys_create(
     caller: Caller,
     Body(req): Body<KeyCreate>,
 ) -> Result<Reply<CreatedKey>, ApiError> {
-    let created = admin::keys_create(state.store.as_ref(), req, state.clock.now()).await?;
+    let created = admin::keys_create(state.store().as_ref(), req, state.clock.now()).await?;
     Ok(caller.reply(created))
 }
 
@@ -76,7 +76,7 @@ pub async fn keys_revoke(
     caller: Caller,
     Body(req): Body<KeyRevoke>,
 ) -> Result<Reply<KeyInfo>, ApiError> {
-    let key = admin::keys_revoke(state.store.as_ref(), req, state.clock.now()).await?;
+    let key = admin::keys_revoke(state.store().as_ref(), req, state.clock.now()).await?;
     Ok(caller.reply(key))
 }
 
@@ -96,7 +96,7 @@ pub async fn keys_rotate(
     caller: Caller,
     Body(req): Body<KeyRotate>,
 ) -> Result<Reply<CreatedKey>, ApiError> {
-    let created = admin::keys_rotate(state.store.as_ref(), req, state.clock.now()).await?;
+    let created = admin::keys_rotate(state.store().as_ref(), req, state.clock.now()).await?;
     Ok(caller.reply(created))
 }
 
@@ -116,7 +116,7 @@ pub async fn keys_limits(
     caller: Caller,
     Body(req): Body<KeyLimits>,
 ) -> Result<Reply<KeyInfo>, ApiError> {
-    let key = admin::keys_limits(state.store.as_ref(), req).await?;
+    let key = admin::keys_limits(state.store().as_ref(), req).await?;
     Ok(caller.reply(key))
 }
 
@@ -134,7 +134,7 @@ pub async fn projects_list(
     State(state): State<AppState>,
     caller: Caller,
 ) -> Result<Reply<Items<ProjectInfo>>, ApiError> {
-    let items = admin::projects_list(state.store.as_ref()).await?;
+    let items = admin::projects_list(state.store().as_ref()).await?;
     Ok(caller.reply(Items { items }))
 }
 
@@ -154,6 +154,6 @@ pub async fn projects_limits(
     caller: Caller,
     Body(req): Body<ProjectLimits>,
 ) -> Result<Reply<ProjectInfo>, ApiError> {
-    let project = admin::projects_limits(state.store.as_ref(), req).await?;
+    let project = admin::projects_limits(state.store().as_ref(), req).await?;
     Ok(caller.reply(project))
 }

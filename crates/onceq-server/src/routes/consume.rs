@@ -1,13 +1,14 @@
-//! `consume`, with long polling. What a consumer then does with its lease
-//! is in [`super::lease`].
+//! `consume`, with long polling, and the acks of the previous batch it may
+//! carry. What a consumer then does with its lease is in [`super::lease`]
+//! (one message) and [`super::ack_batch`] (a batch's acks).
 
 use std::time::Duration;
 
 use axum::extract::State;
 use onceq_store::MessageClaim;
-use onceq_types::{ConsumedMessage, MessageStatus, reply::Items, request::Consume};
+use onceq_types::{ConsumedMessage, MessageStatus, reply::Consumed, request::Consume};
 
-use super::publish::raw;
+use super::{ack_batch, publish::raw};
 use crate::{
     ApiError, AppState,
     caller::Caller,
@@ -15,84 +16,67 @@ use crate::{
     extract::Body,
     input,
     openapi::responses::{
-        InvalidParams, NotFound, OkList, Refused, StoreFailed, TimedOut, TooLarge, Unauthorized,
+        InvalidParams, NotFound, Ok, Refused, StoreFailed, TimedOut, TooLarge, Unauthorized,
     },
 };
 
 /// `POST /v1/queue/consume`.
 ///
-/// With `wait_seconds > 0` the call long-polls: it returns as soon as at
-/// least one message could be claimed, or empty when the wait is over.
-/// While waiting it sleeps on the queue's wake-up channel (a publish on this
-/// server wakes it at once) and re-checks the store every
-/// `long_poll_recheck` for work that arrived some other way.
+/// The request's `acks` are applied first, in one store call, and
+/// committed before anything else: a long poll that then waits holds no
+/// ack back, and a call that fails after them (the claim's store error)
+/// has still acked (acking again answers `LEASE_NOT_HELD`, harmlessly).
+/// With `wait_seconds > 0` the claim long-polls
+/// ([`Messages::claim_waiting`](crate::messages::Messages::claim_waiting)).
 #[utoipa::path(
     post,
     path = "/v1/queue/consume",
     tag = "messages",
-    summary = "Take up to 10 messages under a lease",
-    description = "Hands out available messages (priority first, then oldest) under a lease of visibility_timeout seconds; with wait_seconds it long-polls until a message arrives or the wait ends (then items is empty).",
+    summary = "Take up to 10 messages under a lease (and ack the previous ones)",
+    description = "Hands out available messages (priority first, then oldest) under a lease of visibility_timeout seconds; with wait_seconds it long-polls until a message arrives or the wait ends (then items is empty). acks (0 to 10, each message once, each with its receipt) are the previous batch's acks: applied and committed before the claim and before any wait, answered in acks as ack_batch answers (absent when the request carried none), so a worker makes one call per batch.",
     request_body = Consume,
-    responses(OkList<ConsumedMessage>, InvalidParams, Unauthorized, Refused, NotFound, TooLarge, TimedOut, StoreFailed)
+    responses(Ok<Consumed>, InvalidParams, Unauthorized, Refused, NotFound, TooLarge, TimedOut, StoreFailed)
 )]
 pub async fn consume(
     State(state): State<AppState>,
     caller: Caller,
     Body(req): Body<Consume>,
-) -> Result<Reply<Items<ConsumedMessage>>, ApiError> {
+) -> Result<Reply<Consumed>, ApiError> {
     let input = input::consume(req)?;
     let target = caller.queue(&input.queue)?;
     let queue = input.queue;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(input.wait_seconds);
-    let channel = state.wakeups.channel(&caller.project, &queue);
-
-    loop {
-        // Registered before the claim, so a publish that lands between an
-        // empty claim and the wait still wakes us.
-        let notified = channel.consumers.notified();
-        tokio::pin!(notified);
-        notified.as_mut().enable();
-
-        let claimed = state
-            .messages()
-            .claim(
-                &caller.project,
-                &queue,
-                MessageClaim {
-                    queue: target.clone(),
-                    max: input.max,
-                    visibility_timeout: input.visibility_timeout,
-                    now: state.clock.now(),
-                },
-            )
-            .await
-            .map_err(|e| ApiError::from_store(e, &queue))?;
-        let now = tokio::time::Instant::now();
-        if !claimed.is_empty() || now >= deadline || state.shutdown.is_cancelled() {
-            let items = claimed
-                .into_iter()
-                .map(|m| {
-                    Ok(ConsumedMessage {
-                        message_id: m.message_id,
-                        queue: queue.clone(),
-                        payload: raw(m.payload)?,
-                        status: MessageStatus::InFlight,
-                        delivery_count: m.delivery_count,
-                        receipt: m.receipt,
-                        created_at: m.created_at,
-                        lease_expires_at: m.lease_expires_at,
-                        idempotency_key: m.idempotency_key,
-                        headers: crate::headers::stored(m.headers.as_deref())?,
-                    })
-                })
-                .collect::<Result<Vec<_>, ApiError>>()?;
-            return Ok(caller.reply(Items { items }));
-        }
-        let pause = (deadline - now).min(state.config.long_poll_recheck);
-        tokio::select! {
-            _ = notified => {}
-            _ = tokio::time::sleep(pause) => {}
-            _ = state.shutdown.cancelled() => {}
-        }
-    }
+    let acks = match input.acks.is_empty() {
+        true => None,
+        false => Some(ack_batch::apply(&state, &caller, &target, input.acks).await?),
+    };
+    let claim = MessageClaim {
+        queue: target,
+        max: input.max,
+        visibility_timeout: input.visibility_timeout,
+        now: state.clock.now(),
+    };
+    let wait = Duration::from_secs(input.wait_seconds);
+    let claimed = state
+        .messages()
+        .claim_waiting(&caller.project, &queue, claim, wait)
+        .await
+        .map_err(|e| ApiError::from_store(e, &queue))?;
+    let items = claimed
+        .into_iter()
+        .map(|m| {
+            Ok(ConsumedMessage {
+                message_id: m.message_id,
+                queue: queue.clone(),
+                payload: raw(m.payload)?,
+                status: MessageStatus::InFlight,
+                delivery_count: m.delivery_count,
+                receipt: m.receipt,
+                created_at: m.created_at,
+                lease_expires_at: m.lease_expires_at,
+                idempotency_key: m.idempotency_key,
+                headers: crate::headers::stored(m.headers.as_deref())?,
+            })
+        })
+        .collect::<Result<Vec<_>, ApiError>>()?;
+    Ok(caller.reply(Consumed { items, acks }))
 }

@@ -54,7 +54,7 @@ pub async fn create(
         CronTarget::Queue(_) => None,
     };
     let inserted = state
-        .store
+        .store()
         .cron_insert(CronInsert {
             project: caller.project.clone(),
             spec: input.spec,
@@ -72,7 +72,7 @@ pub async fn create(
             Err(e) => {
                 // Nothing half-stored: the schedule goes with its queue.
                 let _ = task::unprovision(&state, &job.project, &job.job_id).await;
-                let _ = state.store.cron_delete(&job).await;
+                let _ = state.store().cron_delete(&job).await;
                 return Err(ApiError::from_store(e, ""));
             }
         }
@@ -96,7 +96,7 @@ async fn check_target(
         CronTarget::Queue(queue) => {
             let q = caller.queue(queue)?;
             let found = state
-                .store
+                .store()
                 .queue_get(&q)
                 .await
                 .map_err(|e| ApiError::from_store(e, queue))?;
@@ -127,7 +127,7 @@ pub async fn list(
     caller: Caller,
 ) -> Result<Reply<Items<CronJob>>, ApiError> {
     let items = state
-        .store
+        .store()
         .cron_list(&caller.project)
         .await
         .map_err(|e| ApiError::from_store(e, ""))?
@@ -159,7 +159,7 @@ pub async fn get(
 
 async fn found(state: &AppState, caller: &Caller, job_id: &str) -> Result<CronRecord, ApiError> {
     state
-        .store
+        .store()
         .cron_get(&job_ref(caller, job_id))
         .await
         .map_err(|e| ApiError::from_store(e, ""))?
@@ -226,7 +226,7 @@ pub async fn update(
             .map_err(|e| ApiError::invalid(format!("cron_expr: {}", e.0)))?
     };
     let updated = state
-        .store
+        .store()
         .cron_update(Update {
             job: job_ref(&caller, &job_id),
             spec,
@@ -298,7 +298,7 @@ pub(crate) async fn set_job_paused(
 ) -> Result<CronRecord, ApiError> {
     let job_id = job.job_id.clone();
     let old = state
-        .store
+        .store()
         .cron_get(&job)
         .await
         .map_err(|e| ApiError::from_store(e, ""))?
@@ -317,7 +317,7 @@ pub(crate) async fn set_job_paused(
         (_, next) => next,
     };
     let record = state
-        .store
+        .store()
         .cron_pause(CronPause {
             job,
             paused,
@@ -351,7 +351,7 @@ pub async fn delete(
 ) -> Result<Reply<CronDeleted>, ApiError> {
     let job = found(&state, &caller, &job_id).await?;
     let deleted = state
-        .store
+        .store()
         .cron_delete(&job.job)
         .await
         .map_err(|e| ApiError::from_store(e, ""))?;

@@ -40,7 +40,7 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
     // Bounded: a stalled database (frozen, its network black-holed) must
     // make the probe say not-ready, not hang it.
     let bound = state.config.store_timeout;
-    let pinged = match tokio::time::timeout(bound, state.store.ping()).await {
+    let pinged = match tokio::time::timeout(bound, state.store().ping()).await {
         Ok(pinged) => pinged,
         Err(_) => Err(onceq_store::StoreError::Unavailable(
             format!("the store did not answer within {bound:?}").into(),

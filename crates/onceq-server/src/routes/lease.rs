@@ -1,8 +1,7 @@
 //! What a consumer does with a message it holds under a lease: `ack` (done),
 //! `nack` (give it back, or dead-letter it) and `extend` (needs longer).
-//! Each names the lease by queue, message id and receipt. `extend` tells no
-//! one else, so it calls the store directly; the others go through
-//! [`crate::messages`].
+//! Each names the lease by queue, message id and receipt, and goes through
+//! [`crate::messages`]. A batch's acks go in one call: [`super::ack_batch`].
 
 use axum::extract::State;
 use jiff::SignedDuration;
@@ -132,8 +131,8 @@ pub async fn extend(
     let lease = lease(&caller, input.lease)?;
     let queue = lease.queue.queue.clone();
     let outcome = state
-        .store
-        .message_extend(MessageExtend {
+        .messages()
+        .extend(MessageExtend {
             lease,
             visibility_timeout: input.visibility_timeout,
             now: state.clock.now(),

@@ -42,8 +42,8 @@ pub async fn get(
 ) -> Result<Reply<MessageDetail>, ApiError> {
     let target = caller.queue(&queue)?;
     let found = state
-        .store
-        .message_find(MessageGet {
+        .messages()
+        .find(MessageGet {
             queue: target.clone(),
             message_id: message_id.clone(),
             now: state.clock.now(),
@@ -56,7 +56,7 @@ pub async fn get(
     // scoped keys only).
     if found.dead_lettered && !caller.scope.queues.is_any() {
         let record = state
-            .store
+            .store()
             .queue_get(&target)
             .await
             .map_err(|e| ApiError::from_store(e, &queue))?;

@@ -82,7 +82,7 @@ pub async fn subscribe(
         DEFAULT_TIMEOUT_SECONDS,
     )?;
     let record = state
-        .store
+        .store()
         .subscription_insert(SubscriptionInsert {
             queue: caller.queue(&queue)?,
             // As the URL parser wrote it back (e.g. `https://h` becomes
@@ -120,7 +120,7 @@ pub async fn list(
     QueuePath(queue): QueuePath,
 ) -> Result<Reply<Items<PushSubscription>>, ApiError> {
     let items = state
-        .store
+        .store()
         .subscription_list(&caller.queue(&queue)?)
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?
@@ -147,7 +147,7 @@ pub async fn unsubscribe(
     SubscriptionPath(queue, subscription_id): SubscriptionPath,
 ) -> Result<Reply<PushUnsubscribed>, ApiError> {
     let deleted = state
-        .store
+        .store()
         .subscription_delete(SubscriptionDelete {
             queue: caller.queue(&queue)?,
             subscription_id: subscription_id.clone(),

@@ -49,7 +49,7 @@ pub async fn create(
         caller.queue(dlq)?;
     }
     let created = state
-        .store
+        .store()
         .queue_create(QueueCreate {
             queue,
             settings,
@@ -88,7 +88,7 @@ pub async fn update(
         caller.queue(dlq)?;
     }
     let record = state
-        .store
+        .store()
         .queue_update(QueueUpdate {
             queue,
             changes,
@@ -112,7 +112,7 @@ pub async fn list(
     caller: Caller,
 ) -> Result<Reply<Items<QueueRecord>>, ApiError> {
     let mut items = state
-        .store
+        .store()
         .queue_list(&caller.project)
         .await
         .map_err(|e| ApiError::from_store(e, ""))?;
@@ -136,7 +136,7 @@ pub async fn get(
     QueuePath(queue): QueuePath,
 ) -> Result<Reply<QueueRecord>, ApiError> {
     state
-        .store
+        .store()
         .queue_get(&caller.queue(&queue)?)
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?
@@ -208,7 +208,7 @@ async fn delete_queue(
     queue: String,
 ) -> Result<Reply<Deleted>, ApiError> {
     let messages_deleted = state
-        .store
+        .store()
         .queue_delete(&caller.queue(&queue)?)
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
@@ -239,7 +239,7 @@ pub async fn stats(
     QueuePath(queue): QueuePath,
 ) -> Result<Reply<QueueStats>, ApiError> {
     let stats = state
-        .store
+        .store()
         .queue_stats(&caller.queue(&queue)?, state.clock.now())
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
@@ -262,8 +262,8 @@ pub async fn purge(
     QueuePath(queue): QueuePath,
 ) -> Result<Reply<Purged>, ApiError> {
     let purged = state
-        .store
-        .queue_purge(&caller.queue(&queue)?)
+        .messages()
+        .purge(&caller.queue(&queue)?)
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
     Ok(caller.reply(Purged { purged }))
@@ -298,7 +298,7 @@ pub async fn redrive(
     // must be allowed that one too (one more lookup, for scoped keys only).
     if !caller.scope.queues.is_any() {
         let record = state
-            .store
+            .store()
             .queue_get(&target)
             .await
             .map_err(|e| ApiError::from_store(e, &queue))?;
@@ -335,10 +335,8 @@ pub async fn redrive(
     }))
 }
 
-/// Redrives the chosen dead letters one by one, each as the dashboard's
-/// redrive of one (`Store::dlq_redrive_one`): not one transaction, so a
-/// failure part way leaves the earlier ones moved (a retry finds them
-/// `not_found`, harmlessly).
+/// Redrives the chosen dead letters in one store call (one transaction,
+/// `Store::dlq_redrive_many`), each as the dashboard's redrive of one.
 async fn redrive_ids(
     state: &AppState,
     project: &str,
@@ -346,30 +344,29 @@ async fn redrive_ids(
     queue: String,
     ids: Vec<String>,
 ) -> Result<Redriven, ApiError> {
+    let moved = state
+        .messages()
+        .redrive_many(
+            project,
+            &queue,
+            onceq_store::MessageIds {
+                queue: target,
+                message_ids: ids.clone(),
+                now: state.clock.now(),
+            },
+        )
+        .await
+        .map_err(|e| ApiError::from_store(e, &queue))?;
     let mut answer = Redriven {
         queue,
-        dead_letter_queue: String::new(),
+        dead_letter_queue: moved.dead_letter_queue,
         redriven: 0,
         not_found: None,
         in_flight: None,
     };
     let (mut not_found, mut in_flight) = (Vec::new(), Vec::new());
-    for message_id in ids {
-        let outcome = state
-            .messages()
-            .redrive_one(
-                project,
-                &answer.queue,
-                onceq_store::DlqRedriveOne {
-                    queue: target.clone(),
-                    message_id: message_id.clone(),
-                    now: state.clock.now(),
-                },
-            )
-            .await
-            .map_err(|e| ApiError::from_store(e, &answer.queue))?;
-        answer.dead_letter_queue = outcome.dead_letter_queue;
-        match outcome.outcome {
+    for (message_id, outcome) in ids.into_iter().zip(moved.outcomes) {
+        match outcome {
             onceq_store::SingleOutcome::Done => answer.redriven += 1,
             onceq_store::SingleOutcome::NotFound => not_found.push(message_id),
             onceq_store::SingleOutcome::InFlight => in_flight.push(message_id),

@@ -54,7 +54,7 @@ pub async fn register(
     every_queue(&caller)?;
     let input = input::webhook_register(req, &Guard::new(&state.config.push))?;
     let record = state
-        .store
+        .store()
         .webhook_insert(WebhookInsert {
             project: caller.project.clone(),
             url: input.url,
@@ -98,7 +98,7 @@ pub async fn list(
 ) -> Result<Reply<Items<Webhook>>, ApiError> {
     every_queue(&caller)?;
     let items = state
-        .store
+        .store()
         .webhook_list(&caller.project)
         .await
         .map_err(|e| ApiError::from_store(e, ""))?
@@ -129,7 +129,7 @@ pub async fn deliveries(
     let Query(query) = query.map_err(|e| ApiError::invalid(format!("query: {e}")))?;
     let limit = validate::int_in("limit", query.limit, 1, MAX_ATTEMPTS_KEPT as i64, 50)?;
     let attempts = state
-        .store
+        .store()
         .webhook_attempts(&webhook(&caller, &id), limit as u32)
         .await
         .map_err(|e| ApiError::from_store(e, ""))?
@@ -181,7 +181,7 @@ pub async fn delete(
 ) -> Result<Reply<WebhookDeleted>, ApiError> {
     every_queue(&caller)?;
     let deleted = state
-        .store
+        .store()
         .webhook_delete(&webhook(&caller, &id))
         .await
         .map_err(|e| ApiError::from_store(e, ""))?;
@@ -238,7 +238,7 @@ fn not_found(id: &str) -> ApiError {
 
 /// This server's cache at once (others refresh within a scan interval).
 async fn refresh(state: &AppState) {
-    match state.store.webhook_scan().await {
+    match state.store().webhook_scan().await {
         Ok(all) => state.events.listeners.replace(&all),
         Err(e) => tracing::warn!(error = %e, "webhook cache not refreshed; the dispatcher retries"),
     }

@@ -35,7 +35,7 @@ pub async fn run(state: AppState, tracker: TaskTracker) {
             _ = state.events.recorded.notified() => false,
         };
         if refresh {
-            match state.store.webhook_scan().await {
+            match state.store().webhook_scan().await {
                 Ok(all) => state.events.listeners.replace(&all),
                 Err(e) => failed(&state, "scan", &e),
             }
@@ -48,7 +48,7 @@ pub async fn run(state: AppState, tracker: TaskTracker) {
         }
         let now = state.clock.now();
         let claimed = state
-            .store
+            .store()
             .webhook_delivery_claim(WebhookDeliveryClaim {
                 now,
                 claim_until: now + claim_for(&state),

@@ -77,7 +77,7 @@ impl AppState {
             data: event.data(),
         };
         let recorded = self
-            .store
+            .store()
             .webhook_event_insert(WebhookEventInsert {
                 project: project.to_owned(),
                 event_id: body.id.clone(),

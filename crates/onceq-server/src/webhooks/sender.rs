@@ -87,7 +87,7 @@ impl Sender {
             error,
         };
         let settled = state
-            .store
+            .store()
             .webhook_delivery_settle(WebhookDeliverySettle {
                 delivery_id: d.delivery_id,
                 webhook_id: d.webhook.webhook_id.clone(),

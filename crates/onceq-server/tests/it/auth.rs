@@ -45,7 +45,7 @@ both!(missing_or_unknown_key_is_401);
 async fn revoked_key_stops_working_at_once(b: Backend) {
     let s = TestServer::in_process(b).await;
     let now = s.clock.now();
-    let (key, rec) = onceq_server::auth::create_key(s.state.store.as_ref(), "alpha", None, now)
+    let (key, rec) = onceq_server::auth::create_key(s.state.store().as_ref(), "alpha", None, now)
         .await
         .unwrap();
     let list = || {
@@ -57,7 +57,7 @@ async fn revoked_key_stops_working_at_once(b: Backend) {
         )
     };
     list().await.ok();
-    assert!(s.state.store.key_revoke(&rec.key_id, now).await.unwrap());
+    assert!(s.state.store().key_revoke(&rec.key_id, now).await.unwrap());
     list().await.err(401, "UNAUTHORIZED");
 }
 both!(revoked_key_stops_working_at_once);

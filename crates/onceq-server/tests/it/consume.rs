@@ -334,10 +334,14 @@ both!(extend_is_a_heartbeat);
 
 /// A consume of `queue` waiting up to 20 s, over its own request.
 fn long_poll(s: &TestServer, queue: &str) -> tokio::task::JoinHandle<Value> {
+    long_poll_with(s, json!({"queue": queue, "wait_seconds": 20}))
+}
+
+/// A consume of `body`, over its own request: its whole answer.
+pub fn long_poll_with(s: &TestServer, body: Value) -> tokio::task::JoinHandle<Value> {
     let http = s.http.clone();
     let url = s.url("/v1/queue/consume");
     let key = s.key.clone();
-    let body = json!({"queue": queue, "wait_seconds": 20});
     tokio::spawn(async move {
         let r = http
             .post(url)

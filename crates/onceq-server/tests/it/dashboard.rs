@@ -332,12 +332,19 @@ async fn changes_must_come_from_the_dashboard(b: Backend) {
 async fn revoked_key_is_signed_out_at_once(b: Backend) {
     let s = TestServer::start(b).await;
     let now = s.clock.now();
-    let (key, record) = onceq_server::auth::create_key(s.state.store.as_ref(), "alpha", None, now)
-        .await
-        .unwrap();
+    let (key, record) =
+        onceq_server::auth::create_key(s.state.store().as_ref(), "alpha", None, now)
+            .await
+            .unwrap();
     let me = Browser::signed_in(&s, &key.secret);
     assert_eq!(me.get("/dashboard").await.status, StatusCode::OK);
-    assert!(s.state.store.key_revoke(&record.key_id, now).await.unwrap());
+    assert!(
+        s.state
+            .store()
+            .key_revoke(&record.key_id, now)
+            .await
+            .unwrap()
+    );
 
     let page = me.get("/dashboard").await;
     assert_eq!(page.status, StatusCode::SEE_OTHER);

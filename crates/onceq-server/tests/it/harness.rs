@@ -240,7 +240,7 @@ impl TestServer {
             queues: onceq_types::scope::QueuePatterns::parse(queues).unwrap(),
         };
         let (key, _) = onceq_server::auth::create_scoped_key(
-            self.state.store.as_ref(),
+            self.state.store().as_ref(),
             project,
             None,
             scope,
@@ -256,7 +256,7 @@ impl TestServer {
     pub async fn key_id(&self, secret: &str) -> String {
         let hash = onceq_server::auth::key_hash(secret);
         self.state
-            .store
+            .store()
             .key_lookup(&hash)
             .await
             .unwrap()

@@ -10,6 +10,7 @@
 mod answer;
 mod harness;
 
+mod ack_batch;
 mod admin;
 mod auth;
 mod backoff;

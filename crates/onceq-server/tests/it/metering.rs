@@ -137,7 +137,7 @@ async fn past_the_credit_limit_billable_calls_are_402_and_reads_work(b: Backend)
     // 50 micro-USD: two publishes (20 each) fit, a third does not
     assert!(
         s.state
-            .store
+            .store()
             .project_set_credit("alpha", Some(50))
             .await
             .unwrap()
@@ -197,7 +197,7 @@ async fn past_the_credit_limit_billable_calls_are_402_and_reads_work(b: Backend)
 
     // more credit: works again once the server re-reads it
     s.state
-        .store
+        .store()
         .project_set_credit("alpha", Some(1_000))
         .await
         .unwrap();
@@ -210,7 +210,7 @@ both!(past_the_credit_limit_billable_calls_are_402_and_reads_work);
 async fn concurrent_publishes_never_overspend_one_server(b: Backend) {
     let s = priced(b).await;
     s.state
-        .store
+        .store()
         .project_set_credit("alpha", Some(200))
         .await
         .unwrap();
@@ -249,7 +249,7 @@ async fn per_call_prices_are_charged_and_reported(b: Backend) {
     let r = s.get("/v1/queue/stats/nope").await;
     assert_eq!(r.body["metadata"]["cost_usd"], 0.0);
     s.state
-        .store
+        .store()
         .project_set_credit("alpha", Some(5))
         .await
         .unwrap();
@@ -276,7 +276,7 @@ async fn two_servers_enforce_one_credit_limit_within_one_sync() {
     let (_handle, a, b) = TestServer::two_on_one_database(config).await;
     // 100 micro-USD: five publishes at 20
     a.state
-        .store
+        .store()
         .project_set_credit("alpha", Some(100))
         .await
         .unwrap();

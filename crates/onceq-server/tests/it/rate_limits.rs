@@ -52,7 +52,7 @@ async fn per_key_limit_answers_429_with_retry_after(b: Backend) {
     // a key's own limit applies at once (keys are read per request): 0 lifts it
     let id = s.key_id(&s.key).await;
     s.state
-        .store
+        .store()
         .key_set_rate(
             &id,
             Some(RateLimit {
@@ -83,7 +83,7 @@ async fn per_project_limit_spans_its_keys(b: Backend) {
 
     // a project's own limit, read by the next sync: 0.5/s, burst 1
     s.state
-        .store
+        .store()
         .project_set_rate(
             "beta",
             Some(RateLimit {

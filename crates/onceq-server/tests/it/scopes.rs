@@ -181,7 +181,7 @@ both!(push_subscriptions_follow_the_scope);
 async fn rotation_keeps_both_keys_until_the_old_one_expires(b: Backend) {
     let s = TestServer::in_process(b).await;
     let old = s.scoped_key("alpha", "publish,read", "*").await;
-    let store = s.state.store.as_ref();
+    let store = s.state.store().as_ref();
     let old_id = s.key_id(&old).await;
     let now = s.clock.now();
     let in_an_hour = now + SignedDuration::from_hours(1);
@@ -236,7 +236,13 @@ async fn revocation_is_seen_by_a_second_server_at_once() {
     a.get_as(&key, "/v1/queue/list").await.ok();
     b.get_as(&key, "/v1/queue/list").await.ok();
     let id = a.key_id(&key).await;
-    assert!(a.state.store.key_revoke(&id, a.clock.now()).await.unwrap());
+    assert!(
+        a.state
+            .store()
+            .key_revoke(&id, a.clock.now())
+            .await
+            .unwrap()
+    );
     // The revoking process drops its cached keys before the call returns;
     // the other one on the database's notification, as the revoke commits.
     a.get_as(&key, "/v1/queue/list")

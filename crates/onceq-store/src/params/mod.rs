@@ -2,6 +2,7 @@
 //!
 //! Every struct carries `now`: the store never reads a clock of its own.
 //! One module per concept, all re-exported here:
+//! - `batch`: the batch forms of ack, nack, cancel, delete and redrive
 //! - `keys`
 //! - `queues`
 //! - `messages`
@@ -34,6 +35,7 @@ impl QueueRef {
     }
 }
 
+mod batch;
 mod browse;
 mod cron;
 mod finished;
@@ -47,6 +49,7 @@ mod subscriptions;
 mod triage;
 mod webhooks;
 
+pub use batch::*;
 pub use browse::*;
 pub use cron::*;
 pub use finished::*;

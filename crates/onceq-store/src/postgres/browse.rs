@@ -1,14 +1,14 @@
 //! Browsing a queue's messages (the dashboard): list, search, get, and the
-//! single-message changes `message_delete` and `dlq_redrive_one`.
+//! single-message changes `message_delete` and `dlq_redrive_one` (the
+//! batch forms' statements, for one id: `batch.rs`).
 
 use crate::postgres::db::GenericClient;
 use onceq_types::MessageStatus;
 use tokio_postgres::Row;
 
-use super::dlq::{RedriveTarget, redrive_target};
 use super::errors::Error;
 use super::queues::lookup;
-use super::{PgStore, publish, sql};
+use super::{PgStore, sql};
 use crate::rules::{attempts, page};
 use crate::{
     DlqRedriveOne, Finished, FinishedList, FinishedMessage, FinishedPage, FinishedState,
@@ -91,18 +91,6 @@ pub(super) async fn queue_id(c: &impl GenericClient, q: &QueueRef) -> Result<i64
         Some((id, _)) => Ok(id),
         None => Err(StoreError::QueueNotFound.into()),
     }
-}
-
-/// Why a change of one message did nothing.
-async fn why_not(c: &impl GenericClient, queue_id: i64, id: &str) -> Result<SingleOutcome, Error> {
-    let stmt = c.prepare_cached(sql::MESSAGE_STATE).await?;
-    Ok(match c.query_opt(&stmt, &[&queue_id, &id]).await? {
-        Some(row) if row.get::<_, &str>(0) == MessageStatus::InFlight.as_str() => {
-            SingleOutcome::InFlight
-        }
-        // Changed between the two statements: report what we saw last.
-        Some(_) | None => SingleOutcome::NotFound,
-    })
 }
 
 impl PgStore {
@@ -209,79 +197,34 @@ impl PgStore {
         Ok(FinishedPage::of(fetched, p.limit))
     }
 
+    /// `Store::message_delete`: the batch form's one statement, for one id.
     pub(super) async fn message_delete_once(
         &self,
         p: &MessageDelete,
     ) -> Result<SingleOutcome, Error> {
-        let client = self.client().await?;
-        let queue_id = queue_id(&client, &p.queue).await?;
-        let stmt = client.prepare_cached(sql::MESSAGE_DELETE_ONE).await?;
-        if client.execute(&stmt, &[&queue_id, &p.message_id]).await? == 1 {
-            return Ok(SingleOutcome::Done);
-        }
-        why_not(&client, queue_id, &p.message_id).await
+        let ids = one(&p.queue, &p.message_id, p.now);
+        Ok(self.delete_many_once(&ids).await?[0])
     }
 
+    /// `Store::dlq_redrive_one`: the batch form, for one id.
     pub(super) async fn redrive_one_once(
         &self,
         p: &DlqRedriveOne,
     ) -> Result<RedriveOneOutcome, Error> {
-        let mut client = self.client().await?;
-        let RedriveTarget {
-            queue_id,
-            dlq_id,
-            dlq_name,
-            fifo,
-        } = redrive_target(&client, &p.queue).await?;
-        let outcome = if fifo {
-            let tx = client.transaction().await?;
-            let outcome =
-                redrive_one_into_fifo(&tx, dlq_id, queue_id, &p.message_id, p.now).await?;
-            tx.commit().await?;
-            outcome
-        } else {
-            let stmt = client.prepare_cached(sql::DLQ_REDRIVE_ONE).await?;
-            let moved = client
-                .execute(&stmt, &[&dlq_id, &queue_id, &p.message_id, &p.now])
-                .await?;
-            if moved == 1 {
-                SingleOutcome::Done
-            } else {
-                why_not(&client, dlq_id, &p.message_id).await?
-            }
-        };
+        let ids = one(&p.queue, &p.message_id, p.now);
+        let moved = self.redrive_many_once(&ids).await?;
         Ok(RedriveOneOutcome {
-            dead_letter_queue: dlq_name,
-            outcome,
+            dead_letter_queue: moved.dead_letter_queue,
+            outcome: moved.outcomes[0],
         })
     }
 }
 
-/// As `dlq::redrive_into_fifo`, for one message: appended at its group's
-/// tail with a fresh `seq`, under the group's lock.
-async fn redrive_one_into_fifo(
-    tx: &impl GenericClient,
-    dlq_id: i64,
-    queue_id: i64,
-    message_id: &str,
-    now: jiff::Timestamp,
-) -> Result<SingleOutcome, Error> {
-    let pick = tx.prepare_cached(sql::DLQ_REDRIVE_ONE_PICK).await?;
-    let Some(row) = tx.query_opt(&pick, &[&dlq_id, &message_id]).await? else {
-        return Ok(SingleOutcome::NotFound);
-    };
-    if row.get::<_, &str>("state") == MessageStatus::InFlight.as_str() {
-        return Ok(SingleOutcome::InFlight);
+/// One message of a queue, as the batch forms take it.
+pub(super) fn one(queue: &QueueRef, id: &str, now: jiff::Timestamp) -> crate::MessageIds {
+    crate::MessageIds {
+        queue: queue.clone(),
+        message_ids: vec![id.to_owned()],
+        now,
     }
-    let group: &str = row.get("group_id");
-    publish::lock_groups(tx, queue_id, [Some(group)]).await?;
-    let redrive = tx.prepare_cached(sql::DLQ_REDRIVE_FIFO).await?;
-    let ids = [message_id];
-    let groups = [group];
-    tx.execute(
-        &redrive,
-        &[&ids.as_slice(), &groups.as_slice(), &queue_id, &now],
-    )
-    .await?;
-    Ok(SingleOutcome::Done)
 }

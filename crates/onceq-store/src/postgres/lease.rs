@@ -65,114 +65,17 @@ pub(super) async fn ack_keeping(pool: &Db, p: &MessageAck) -> Result<AckOutcome,
 }
 
 impl PgStore {
-    /// `Store::message_cancel`: one statement (`sql/message_cancel.sql`).
+    /// `Store::message_cancel`: the batch form's one statement
+    /// (`sql/message_cancel_ids.sql`), for one id.
     pub(super) async fn cancel_once(&self, p: &MessageCancel) -> Result<bool, Error> {
-        let client = self.client().await?;
-        let stmt = client.prepare_cached(sql::MESSAGE_CANCEL).await?;
-        let keep = onceq_types::attempt::MAX_ATTEMPTS_KEPT as i32;
-        let row = client
-            .query_one(
-                &stmt,
-                &[
-                    &p.queue.project,
-                    &p.queue.queue,
-                    &p.message_id,
-                    &p.now,
-                    &keep,
-                ],
-            )
-            .await?;
-        if !row.get::<_, bool>("has_queue") {
-            return Err(StoreError::QueueNotFound.into());
-        }
-        Ok(row.get("cancelled"))
+        let ids = super::browse::one(&p.queue, &p.message_id, p.now);
+        Ok(self.cancel_many_once(&ids).await?[0] == crate::SingleOutcome::Done)
     }
 
     pub(super) async fn nack_once(&self, p: &MessageNack) -> Result<NackOutcome, Error> {
-        let l = &p.lease;
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
-        let lock = tx.prepare_cached(sql::MESSAGE_LOCK).await?;
-        let Some(row) = tx
-            .query_opt(&lock, &[&l.queue.project, &l.queue.queue, &l.message_id])
-            .await?
-        else {
-            return Ok(NackOutcome {
-                nacked: false,
-                requeued: false,
-                dead_lettered: false,
-                delivery_count: 0,
-            });
-        };
-        let delivery_count: i32 = row.get("delivery_count");
-        let held = row.get::<_, &str>("state") == MessageStatus::InFlight.as_str()
-            && (l.receipt.is_none()
-                || row.get::<_, Option<&str>>("receipt") == l.receipt.as_deref());
-        if !held {
-            tx.commit().await?;
-            return Ok(NackOutcome {
-                nacked: false,
-                requeued: false,
-                dead_lettered: false,
-                delivery_count,
-            });
-        }
-        let max_retries: i32 = row.get("max_retries");
-        let dlq: Option<i64> = row.get("dead_letter_queue_id");
-        let retry_backoff = super::queues::backoff(&row, "retry_backoff_initial_seconds");
-        let ending = dead_letter::ending(p.requeue, delivery_count, max_retries, dlq.is_some());
-        let before = attempts::History {
-            delivery_count,
-            consumed_at: row.get("consumed_at"),
-            attempts: row.get("attempts"),
-            last_error: row.get("last_error"),
-        };
-        let (attempts, last_error) = attempts::after_nack(&before, ending, p)?;
-
-        let mut outcome = NackOutcome {
-            nacked: true,
-            requeued: false,
-            dead_lettered: false,
-            delivery_count,
-        };
-        match (ending, dlq) {
-            (Ending::DeadLettered, Some(dlq)) => {
-                let stmt = tx.prepare_cached(sql::MESSAGE_DEAD_LETTER).await?;
-                tx.execute(
-                    &stmt,
-                    &[&l.message_id, &dlq, &p.now, &attempts, &last_error],
-                )
-                .await?;
-                outcome.dead_lettered = true;
-            }
-            (Ending::Dropped, _) => {
-                let stmt = tx.prepare_cached(sql::MESSAGE_DELETE).await?;
-                tx.execute(&stmt, &[&l.message_id]).await?;
-            }
-            // Requeued (`DeadLettered` comes only with a DLQ).
-            _ => {
-                let delay = backoff::requeue_delay(
-                    retry_backoff.as_ref(),
-                    p.by_backoff,
-                    delivery_count,
-                    p.delay,
-                );
-                let (state, visible_at) = visibility::visible_after(p.now, delay)?;
-                let stmt = tx.prepare_cached(sql::MESSAGE_REQUEUE).await?;
-                tx.execute(
-                    &stmt,
-                    &[
-                        &l.message_id,
-                        &state.as_str(),
-                        &visible_at,
-                        &attempts,
-                        &last_error,
-                    ],
-                )
-                .await?;
-                outcome.requeued = true;
-            }
-        }
+        let outcome = nack_in(&tx, p).await?;
         tx.commit().await?;
         Ok(outcome)
     }
@@ -204,4 +107,94 @@ impl PgStore {
             lease_expires_at: extended.or(current),
         })
     }
+}
+
+/// A nack inside `tx` (its caller commits): the message locked, its
+/// ending decided and done (`nack_once` alone, `Store::message_nack_many`
+/// for a batch).
+pub(super) async fn nack_in(
+    tx: &impl GenericClient,
+    p: &MessageNack,
+) -> Result<NackOutcome, Error> {
+    let l = &p.lease;
+    let lock = tx.prepare_cached(sql::MESSAGE_LOCK).await?;
+    let Some(row) = tx
+        .query_opt(&lock, &[&l.queue.project, &l.queue.queue, &l.message_id])
+        .await?
+    else {
+        return Ok(NackOutcome {
+            nacked: false,
+            requeued: false,
+            dead_lettered: false,
+            delivery_count: 0,
+        });
+    };
+    let delivery_count: i32 = row.get("delivery_count");
+    let held = row.get::<_, &str>("state") == MessageStatus::InFlight.as_str()
+        && (l.receipt.is_none() || row.get::<_, Option<&str>>("receipt") == l.receipt.as_deref());
+    if !held {
+        return Ok(NackOutcome {
+            nacked: false,
+            requeued: false,
+            dead_lettered: false,
+            delivery_count,
+        });
+    }
+    let max_retries: i32 = row.get("max_retries");
+    let dlq: Option<i64> = row.get("dead_letter_queue_id");
+    let retry_backoff = super::queues::backoff(&row, "retry_backoff_initial_seconds");
+    let ending = dead_letter::ending(p.requeue, delivery_count, max_retries, dlq.is_some());
+    let before = attempts::History {
+        delivery_count,
+        consumed_at: row.get("consumed_at"),
+        attempts: row.get("attempts"),
+        last_error: row.get("last_error"),
+    };
+    let (attempts, last_error) = attempts::after_nack(&before, ending, p)?;
+
+    let mut outcome = NackOutcome {
+        nacked: true,
+        requeued: false,
+        dead_lettered: false,
+        delivery_count,
+    };
+    match (ending, dlq) {
+        (Ending::DeadLettered, Some(dlq)) => {
+            let stmt = tx.prepare_cached(sql::MESSAGE_DEAD_LETTER).await?;
+            tx.execute(
+                &stmt,
+                &[&l.message_id, &dlq, &p.now, &attempts, &last_error],
+            )
+            .await?;
+            outcome.dead_lettered = true;
+        }
+        (Ending::Dropped, _) => {
+            let stmt = tx.prepare_cached(sql::MESSAGE_DELETE).await?;
+            tx.execute(&stmt, &[&l.message_id]).await?;
+        }
+        // Requeued (`DeadLettered` comes only with a DLQ).
+        _ => {
+            let delay = backoff::requeue_delay(
+                retry_backoff.as_ref(),
+                p.by_backoff,
+                delivery_count,
+                p.delay,
+            );
+            let (state, visible_at) = visibility::visible_after(p.now, delay)?;
+            let stmt = tx.prepare_cached(sql::MESSAGE_REQUEUE).await?;
+            tx.execute(
+                &stmt,
+                &[
+                    &l.message_id,
+                    &state.as_str(),
+                    &visible_at,
+                    &attempts,
+                    &last_error,
+                ],
+            )
+            .await?;
+            outcome.requeued = true;
+        }
+    }
+    Ok(outcome)
 }

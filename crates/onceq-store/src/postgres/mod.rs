@@ -11,6 +11,7 @@
 //! - `accounts`: credit limits, usage buckets, server heartbeats.
 //! - `publish_group`: group commit of concurrent publishes.
 //! - `ack_group`: group commit of concurrent acks.
+//! - `batch`: the batch forms of ack, nack, cancel, delete and redrive.
 //! - `hot`: the connection each of those committers keeps, and how each
 //!   takes its next group.
 //! - `key_cache`: key lookups from memory, cleared by LISTEN/NOTIFY.
@@ -34,6 +35,7 @@
 
 mod accounts;
 mod ack_group;
+mod batch;
 mod browse;
 mod claim;
 mod cron;
@@ -377,6 +379,33 @@ impl crate::Store for PgStore {
 
     async fn dlq_redrive_one(&self, p: crate::DlqRedriveOne) -> Result<crate::RedriveOneOutcome> {
         errors::retrying(self.bound, || self.redrive_one_once(&p)).await
+    }
+
+    async fn message_ack_many(
+        &self,
+        acks: Vec<crate::MessageAck>,
+    ) -> Result<Vec<crate::AckOutcome>> {
+        crate::params::check_batch(acks.len())?;
+        self.acks.ack_many(acks).await
+    }
+
+    async fn message_nack_many(
+        &self,
+        nacks: Vec<crate::MessageNack>,
+    ) -> Result<Vec<crate::NackOutcome>> {
+        errors::retrying(self.bound, || self.nack_many_once(&nacks)).await
+    }
+
+    async fn message_cancel_many(&self, p: crate::MessageIds) -> Result<Vec<crate::SingleOutcome>> {
+        errors::retrying(self.bound, || self.cancel_many_once(&p)).await
+    }
+
+    async fn message_delete_many(&self, p: crate::MessageIds) -> Result<Vec<crate::SingleOutcome>> {
+        errors::retrying(self.bound, || self.delete_many_once(&p)).await
+    }
+
+    async fn dlq_redrive_many(&self, p: crate::MessageIds) -> Result<crate::RedriveManyOutcome> {
+        errors::retrying(self.bound, || self.redrive_many_once(&p)).await
     }
 
     async fn message_promote_now(&self, p: crate::MessagePromote) -> Result<crate::PromoteOutcome> {

@@ -8,7 +8,7 @@
 //! - `accounts`: credit limits, usage buckets, server heartbeats.
 //! - `keys`, `queues`, `publish`, `claim`, `lease`, `dlq`,
 //!   `browse`, `triage`, `subscriptions`, `cron`, `webhooks`, `maintenance`,
-//!   `observe`, `finished`: the
+//!   `observe`, `finished`, `batch`: the
 //!   operations, one concept each (the same modules as the PostgreSQL
 //!   backend's), written against a plain `&Connection` so they run on either.
 //! - `time`: timestamps as INTEGER microseconds.
@@ -47,6 +47,7 @@ macro_rules! sql {
 }
 
 mod accounts;
+mod batch;
 mod browse;
 mod claim;
 mod conn;
@@ -327,6 +328,28 @@ impl Store for SqliteStore {
 
     async fn dlq_redrive_one(&self, p: DlqRedriveOne) -> Result<RedriveOneOutcome> {
         self.writer.run(move |tx| browse::redrive_one(tx, &p)).await
+    }
+
+    async fn message_ack_many(&self, acks: Vec<MessageAck>) -> Result<Vec<crate::AckOutcome>> {
+        self.writer.run(move |tx| batch::ack_many(tx, &acks)).await
+    }
+
+    async fn message_nack_many(&self, nacks: Vec<MessageNack>) -> Result<Vec<NackOutcome>> {
+        self.writer
+            .run(move |tx| batch::nack_many(tx, &nacks))
+            .await
+    }
+
+    async fn message_cancel_many(&self, p: crate::MessageIds) -> Result<Vec<SingleOutcome>> {
+        self.writer.run(move |tx| batch::cancel_many(tx, &p)).await
+    }
+
+    async fn message_delete_many(&self, p: crate::MessageIds) -> Result<Vec<SingleOutcome>> {
+        self.writer.run(move |tx| batch::delete_many(tx, &p)).await
+    }
+
+    async fn dlq_redrive_many(&self, p: crate::MessageIds) -> Result<crate::RedriveManyOutcome> {
+        self.writer.run(move |tx| batch::redrive_many(tx, &p)).await
     }
 
     async fn message_promote_now(&self, p: crate::MessagePromote) -> Result<crate::PromoteOutcome> {

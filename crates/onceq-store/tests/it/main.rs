@@ -16,6 +16,8 @@
 //! - [`dedupe`]: idempotency keys: replays, conflicts, scope, window, purge.
 //! - [`claim`]: order, priority, `max`, leases, delayed messages.
 //! - [`ack_nack`]: ack and nack, with and without receipts.
+//! - [`batch`]: the batch forms of ack, nack, cancel, delete and redrive,
+//!   answered entry by entry.
 //! - [`limits`]: `max_in_flight` and `rate_per_sec`: claims take fewer.
 //! - [`lease`]: extend, lease expiry, stale receipts.
 //! - [`dlq`]: the dead-letter rule and redrive.
@@ -98,6 +100,7 @@ mod accounts;
 mod ack_nack;
 mod attempts;
 mod backoff;
+mod batch;
 mod browse;
 mod claim;
 mod concurrency;

@@ -6,12 +6,15 @@
 //! - `cron`: cron schedules: create, list, get, update, pause, resume,
 //!   delete.
 //! - `webhooks`: account webhooks: register, list, deliveries, test, delete.
+//! - `batch`: a batch's acks in one call: `ack_batch`, or carried by the
+//!   next consume ([`Client::consume_acking`]).
 //! - `life`: a message's life in hand: ack with a result, cancel, redrive
 //!   of chosen dead letters.
 //! - `call`: how one call goes out and comes back, and the idempotency key.
 //! - this module: [`Client`] and its call options.
 
 mod admin;
+mod batch;
 mod call;
 mod cron;
 mod error;
@@ -31,6 +34,7 @@ use reqwest::{Method, header};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+pub use batch::BatchAck;
 pub use cron::CronCreated;
 pub use error::{Error, Refusal};
 pub use retry::RetryPolicy;
@@ -222,16 +226,7 @@ impl Client {
         queue: &str,
         opts: ConsumeOptions,
     ) -> Result<Vec<ConsumedMessage>, Error> {
-        let body = request::Consume {
-            queue: Some(queue.to_owned()),
-            max_messages: Some(i64::from(opts.max_messages.max(1))),
-            visibility_timeout: opts.visibility_timeout.map(i64::from),
-            wait_seconds: (opts.wait_seconds > 0).then_some(i64::from(opts.wait_seconds)),
-        };
-        let answer: Answer<Items<ConsumedMessage>> = self
-            .call(Method::POST, "/v1/queue/consume", Some(&body))
-            .await?;
-        Ok(answer.data.items)
+        Ok(self.consume_acking(queue, opts, Vec::new()).await?.items)
     }
 
     /// Deletes a message held under a lease; false if the lease was lost.

@@ -71,6 +71,16 @@ pub struct WorkerConfig {
     /// How long [`run`](super::Worker::run) lets running jobs finish after
     /// shutdown; jobs still running then are released. Default 30 s.
     pub shutdown_grace: Duration,
+    /// Acks go in batches (default true): a job whose work is done hands
+    /// its ack in, and the acks waiting go out with the next consume (its
+    /// `acks`) or, when none comes within `ack_linger`, in one
+    /// `ack_batch`. False: each job acks with a call of its own, as the
+    /// seed's worker does. Either way the fact is `done` before its ack is
+    /// sent, so a lost ack means a redelivery acked without rerunning.
+    pub batch_acks: bool,
+    /// How long a handed-in ack waits for a consume to carry it before it
+    /// goes out in an `ack_batch`. Default 20 ms.
+    pub ack_linger: Duration,
     /// Owner written on facts. Default a UUID v7.
     pub worker_id: String,
     /// Where fact leases read the time.
@@ -99,6 +109,8 @@ impl WorkerConfig {
                 max: Duration::from_secs(30),
             },
             shutdown_grace: Duration::from_secs(30),
+            batch_acks: true,
+            ack_linger: Duration::from_millis(20),
             worker_id: uuid::Uuid::now_v7().to_string(),
             clock: Clock::System,
             fail_points: FailPoints::new(),

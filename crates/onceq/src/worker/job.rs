@@ -12,7 +12,7 @@ use tracing::Instrument;
 use super::{
     AFTER_ACK, AFTER_DONE, AFTER_FACT_CLAIM, AFTER_WORK, Job, MID_WORK,
     fact::{self, Claim, Hold},
-    metrics::Outcome,
+    metrics::{Outcome, Settled},
     runner::Inner,
 };
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -67,20 +67,21 @@ impl Job {
 }
 
 impl Inner {
-    /// Processes one message and counts how it ended.
+    /// Processes one message; its caller counts how it ended, once its ack
+    /// (if handed in to a batch) is answered.
     pub(crate) async fn process(
         &self,
         message: ConsumedMessage,
         abandon: &CancellationToken,
-    ) -> Outcome {
+    ) -> Settled {
         let job = Job::new(message);
-        let outcome = self.attempt(&job, abandon).instrument(job.span()).await;
+        let settled = self.attempt(&job, abandon).instrument(job.span()).await;
+        let outcome = settled.outcome;
         tracing::debug!(message_id = %job.message.message_id, fact = %job.fact, ?outcome, "job settled");
-        self.counters.record(outcome);
-        outcome
+        settled
     }
 
-    async fn attempt(&self, job: &Job, abandon: &CancellationToken) -> Outcome {
+    async fn attempt(&self, job: &Job, abandon: &CancellationToken) -> Settled {
         let token = uuid::Uuid::new_v4().to_string();
         let hold = Hold {
             fact: &job.fact,
@@ -88,7 +89,7 @@ impl Inner {
         };
         let mut db = match self.pool.get().await {
             Ok(db) => db,
-            Err(e) => return self.fail(job, None, &e).await,
+            Err(e) => return self.fail(job, None, &e).await.into(),
         };
         let now = self.config.clock.now();
         match hold
@@ -96,21 +97,23 @@ impl Inner {
             .await
             .map(|c| c.state)
         {
-            Err(e) => return self.fail(job, None, &e).await,
+            Err(e) => return self.fail(job, None, &e).await.into(),
             Ok(Claim::Done) => return self.duplicate(job).await,
-            Ok(Claim::HeldUntil(until)) => return self.defer(job, until.duration_since(now)).await,
+            Ok(Claim::HeldUntil(until)) => {
+                return self.defer(job, until.duration_since(now)).await.into();
+            }
             Ok(Claim::Mine) => {}
         }
         if self.crash(AFTER_FACT_CLAIM, job) {
-            return Outcome::Crashed;
+            return Outcome::Crashed.into();
         }
         match self.work(&mut db, job, &hold, abandon).await {
             Work::Committed => {}
-            Work::Crashed => return Outcome::Crashed,
+            Work::Crashed => return Outcome::Crashed.into(),
             Work::Superseded => {
                 tracing::info!(message_id = %job.message.message_id, fact = %job.fact,
                     "fact taken over by another worker while we worked; rolled back");
-                return Outcome::Superseded;
+                return Outcome::Superseded.into();
             }
             Work::Abandoned => {
                 tracing::warn!(message_id = %job.message.message_id, fact = %job.fact,
@@ -118,18 +121,18 @@ impl Inner {
                 self.release(&db, &hold).await;
                 let why = "the worker shut down before the job finished";
                 self.nack(job, 0, Some(why.to_owned())).await;
-                return Outcome::Abandoned;
+                return Outcome::Abandoned.into();
             }
-            Work::Failed(e) => return self.fail(job, Some((&db, &hold)), &e).await,
+            Work::Failed(e) => return self.fail(job, Some((&db, &hold)), &e).await.into(),
         }
         if self.crash(AFTER_DONE, job) {
-            return Outcome::Crashed;
+            return Outcome::Crashed.into();
         }
-        let ack_lost = !self.ack(job).await;
+        let acked = self.ack_done(job).await;
         if self.crash(AFTER_ACK, job) {
-            return Outcome::Crashed;
+            return Outcome::Crashed.into();
         }
-        Outcome::Done { ack_lost }
+        acked.settled(|ack_lost| Outcome::Done { ack_lost })
     }
 
     /// The handler and the `done` mark in one transaction, with a heartbeat

@@ -27,6 +27,35 @@ pub(crate) enum Outcome {
     Abandoned,
 }
 
+/// How a job ended, with its ack still to be answered when it was handed
+/// in to go in a batch (`acks`).
+pub(crate) struct Settled {
+    pub outcome: Outcome,
+    pub ack: Option<tokio::sync::oneshot::Receiver<bool>>,
+}
+
+impl From<Outcome> for Settled {
+    fn from(outcome: Outcome) -> Self {
+        Self { outcome, ack: None }
+    }
+}
+
+impl Settled {
+    /// The outcome once its ack (if handed in) is answered: `ack_lost`
+    /// when it did not end its lease.
+    pub(crate) async fn acked(self) -> Outcome {
+        let Some(ack) = self.ack else {
+            return self.outcome;
+        };
+        let lost = !ack.await.unwrap_or(false);
+        match self.outcome {
+            Outcome::Done { .. } => Outcome::Done { ack_lost: lost },
+            Outcome::Duplicate { .. } => Outcome::Duplicate { ack_lost: lost },
+            other => other,
+        }
+    }
+}
+
 /// Counts of one [`run_once`](super::Worker::run_once) or
 /// [`drain`](super::Worker::drain).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

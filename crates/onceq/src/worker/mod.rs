@@ -5,8 +5,10 @@
 //! - [`fact`]: what a message's work is called ([`job_fact`]) and the
 //!   `onceq_job_facts` rows (SQL in `sql/`).
 //! - `job`: one message from claim to ack (the state machine below);
-//!   `settle`: its endings (ack, defer, release and nack); `beat_link`:
-//!   the heartbeats' own connection, outside the pool.
+//!   `settle`: its endings (ack, defer, release and nack); `acks`: acks
+//!   handed in to go in batches (the next consume's `acks`, or
+//!   `ack_batch`); `beat_link`: the heartbeats' own connection, outside
+//!   the pool.
 //! - `runner`: [`Worker`]: building one, `run_once`, `drain`.
 //! - `poll`: [`Worker::run`]: long polling, concurrency, backoff, shutdown.
 //! - [`metrics`]: [`Tick`] and [`WorkerMetrics`].
@@ -49,6 +51,8 @@
 //!      COMMIT  (effects and `done` together — hole 3)
 //!        ▼                                         ⚡ worker.after_done
 //!      ack(receipt) (hole 4); acked:false ─▶ fine, the next holder finds `done` [ack_lost]
+//!        │  (batch_acks, the default: handed in, the slot freed, and sent
+//!        │   with the next consume or in one ack_batch; same answer)
 //!        ▼                                         ⚡ worker.after_ack
 //!      [done]
 //! ```
@@ -92,6 +96,7 @@
 //! ```
 #![cfg(feature = "postgres")]
 
+mod acks;
 mod beat_link;
 pub mod config;
 mod error;

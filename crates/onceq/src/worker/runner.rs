@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     Handler, WorkerConfig, WorkerError,
+    acks::{self, Acks},
     beat_link::BeatLink,
     fact,
     metrics::{Counters, Outcome, Tick, WorkerMetrics},
@@ -37,6 +38,10 @@ pub(crate) struct Inner {
     pub handler: Box<dyn Handler>,
     pub counters: Counters,
     pub permits: Arc<Semaphore>,
+    /// Acks handed in, for the next consume or the flusher (`acks`).
+    pub acks: Arc<Acks>,
+    /// Stops the flusher (after it sent what is left) with the worker.
+    _flusher: tokio_util::sync::DropGuard,
 }
 
 impl fmt::Debug for Worker {
@@ -70,8 +75,17 @@ impl Worker {
         fact::ensure_schema(&mut db).await?;
         drop(db);
         let permits = Arc::new(Semaphore::new(config.concurrency));
+        let pending = Arc::new(Acks::default());
+        let flusher = acks::flusher(
+            pending.clone(),
+            client.clone(),
+            config.queue.clone(),
+            config.ack_linger,
+        );
         Ok(Self {
             inner: Arc::new(Inner {
+                acks: pending,
+                _flusher: flusher,
                 client,
                 beat_link: BeatLink::new(pool.clone()),
                 pool,
@@ -95,7 +109,8 @@ impl Worker {
     }
 
     /// One consume without long polling, then every message it got,
-    /// concurrently up to `concurrency`; returns when all have settled.
+    /// concurrently up to `concurrency`, their acks in one `ack_batch`
+    /// (with `batch_acks`); returns when all have settled.
     /// A queue that does not exist yet counts as empty.
     pub async fn run_once(&self) -> Result<Tick, WorkerError> {
         let inner = &self.inner;
@@ -118,6 +133,14 @@ impl Worker {
                 .await
                 .expect("the worker never closes its semaphore");
             jobs.spawn(guarded(inner.clone(), message, never.clone(), permit));
+        }
+        if inner.config.batch_acks && tick.received > 0 {
+            // Every job has handed its ack in (or ended otherwise) once its
+            // slot is back: send them now, in one `ack_batch`, rather than
+            // after the linger.
+            let slots = u32::try_from(inner.config.concurrency).unwrap_or(u32::MAX);
+            drop(inner.permits.acquire_many(slots).await);
+            acks::flush(&inner.acks, &inner.client, &inner.config.queue).await;
         }
         while let Some(joined) = jobs.join_next().await {
             tick.record(joined.unwrap_or(Outcome::Crashed));
@@ -163,7 +186,25 @@ impl Inner {
             visibility_timeout: Some(self.config.visibility_timeout),
             wait_seconds,
         };
-        self.client.consume(&self.config.queue, opts).await
+        let queue = &self.config.queue;
+        if !self.config.batch_acks {
+            return self.client.consume(queue, opts).await;
+        }
+        // The acks handed in so far go with it, applied before the claim.
+        let taken = self.acks.take();
+        let sent = acks::entries(&taken);
+        match self.client.consume_acking(queue, opts, sent).await {
+            Ok(answer) => {
+                acks::settle(taken, answer.acks.as_ref());
+                Ok(answer.items)
+            }
+            Err(e) => {
+                // Perhaps applied, perhaps not: a redelivery finds the fact
+                // done either way.
+                acks::settle(taken, None);
+                Err(e)
+            }
+        }
     }
 }
 
@@ -177,14 +218,17 @@ pub(crate) async fn guarded(
 ) -> Outcome {
     let counters = inner.clone();
     let job = tokio::spawn(async move { inner.process(message, &abandon).await });
-    let outcome = match job.await {
-        Ok(outcome) => outcome,
+    let settled = match job.await {
+        Ok(settled) => settled,
         Err(e) => {
             tracing::error!(error = %e, "job task panicked; its fact and lease will expire");
-            counters.counters.record(Outcome::Crashed);
-            Outcome::Crashed
+            Outcome::Crashed.into()
         }
     };
+    // The slot is free once the work is: a handed-in ack goes out with a
+    // later consume (which this slot lets the poll loop make).
     drop(permit);
+    let outcome = settled.acked().await;
+    counters.counters.record(outcome);
     outcome
 }

@@ -7,16 +7,54 @@ use jiff::SignedDuration;
 use onceq_types::MAX_DELAY_SECONDS;
 use onceq_types::attempt::MAX_NACK_ERROR_BYTES;
 
-use super::{Job, fact::Hold, metrics::Outcome, runner::Inner};
-use crate::NackOptions;
+use super::{
+    Job,
+    fact::Hold,
+    metrics::{Outcome, Settled},
+    runner::Inner,
+};
+use crate::{BatchAck, NackOptions};
+
+/// An ack of done work: answered (`Sent`), or to be answered with its
+/// batch (`HandedIn`).
+pub(super) enum Acking {
+    Sent(bool),
+    HandedIn(tokio::sync::oneshot::Receiver<bool>),
+}
+
+impl Acking {
+    /// The job's ending, `outcome` given whether the ack was lost.
+    pub(super) fn settled(self, outcome: impl Fn(bool) -> Outcome) -> Settled {
+        match self {
+            Acking::Sent(acked) => outcome(!acked).into(),
+            Acking::HandedIn(ack) => Settled {
+                outcome: outcome(false),
+                ack: Some(ack),
+            },
+        }
+    }
+}
 
 impl Inner {
     /// The work is done already: ack without doing it again.
-    pub(super) async fn duplicate(&self, job: &Job) -> Outcome {
+    pub(super) async fn duplicate(&self, job: &Job) -> Settled {
         tracing::debug!(message_id = %job.message.message_id, fact = %job.fact, "duplicate of done work");
-        Outcome::Duplicate {
-            ack_lost: !self.ack(job).await,
+        let acked = self.ack_done(job).await;
+        acked.settled(|ack_lost| Outcome::Duplicate { ack_lost })
+    }
+
+    /// The ack of a job whose fact is done: sent now, or handed in to go
+    /// in a batch ([`WorkerConfig::batch_acks`](super::WorkerConfig::batch_acks)).
+    pub(super) async fn ack_done(&self, job: &Job) -> Acking {
+        if !self.config.batch_acks {
+            return Acking::Sent(self.ack(job).await);
         }
+        let m = &job.message;
+        Acking::HandedIn(self.acks.hand_in(BatchAck {
+            message_id: m.message_id.clone(),
+            receipt: m.receipt.clone(),
+            result: job.result(),
+        }))
     }
 
     /// A live attempt holds the fact: not ours to ack. Hand the message back

@@ -7,6 +7,7 @@
 
 pub(crate) mod support;
 
+mod batched;
 mod cases;
 mod crashes;
 mod facts;

@@ -85,23 +85,38 @@ impl Load {
         .map(|_| ())
     }
 
-    /// One consume of up to 10, long-polling up to `wait` seconds.
-    pub async fn consume(&self, queue: &str, wait: u32) -> anyhow::Result<Vec<Taken>> {
-        let v = self
-            .post(
-                "/v1/queue/consume",
-                &json!({"queue": queue, "max_messages": 10, "wait_seconds": wait}),
-            )
-            .await?;
-        let items = v["data"]["items"].as_array().cloned().unwrap_or_default();
-        Ok(items
+    /// One consume of up to 10, long-polling up to `wait` seconds, carrying the acks of `done` (the previous
+    /// batch, applied before the claim): what it handed out, and how many
+    /// of the acks ended their lease.
+    pub async fn consume_acking(
+        &self,
+        queue: &str,
+        wait: u32,
+        done: &[Taken],
+    ) -> anyhow::Result<(Vec<Taken>, usize)> {
+        let mut body = json!({"queue": queue, "max_messages": 10, "wait_seconds": wait});
+        if !done.is_empty() {
+            let acks: Vec<Value> = done
+                .iter()
+                .map(|m| json!({"message_id": m.message_id, "receipt": m.receipt}))
+                .collect();
+            body["acks"] = Value::Array(acks);
+        }
+        let mut v = self.post("/v1/queue/consume", &body).await?;
+        let acked = v["data"]["acks"]["successful"]
+            .as_array()
+            .map_or(0, Vec::len);
+        let items = v["data"]["items"].as_array_mut().map(std::mem::take);
+        let taken = items
+            .unwrap_or_default()
             .into_iter()
             .map(|mut m| Taken {
                 message_id: m["message_id"].as_str().unwrap_or_default().to_owned(),
                 receipt: m["receipt"].as_str().unwrap_or_default().to_owned(),
                 payload: m["payload"].take(),
             })
-            .collect())
+            .collect();
+        Ok((taken, acked))
     }
 
     /// One ack with the receipt.

@@ -2,7 +2,8 @@
 //! running onceq server, over its HTTP API.
 //!
 //! Phases, as the peers define them: enqueue with one publish per call;
-//! work through that backlog (consume up to 10, ack each, no-op handler);
+//! work through that backlog (consume up to 10, no-op handler, the batch
+//! acked in the next consume; `--per-message-acks`: one ack call each);
 //! enqueue with `publish_batch`; work through that backlog again; then mixed
 //! load at fixed offered rates, latency measured from a job's scheduled send
 //! time to its handler start. `--json` prints one object whose fields match
@@ -43,6 +44,11 @@ pub struct BenchArgs {
     /// Seconds each mixed rate is offered.
     #[arg(long, default_value_t = 15)]
     mixed_secs: u64,
+    /// Ack each message with its own call (`/v1/queue/ack`), as the seed's
+    /// worker does. Without it a worker acks a batch in its next consume
+    /// (`acks` on `/v1/queue/consume`): one call per batch.
+    #[arg(long)]
+    per_message_acks: bool,
     /// Publish with an idempotency key per job (onceq's normal use). With
     /// `--no-keys` the publishes carry none, like the peers' enqueues.
     #[arg(long)]
@@ -93,6 +99,7 @@ pub struct Plan {
     pub producers: usize,
     pub workers: usize,
     pub keys: bool,
+    pub per_message_acks: bool,
     pub timeout: Duration,
     pub progress: bool,
 }
@@ -141,6 +148,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         producers: args.producers,
         workers: args.workers,
         keys: !args.no_keys,
+        per_message_acks: args.per_message_acks,
         timeout: Duration::from_secs(args.phase_timeout),
         progress: !args.json && std::io::IsTerminal::is_terminal(&std::io::stderr()),
     };
@@ -198,12 +206,17 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         system: "onceq",
         version: env!("CARGO_PKG_VERSION"),
         config: format!(
-            "HTTP API at {}; publish {}; consume max_messages=10 wait_seconds=1, ack per message; {} producers, {} workers",
+            "HTTP API at {}; publish {}; consume max_messages=10 wait_seconds=1, {}; {} producers, {} workers",
             args.url,
             if plan.keys {
                 "with an idempotency key per job"
             } else {
                 "without idempotency keys"
+            },
+            if plan.per_message_acks {
+                "ack per message"
+            } else {
+                "each batch acked in the next consume"
             },
             plan.producers,
             plan.workers

@@ -120,7 +120,9 @@ pub async fn enqueue(
     })
 }
 
-/// Workers drain the backlog of `queue`: consume up to 10, ack each.
+/// Workers drain the backlog of `queue`: consume up to 10, then ack the
+/// batch in the next consume (or, with `plan.per_message_acks`, ack each
+/// as the seed's worker does).
 pub async fn work(load: &Load, plan: &Plan, queue: &str) -> anyhow::Result<Throughput> {
     let pb = bar(plan, plan.jobs as u64, "work");
     let acked = Arc::new(AtomicUsize::new(0));
@@ -139,16 +141,28 @@ pub async fn work(load: &Load, plan: &Plan, queue: &str) -> anyhow::Result<Throu
             pb.clone(),
         );
         let (queue, n) = (queue.to_owned(), plan.jobs);
+        let per_message = plan.per_message_acks;
         tasks.push(tokio::spawn(async move {
+            let count = |n: usize| {
+                if n > 0 {
+                    acked.fetch_add(n, Ordering::Relaxed);
+                    *last.lock().expect("lock") = Some(Instant::now());
+                    pb.inc(n as u64);
+                }
+            };
+            // The batch whose acks the next consume carries.
+            let mut done = Vec::new();
             while acked.load(Ordering::Relaxed) < n && Instant::now() < deadline {
-                for m in load.consume(&queue, 1).await? {
+                let (batch, n_acked) = load.consume_acking(&queue, 1, &done).await?;
+                count(n_acked);
+                done.clear();
+                for m in batch {
                     // the no-op handler starts here
                     first.lock().expect("lock").get_or_insert_with(Instant::now);
                     started.fetch_add(1, Ordering::Relaxed);
-                    if load.ack(&queue, &m).await? {
-                        acked.fetch_add(1, Ordering::Relaxed);
-                        *last.lock().expect("lock") = Some(Instant::now());
-                        pb.inc(1);
+                    match per_message {
+                        true => count(usize::from(load.ack(&queue, &m).await?)),
+                        false => done.push(m),
                     }
                 }
             }
@@ -200,19 +214,25 @@ pub async fn mixed(
             pb.clone(),
         );
         let queue = queue.to_owned();
+        let per_message = plan.per_message_acks;
         workers.push(tokio::spawn(async move {
+            let mut done = Vec::new();
             while !stop.load(Ordering::Relaxed) {
-                let Ok(batch) = load.consume(&queue, 1).await else {
+                let Ok((batch, _)) = load.consume_acking(&queue, 1, &done).await else {
                     errors.fetch_add(1, Ordering::Relaxed);
+                    done.clear();
                     continue;
                 };
+                done.clear();
                 for m in batch {
                     let started_ms = epoch.elapsed().as_secs_f64() * 1000.0;
                     if let Some(t) = m.payload["t"].as_f64() {
                         latencies.lock().expect("lock").push(started_ms - t);
                         pb.inc(1);
                     }
-                    if load.ack(&queue, &m).await.is_err() {
+                    if !per_message {
+                        done.push(m);
+                    } else if load.ack(&queue, &m).await.is_err() {
                         errors.fetch_add(1, Ordering::Relaxed);
                     }
                 }

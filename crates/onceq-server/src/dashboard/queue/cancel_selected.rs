@@ -1,13 +1,14 @@
 //! "Cancel…" on a selection of a queue's messages (the "with selected"
 //! menu, after its confirmation step): one
-//! [`Messages::cancel`](crate::messages::Messages::cancel) per message, the
-//! call `POST /v1/queue/cancel` makes, and a page saying, id by id, what
+//! [`Messages::cancel_many`](crate::messages::Messages::cancel_many) for the
+//! selection (one statement, each message as `POST /v1/queue/cancel`
+//! cancels it), and a page saying, id by id, what
 //! happened: cancelled, or no longer in the queue (acked, dead-lettered or
 //! removed meanwhile). A cancel removes a message whatever its state, so
 //! there is no "held" or "skipped" outcome as for delete and promote.
 
 use maud::{Markup, html};
-use onceq_store::MessageCancel;
+use onceq_store::{MessageIds, SingleOutcome};
 
 use super::super::{
     error::DashError,
@@ -31,24 +32,27 @@ pub async fn cancel_each(
     queue: &str,
     ids: Vec<String>,
 ) -> Result<Vec<Cancelled>, DashError> {
-    let mut done = Vec::with_capacity(ids.len());
-    for id in ids {
-        let cancelled = state
-            .messages()
-            .cancel(
-                &viewer.project,
-                queue,
-                MessageCancel {
-                    queue: viewer.queue(queue)?,
-                    message_id: id.clone(),
-                    now: state.clock.now(),
-                },
-            )
-            .await
-            .map_err(|e| DashError::store(e, queue))?;
-        done.push(Cancelled { id, cancelled });
-    }
-    Ok(done)
+    let outcomes = state
+        .messages()
+        .cancel_many(
+            &viewer.project,
+            queue,
+            MessageIds {
+                queue: viewer.queue(queue)?,
+                message_ids: ids.clone(),
+                now: state.clock.now(),
+            },
+        )
+        .await
+        .map_err(|e| DashError::store(e, queue))?;
+    Ok(ids
+        .into_iter()
+        .zip(outcomes)
+        .map(|(id, outcome)| Cancelled {
+            id,
+            cancelled: outcome == SingleOutcome::Done,
+        })
+        .collect())
 }
 
 /// The report: how many were cancelled, then each id with its outcome,

@@ -180,7 +180,7 @@ pub async fn load(
 ) -> Result<(QueueRecord, QueueStats), DashError> {
     let (q, record) = record(state, viewer, queue).await?;
     let stats = state
-        .store
+        .store()
         .queue_stats(&q, state.clock.now())
         .await
         .map_err(|e| DashError::store(e, queue))?;
@@ -196,7 +196,7 @@ pub async fn record(
 ) -> Result<(QueueRef, QueueRecord), DashError> {
     let q = viewer.queue(queue)?;
     let record = state
-        .store
+        .store()
         .queue_get(&q)
         .await
         .map_err(|e| DashError::store(e, queue))?
@@ -212,8 +212,8 @@ pub async fn messages(
     listing: &Listing,
 ) -> Result<MessagePage, DashError> {
     state
-        .store
-        .message_list(MessageList {
+        .messages()
+        .list(MessageList {
             queue: viewer.queue(queue)?,
             state: listing.state,
             search: listing.search.clone(),

@@ -30,8 +30,8 @@ pub async fn payloads(
     text: &str,
 ) -> Result<(MessagePage, Bound), DashError> {
     let found = state
-        .store
-        .message_payload_search(PayloadSearch {
+        .messages()
+        .search_payloads(PayloadSearch {
             queue: viewer.queue(queue)?,
             text: text.to_owned(),
             scan: SCAN,

@@ -10,7 +10,7 @@ use axum::{
     response::{IntoResponse, Redirect, Response},
 };
 use maud::{Markup, html};
-use onceq_store::{MessageDelete, MessagePromote, MessageRecord, PromoteOutcome, SingleOutcome};
+use onceq_store::{MessageIds, MessagePromote, MessageRecord, PromoteOutcome};
 use onceq_types::{MessageStatus, scope::Action};
 
 use super::super::{
@@ -111,22 +111,17 @@ pub async fn apply(
     let mut tally;
     if selection.action == "delete" {
         tally = Tally::of("deleted");
-        for id in selection.ids {
-            let outcome = state
-                .store
-                .message_delete(MessageDelete {
-                    queue: q.clone(),
-                    message_id: id,
-                    now,
-                })
-                .await
-                .map_err(|e| DashError::store(e, &queue))?;
-            match outcome {
-                SingleOutcome::Done => tally.ok += 1,
-                SingleOutcome::InFlight => tally.held += 1,
-                SingleOutcome::NotFound => tally.gone += 1,
-            }
-        }
+        let ids = MessageIds {
+            queue: q.clone(),
+            message_ids: selection.ids,
+            now,
+        };
+        let outcomes = state
+            .messages()
+            .delete_many(&viewer.project, &queue, ids)
+            .await
+            .map_err(|e| DashError::store(e, &queue))?;
+        tally.count(&outcomes);
     } else {
         tally = Tally::of("promoted");
         for id in selection.ids {

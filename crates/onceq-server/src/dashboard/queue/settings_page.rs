@@ -67,7 +67,7 @@ pub async fn save(
         return Ok(refused(ApiError::queue_not_found(dlq)));
     }
     let saved = state
-        .store
+        .store()
         .queue_update(QueueUpdate {
             queue: target,
             changes: input.changes,

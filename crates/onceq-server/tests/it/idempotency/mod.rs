@@ -164,7 +164,7 @@ pub async fn in_flight_as(
     let held = onceq_server::idempotency::CLAIM_LEASE;
     let outcome = s
         .state
-        .store
+        .store()
         .ledger_claim(LedgerClaim {
             key: LedgerKey {
                 project: who.project.to_owned(),

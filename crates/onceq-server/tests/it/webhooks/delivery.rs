@@ -189,7 +189,7 @@ async fn the_guard_refuses_loopback_at_delivery(b: Backend) {
     // Stored as a server allowing loopback would have stored it.
     let hook = s
         .state
-        .store
+        .store()
         .webhook_insert(onceq_store::WebhookInsert {
             project: "alpha".into(),
             url: rx.url("/in"),

@@ -139,7 +139,7 @@ async fn only_what_is_listened_to(b: Backend) {
     s.clock.advance(PAST_ANY_RETRY);
     let claimed = s
         .state
-        .store
+        .store()
         .webhook_delivery_claim(onceq_store::WebhookDeliveryClaim {
             now: s.clock.now(),
             claim_until: s.clock.now(),
@@ -192,7 +192,7 @@ async fn credit_exhausted_once_per_limit(b: Backend) {
     let rx = Receiver::answering(200).await;
     register(&s, &rx.url("/in"), json!(["credit.exhausted"])).await;
     s.state
-        .store
+        .store()
         .project_set_credit("alpha", Some(30))
         .await
         .unwrap();
@@ -210,7 +210,7 @@ async fn credit_exhausted_once_per_limit(b: Backend) {
     );
     // Raised, then used up again: a second event.
     s.state
-        .store
+        .store()
         .project_set_credit("alpha", Some(40))
         .await
         .unwrap();

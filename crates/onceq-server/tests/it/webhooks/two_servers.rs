@@ -38,7 +38,7 @@ async fn each_event_delivered_once() {
     let far = a.clock.now() + jiff::SignedDuration::from_hours(48);
     let left = a
         .state
-        .store
+        .store()
         .webhook_delivery_claim(onceq_store::WebhookDeliveryClaim {
             now: far,
             claim_until: far,

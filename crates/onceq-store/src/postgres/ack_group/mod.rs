@@ -18,6 +18,10 @@
 //! every group is the one statement it always was, and with it on a group
 //! is still one round trip.
 //!
+//! A batch (`Store::message_ack_many`) is one request of the queue, never
+//! split across groups: its acks go in the group's statement (one per
+//! kind), so in one transaction, each answered as it would be alone.
+//!
 //! Two acks of one message in a group: the statement deletes the message
 //! once, and tells one of them so, as two acks one after the other would.
 //! A group that fails otherwise than by the database being unavailable is
@@ -47,7 +51,8 @@ use crate::{AckOutcome, MessageAck, StoreError};
 /// Connections the committer keeps (see `hot.rs`).
 pub(super) const CONNECTIONS: usize = 1;
 
-/// Acks one group takes at most.
+/// Acks one group takes at most (a batch is never split: a group may pass
+/// it by the last batch taken).
 const MAX_GROUP: usize = 512;
 
 /// Acks waiting for the committer; beyond it, `message_ack` waits.
@@ -62,9 +67,12 @@ struct Pending {
     reply: oneshot::Sender<Answer>,
 }
 
+/// What the queue carries: one ack, or a batch's, taken whole.
+type Request = Vec<Pending>;
+
 /// The handle `PgStore` keeps; the committer stops when it is dropped.
 pub(super) struct AckGroup {
-    sender: mpsc::Sender<Pending>,
+    sender: mpsc::Sender<Request>,
     /// The store timeout, for each ack's wait.
     bound: Duration,
 }
@@ -81,14 +89,29 @@ impl AckGroup {
     /// Acks with whatever else is being acked right now; `Unavailable`
     /// after the store timeout, queueing included.
     pub(super) async fn ack(&self, ack: MessageAck) -> Answer {
-        let (reply, answer) = oneshot::channel();
-        // One timer per ack, around the whole wait.
+        let mut answers = self.ack_many(vec![ack]).await?;
+        answers.pop().ok_or_else(stopped)
+    }
+
+    /// Acks a batch, as one request of the queue (see the module docs):
+    /// one answer per ack, in order; `Unavailable` after the store
+    /// timeout, queueing included.
+    pub(super) async fn ack_many(&self, acks: Vec<MessageAck>) -> crate::Result<Vec<AckOutcome>> {
+        let (request, answers): (Request, Vec<_>) = acks
+            .into_iter()
+            .map(|ack| {
+                let (reply, answer) = oneshot::channel();
+                (Pending { ack, reply }, answer)
+            })
+            .unzip();
+        // One timer per call, around the whole wait.
         errors::within(self.bound, async {
-            self.sender
-                .send(Pending { ack, reply })
-                .await
-                .map_err(|_| stopped())?;
-            answer.await.map_err(|_| stopped())?
+            self.sender.send(request).await.map_err(|_| stopped())?;
+            let mut outcomes = Vec::with_capacity(answers.len());
+            for answer in answers {
+                outcomes.push(answer.await.map_err(|_| stopped())??);
+            }
+            Ok(outcomes)
         })
         .await
     }
@@ -98,10 +121,10 @@ fn stopped() -> StoreError {
     StoreError::internal("the ack committer stopped")
 }
 
-async fn committer(pool: Db, mut receiver: mpsc::Receiver<Pending>, bound: Duration) {
+async fn committer(pool: Db, mut receiver: mpsc::Receiver<Request>, bound: Duration) {
     let mut conn = HotConnection::new(pool);
-    while let Some(group) = hot::next_group(&mut receiver, MAX_GROUP, |_| 1).await {
-        commit(&mut conn, group, bound).await;
+    while let Some(group) = hot::next_group(&mut receiver, MAX_GROUP, Vec::len).await {
+        commit(&mut conn, group.into_iter().flatten().collect(), bound).await;
     }
 }
 

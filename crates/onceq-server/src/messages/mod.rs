@@ -1,9 +1,19 @@
-//! [`Messages`]: the message operations whose outcome others must hear of,
-//! each one store call followed by its follow-ups, in one place: the
-//! `/metrics` counters, the dashboard's throughput, and the wake-ups of
-//! long-polling consumers and push dispatchers. The routes, push delivery,
-//! the dashboard and the lease reaper all go through it, so an operation
-//! counts and wakes the same whoever makes it.
+//! [`Messages`]: the one way the server reaches messages. Each operation is
+//! one store call followed by its follow-ups, in one place: the `/metrics`
+//! counters, the dashboard's throughput, account webhook events, and the
+//! wake-ups of long-polling consumers and push dispatchers. The routes,
+//! push delivery, cron, the dashboard, the lease reaper and the purger all
+//! go through it, so an operation counts and wakes the same whoever makes
+//! it; `boundary` checks that no other module calls the store's message
+//! operations.
+//!
+//! - this file: publish, claim, ack, nack, redrive, cancel, promote, lease
+//!   expiry, pause;
+//! - `batch`: the batch forms (ack, cancel, delete, redrive by ids), one
+//!   store call each;
+//! - `wait`: the long-poll wait (`claim_waiting`), written once;
+//! - `reads`: pages, search, one message, finished ones, extend, delete,
+//!   purges.
 //!
 //! A borrowed view of the [`AppState`] (`state.messages()`), so using it
 //! costs no clone, allocation, lock or await beyond the store call's own.
@@ -29,6 +39,12 @@ use crate::{
     webhooks::{self, Event},
 };
 
+mod batch;
+#[cfg(test)]
+mod boundary;
+mod reads;
+mod wait;
+
 /// Message operations over the state's store (see the module doc).
 #[derive(Clone, Copy)]
 pub struct Messages<'a> {
@@ -53,7 +69,7 @@ impl Messages<'_> {
     ) -> Result<Vec<PublishOutcome>> {
         let state = self.state;
         let outcomes = state
-            .store
+            .store()
             .message_publish(MessagePublish {
                 queue: queue.clone(),
                 messages,
@@ -87,7 +103,7 @@ impl Messages<'_> {
         claim: MessageClaim,
     ) -> Result<Vec<ClaimedMessage>> {
         let now = claim.now;
-        let claimed = self.state.store.message_claim(claim).await?;
+        let claimed = self.state.store().message_claim(claim).await?;
         self.state.metrics.consumed(project, queue, &claimed, now);
         Ok(claimed)
     }
@@ -96,7 +112,7 @@ impl Messages<'_> {
     pub async fn ack(self, project: &str, queue: &str, ack: MessageAck) -> Result<bool> {
         let state = self.state;
         let now = ack.now;
-        let outcome = state.store.message_ack(ack).await?;
+        let outcome = state.store().message_ack(ack).await?;
         state.metrics.acked(project, queue, outcome, now);
         let acked = outcome.acked;
         state
@@ -115,7 +131,7 @@ impl Messages<'_> {
             .wants(project, webhooks::event::DEAD_LETTERED)
             .then(|| nack.lease.message_id.clone());
         let with_error = nack.error.is_some();
-        let outcome = state.store.message_nack(nack).await?;
+        let outcome = state.store().message_nack(nack).await?;
         state.metrics.nacked(project, queue, &outcome, with_error);
         if outcome.nacked {
             state.throughput.failed(
@@ -148,7 +164,7 @@ impl Messages<'_> {
         queue: &str,
         redrive: DlqRedrive,
     ) -> Result<RedriveOutcome> {
-        let outcome = self.state.store.dlq_redrive(redrive).await?;
+        let outcome = self.state.store().dlq_redrive(redrive).await?;
         self.wake(
             project,
             queue,
@@ -165,7 +181,7 @@ impl Messages<'_> {
         queue: &str,
         redrive: DlqRedriveOne,
     ) -> Result<RedriveOneOutcome> {
-        let outcome = self.state.store.dlq_redrive_one(redrive).await?;
+        let outcome = self.state.store().dlq_redrive_one(redrive).await?;
         let moved = outcome.outcome == SingleOutcome::Done;
         self.wake(project, queue, usize::from(moved));
         Ok(outcome)
@@ -177,7 +193,7 @@ impl Messages<'_> {
     /// its group's next message be handed out (elsewhere the consumer
     /// finds nothing new and waits again).
     pub async fn cancel(self, project: &str, queue: &str, cancel: MessageCancel) -> Result<bool> {
-        let cancelled = self.state.store.message_cancel(cancel).await?;
+        let cancelled = self.state.store().message_cancel(cancel).await?;
         self.wake(project, queue, usize::from(cancelled));
         Ok(cancelled)
     }
@@ -190,7 +206,7 @@ impl Messages<'_> {
         queue: &str,
         promote: MessagePromote,
     ) -> Result<PromoteOutcome> {
-        let outcome = self.state.store.message_promote_now(promote).await?;
+        let outcome = self.state.store().message_promote_now(promote).await?;
         self.wake(
             project,
             queue,
@@ -207,7 +223,7 @@ impl Messages<'_> {
     /// find them at their re-check.)
     pub async fn expire_leases(self, limit: u32) -> Result<LeaseExpiry> {
         let state = self.state;
-        let done = state.store.lease_expire(state.clock.now(), limit).await?;
+        let done = state.store().lease_expire(state.clock.now(), limit).await?;
         state.metrics.leases_expired(&done);
         let now = state.clock.now();
         for q in &done.by_queue {
@@ -227,7 +243,7 @@ impl Messages<'_> {
     /// dispatcher waiting on it here (other servers' long polls see it at
     /// their next re-check, as they see work published elsewhere).
     pub async fn pause(self, project: &str, queue: &str, pause: QueuePause) -> Result<QueueRecord> {
-        let record = self.state.store.queue_pause(pause).await?;
+        let record = self.state.store().queue_pause(pause).await?;
         if !record.paused {
             self.state.wakeups.wake_all(project, queue);
         }

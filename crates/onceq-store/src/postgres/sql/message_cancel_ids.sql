@@ -1,10 +1,10 @@
--- `Store::message_cancel`: removes one message of the queue (never of its
--- dead-letter queue) whatever its state, in one statement; an in-flight
--- one's lease ends with it, recorded as a `cancelled` attempt. While the
--- queue keeps finished messages the row moves into onceq_finished as
--- `cancelled`. $1 project, $2 queue, $3 id, $4 now, $5 attempts kept.
--- Returns whether the queue exists (`has_queue`) and whether it held the
--- message (`cancelled`).
+-- `Store::message_cancel_many` (and `message_cancel`, with one id): removes
+-- the named messages of the queue (never of its dead-letter queue) whatever
+-- their state, in one statement; an in-flight one's lease ends with it,
+-- recorded as a `cancelled` attempt. While the queue keeps finished
+-- messages each row moves into onceq_finished as `cancelled`. $1 project,
+-- $2 queue, $3 ids, $4 now, $5 attempts kept. Returns whether the queue
+-- exists (`has_queue`) and the ids it held and removed (`cancelled`).
 WITH q AS (
     SELECT id, completed_retention_seconds AS keep_secs
     FROM onceq_queues
@@ -12,7 +12,7 @@ WITH q AS (
 ), gone AS (
     DELETE FROM onceq_messages m
     USING q
-    WHERE m.queue_id = q.id AND m.id = $3
+    WHERE m.queue_id = q.id AND m.id = ANY($3::text[])
     RETURNING m.*, q.keep_secs
 ), kept AS (
     INSERT INTO onceq_finished (id, queue_id, state, payload, priority, group_id, idempotency_key,
@@ -31,4 +31,4 @@ WITH q AS (
     FROM gone
     WHERE keep_secs > 0
 )
-SELECT EXISTS (SELECT 1 FROM q) AS has_queue, EXISTS (SELECT 1 FROM gone) AS cancelled
+SELECT EXISTS (SELECT 1 FROM q) AS has_queue, ARRAY(SELECT id FROM gone) AS cancelled
