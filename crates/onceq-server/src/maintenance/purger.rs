@@ -10,6 +10,10 @@ use crate::AppState;
 /// no one statement holds many locks.
 const FINISHED_BATCH: u32 = 10_000;
 
+/// Call-ledger entries one statement removes at most (the shared ledger's
+/// batch), for the same reason.
+const LEDGER_BATCH: u32 = onceq_types::ledger::PURGE_BATCH as u32;
+
 /// Runs until shutdown.
 pub async fn run(state: AppState) {
     let interval = state.config.purge_interval;
@@ -20,7 +24,14 @@ pub async fn run(state: AppState) {
 pub async fn pass(state: &AppState) -> Result<(), onceq_store::StoreError> {
     let now = state.clock.now();
     let keys = state.store.dedupe_purge(now).await?;
-    let calls = state.store.ledger_purge(now).await?;
+    let mut calls = 0;
+    loop {
+        let n = state.store.ledger_purge(now, LEDGER_BATCH).await?;
+        calls += n;
+        if n < u64::from(LEDGER_BATCH) {
+            break;
+        }
+    }
     let messages = state.store.message_retention_purge(now).await?;
     let mut finished = 0;
     loop {

@@ -35,7 +35,7 @@
 //!   and leases already out go on; the record, stats, depths and the push
 //!   scan say so.
 //! - [`keys`]: API key storage.
-//! - [`ledger`]: the call ledger of `Idempotency-Key`s (claim, replay,
+//! - [`ledger`]: the call ledger: the shared case table (claim, replay,
 //!   mismatch, in flight, takeover, scope, window, purge, races).
 //! - [`accounts`]: key scopes and rate overrides, credit limits, usage,
 //!   server heartbeats.
