@@ -83,3 +83,84 @@ pub(super) fn check_existing(dir: &Path, path: &Path) -> Result<()> {
         Err(e) => refuse(format!("{} is not a onceq database ({e})", super::DB_FILE)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Migration V16: V13's call-ledger rows keep their meaning in the
+    //! shared request ledger (the PostgreSQL twin is
+    //! `postgres/tests/ledger_v16.rs`).
+
+    use jiff::{SignedDuration, Timestamp};
+
+    use crate::{LedgerAnswer, LedgerClaim, LedgerClaimOutcome, LedgerKey, Store};
+
+    fn t(s: i64) -> Timestamp {
+        Timestamp::from_second(s).unwrap()
+    }
+
+    fn claim(project: &str, capability: &str, key: &str, fp: u8, now: i64) -> LedgerClaim {
+        LedgerClaim {
+            key: LedgerKey {
+                project: project.into(),
+                capability: capability.into(),
+                key: key.into(),
+            },
+            fingerprint: [fp; 32],
+            token: "new".into(),
+            locked_until: t(now) + SignedDuration::from_secs(30),
+            expires_at: t(now) + SignedDuration::from_hours(24),
+            now: t(now),
+        }
+    }
+
+    #[tokio::test]
+    async fn v16_keeps_the_call_ledgers_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = rusqlite::Connection::open(dir.path().join(super::super::DB_FILE)).unwrap();
+        super::embedded::migrations::runner()
+            .set_target(refinery::Target::Version(15))
+            .run(&mut conn)
+            .unwrap();
+        let s = 1_000_000i64;
+        conn.execute_batch(&format!(
+            "INSERT INTO onceq_call_ledger (project, capability, key, fingerprint, token,
+                 status, body, locked_until, created_at, completed_at, expires_at)
+             VALUES ('a b', 'queue.create', 'done', x'{one}', 't1',
+                     200, CAST('{{\"ok\":true}}' AS BLOB), NULL, {c}, {d}, {e}),
+                    ('p', 'queue.nack', 'busy', x'{two}', 't2',
+                     NULL, NULL, {l}, {c}, NULL, {e})",
+            one = "01".repeat(32),
+            two = "02".repeat(32),
+            c = 1000 * s,
+            d = 1001 * s,
+            l = 1030 * s,
+            e = 90_000 * s,
+        ))
+        .unwrap();
+        drop(conn);
+        let store = crate::sqlite::SqliteStore::open(dir.path()).await.unwrap();
+
+        assert_eq!(
+            store.ledger_claim(claim("a b", "queue.create", "done", 1, 1002)).await.unwrap(),
+            LedgerClaimOutcome::Completed(LedgerAnswer {
+                status: 200,
+                headers: Vec::new(),
+                body: br#"{"ok":true}"#.to_vec(),
+            })
+        );
+        assert_eq!(
+            store.ledger_claim(claim("a b", "queue.create", "done", 9, 1002)).await.unwrap(),
+            LedgerClaimOutcome::Mismatch
+        );
+        assert_eq!(
+            store.ledger_claim(claim("p", "queue.nack", "busy", 2, 1010)).await.unwrap(),
+            LedgerClaimOutcome::InFlight {
+                locked_until: t(1030)
+            }
+        );
+        assert_eq!(
+            store.ledger_claim(claim("a", "b queue.create", "done", 1, 1002)).await.unwrap(),
+            LedgerClaimOutcome::Claimed
+        );
+    }
+}
