@@ -20,27 +20,29 @@ pub async fn run(state: AppState) {
     super::every("purger", &state.clone(), interval, || pass(&state)).await;
 }
 
+/// Calls `purge` with `limit` until it deletes fewer; the total.
+async fn in_batches<F, Fut>(limit: u32, mut purge: F) -> Result<u64, onceq_store::StoreError>
+where
+    F: FnMut(u32) -> Fut,
+    Fut: std::future::Future<Output = Result<u64, onceq_store::StoreError>>,
+{
+    let mut total = 0;
+    loop {
+        let n = purge(limit).await?;
+        total += n;
+        if n < u64::from(limit) {
+            return Ok(total);
+        }
+    }
+}
+
 /// One pass of the purges.
 pub async fn pass(state: &AppState) -> Result<(), onceq_store::StoreError> {
     let now = state.clock.now();
     let keys = state.store.dedupe_purge(now).await?;
-    let mut calls = 0;
-    loop {
-        let n = state.store.ledger_purge(now, LEDGER_BATCH).await?;
-        calls += n;
-        if n < u64::from(LEDGER_BATCH) {
-            break;
-        }
-    }
+    let calls = in_batches(LEDGER_BATCH, |n| state.store.ledger_purge(now, n)).await?;
     let messages = state.store.message_retention_purge(now).await?;
-    let mut finished = 0;
-    loop {
-        let n = state.store.finished_purge(now, FINISHED_BATCH).await?;
-        finished += n;
-        if n < u64::from(FINISHED_BATCH) {
-            break;
-        }
-    }
+    let finished = in_batches(FINISHED_BATCH, |n| state.store.finished_purge(now, n)).await?;
     if keys + calls + messages + finished > 0 {
         tracing::debug!(
             keys,

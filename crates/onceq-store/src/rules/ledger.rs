@@ -52,6 +52,54 @@ pub(crate) fn contended() -> StoreError {
     StoreError::Unavailable("the idempotency key kept changing under its claim".into())
 }
 
+/// What migration V16 must keep, for both backends' tests: each writes two
+/// V13 rows — ('a b', 'queue.create', 'done'), answered 200 `{"ok":true}`
+/// with fingerprint `[1; 32]`, and ('p', 'queue.nack', 'busy'), in flight
+/// until second 1030 with `[2; 32]` — migrates, and calls this.
+#[cfg(test)]
+pub(crate) async fn check_v16_rows(store: &dyn crate::Store) {
+    use crate::LedgerClaim;
+    use jiff::{SignedDuration, Timestamp};
+
+    let t = |s| Timestamp::from_second(s).unwrap();
+    let claim = |project: &str, capability: &str, key: &str, fp: u8, now| LedgerClaim {
+        key: LedgerKey {
+            project: project.into(),
+            capability: capability.into(),
+            key: key.into(),
+        },
+        fingerprint: [fp; 32],
+        token: "new".into(),
+        locked_until: t(now) + SignedDuration::from_secs(30),
+        expires_at: t(now) + SignedDuration::from_hours(24),
+        now: t(now),
+    };
+    let outcome = |c| async { store.ledger_claim(c).await.unwrap() };
+    assert_eq!(
+        outcome(claim("a b", "queue.create", "done", 1, 1002)).await,
+        LedgerClaimOutcome::Completed(LedgerAnswer {
+            status: 200,
+            headers: Vec::new(),
+            body: br#"{"ok":true}"#.to_vec(),
+        })
+    );
+    assert_eq!(
+        outcome(claim("a b", "queue.create", "done", 9, 1002)).await,
+        LedgerClaimOutcome::Mismatch
+    );
+    assert_eq!(
+        outcome(claim("p", "queue.nack", "busy", 2, 1010)).await,
+        LedgerClaimOutcome::InFlight {
+            locked_until: t(1030)
+        }
+    );
+    // The scope still tells projects and capabilities apart.
+    assert_eq!(
+        outcome(claim("a", "b queue.create", "done", 1, 1002)).await,
+        LedgerClaimOutcome::Claimed
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -67,7 +115,10 @@ mod tests {
     #[test]
     fn scopes_do_not_collide_and_keep_the_project_a_prefix() {
         assert_ne!(scope(&key("a b", "c")), scope(&key("a", "b c")));
-        assert_eq!(scope(&key("proj-a", "queue.create")), "server:6:proj-a queue.create");
+        assert_eq!(
+            scope(&key("proj-a", "queue.create")),
+            "server:6:proj-a queue.create"
+        );
         assert!(scope(&key("proj-a", "queue.nack")).starts_with(&project_prefix("proj-a")));
         assert!(!scope(&key("proj-ab", "queue.nack")).starts_with(&project_prefix("proj-a")));
     }

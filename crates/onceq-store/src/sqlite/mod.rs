@@ -476,7 +476,9 @@ impl Store for SqliteStore {
     }
 
     async fn ledger_purge(&self, now: Timestamp, limit: u32) -> Result<u64> {
-        self.writer.run(move |tx| ledger::purge(tx, now, limit)).await
+        self.writer
+            .run(move |tx| ledger::purge(tx, now, limit))
+            .await
     }
 
     async fn lease_expire(&self, now: Timestamp, limit: u32) -> Result<LeaseExpiry> {

@@ -6,11 +6,8 @@
 
 use std::sync::Arc;
 
-use jiff::{SignedDuration, Timestamp};
-use onceq_store::{
-    LedgerAnswer, LedgerClaim, LedgerClaimOutcome, LedgerComplete, LedgerKey, LedgerRelease,
-};
-use onceq_testdb::cases::ledger::{self as cases, ClaimArgs, CompleteArgs, Outcome};
+use jiff::SignedDuration;
+use onceq_store::{LedgerAnswer, LedgerClaim, LedgerClaimOutcome, LedgerComplete, LedgerKey};
 
 use crate::Harness;
 
@@ -19,89 +16,23 @@ conformance!(multi_thread ledger_one_of_racing_claims_wins);
 
 /// The case table: each case on a fresh store of the backend.
 mod ledger_cases {
+    use crate::{Harness, ledger_driver::StoreCases};
+
     #[tokio::test]
     async fn sqlite() {
-        onceq_testdb::cases::ledger::run(|| async { super::Cases(crate::Harness::sqlite().await) })
-            .await;
+        onceq_testdb::cases::ledger::run(|| async {
+            let h = Harness::sqlite().await;
+            StoreCases::new(h.store.clone(), h, None)
+        })
+        .await;
     }
     #[tokio::test]
     async fn postgres() {
         onceq_testdb::cases::ledger::run(|| async {
-            super::Cases(crate::Harness::postgres().await)
+            let h = Harness::postgres().await;
+            StoreCases::new(h.store.clone(), h, None)
         })
         .await;
-    }
-}
-
-/// A case's scope is the project; the capability is fixed (scopes by
-/// capability are [`ledger_keys_are_scoped_by_project_and_capability`]'s).
-struct Cases(Harness);
-
-fn case_key(scope: &str, key: &str) -> LedgerKey {
-    LedgerKey {
-        project: scope.to_owned(),
-        capability: "queue.create".to_owned(),
-        key: key.to_owned(),
-    }
-}
-
-fn store_err(e: onceq_store::StoreError) -> String {
-    e.to_string()
-}
-
-impl cases::Driver for Cases {
-    async fn claim(&mut self, c: &ClaimArgs) -> Result<Outcome, String> {
-        let claim = LedgerClaim {
-            key: case_key(&c.scope, &c.key),
-            fingerprint: c.fingerprint,
-            token: c.token.clone(),
-            locked_until: c.locked_until,
-            expires_at: c.expires_at,
-            now: c.now,
-        };
-        Ok(match self.0.store.ledger_claim(claim).await.map_err(store_err)? {
-            LedgerClaimOutcome::Claimed => Outcome::Claimed,
-            LedgerClaimOutcome::Mismatch => Outcome::Mismatch,
-            LedgerClaimOutcome::InFlight { locked_until } => Outcome::InFlight { locked_until },
-            LedgerClaimOutcome::Completed(a) => Outcome::Completed {
-                status: a.status,
-                headers: a.headers,
-                body: a.body,
-            },
-        })
-    }
-
-    async fn complete(&mut self, c: &CompleteArgs) -> Result<bool, String> {
-        let complete = LedgerComplete {
-            key: case_key(&c.scope, &c.key),
-            token: c.token.clone(),
-            answer: LedgerAnswer {
-                status: c.status,
-                headers: c.headers.clone(),
-                body: c.body.clone(),
-            },
-            now: c.now,
-        };
-        self.0.store.ledger_complete(complete).await.map_err(store_err)
-    }
-
-    async fn release(
-        &mut self,
-        scope: &str,
-        key: &str,
-        token: &str,
-        _now: Timestamp,
-    ) -> Result<bool, String> {
-        let release = LedgerRelease {
-            key: case_key(scope, key),
-            token: token.to_owned(),
-        };
-        self.0.store.ledger_release(release).await.map_err(store_err)
-    }
-
-    async fn purge(&mut self, now: Timestamp, limit: i64) -> Result<u64, String> {
-        let limit = u32::try_from(limit).map_err(|e| e.to_string())?;
-        self.0.store.ledger_purge(now, limit).await.map_err(store_err)
     }
 }
 

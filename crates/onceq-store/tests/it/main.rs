@@ -113,6 +113,7 @@ mod headers;
 mod keys;
 mod lease;
 mod ledger;
+mod ledger_driver;
 mod limits;
 mod maintenance;
 mod pause;

@@ -144,6 +144,17 @@ pub struct Http {
     pub replay: bool,
 }
 
+impl Http {
+    /// The answer as a runner reads it: its status and `header(name)`.
+    pub fn read(status: u16, header: impl Fn(&str) -> Option<String>) -> Self {
+        Self {
+            status,
+            retry_after: header("retry-after").map(|s| s.parse().expect("Retry-After is seconds")),
+            replay: header("idempotent-replayed").as_deref() == Some("true"),
+        }
+    }
+}
+
 /// One runner's ledger: the calls a case makes.
 #[allow(async_fn_in_trait)]
 pub trait Driver {
@@ -403,7 +414,13 @@ mod tests {
         async fn complete(&mut self, _: &CompleteArgs) -> Result<bool, String> {
             Err("not expected".into())
         }
-        async fn release(&mut self, _: &str, _: &str, _: &str, _: Timestamp) -> Result<bool, String> {
+        async fn release(
+            &mut self,
+            _: &str,
+            _: &str,
+            _: &str,
+            _: Timestamp,
+        ) -> Result<bool, String> {
             Err("not expected".into())
         }
         async fn purge(&mut self, _: Timestamp, _: i64) -> Result<u64, String> {
@@ -414,7 +431,9 @@ mod tests {
     const CLAIM: &str = r#"{"op":"claim","at":0,"key":"k","body":"A","token":"t","lease":30,"retention":60,"expect":{"outcome":"claimed"}}"#;
 
     fn table(second: &str) -> String {
-        format!(r#"{{"epoch":"2026-01-01T00:00:00Z","fingerprints":[],"cases":[{{"name":"c","steps":[{CLAIM},{second}]}}]}}"#)
+        format!(
+            r#"{{"epoch":"2026-01-01T00:00:00Z","fingerprints":[],"cases":[{{"name":"c","steps":[{CLAIM},{second}]}}]}}"#
+        )
     }
 
     #[tokio::test]

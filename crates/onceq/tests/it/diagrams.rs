@@ -18,7 +18,11 @@ fn sources(root: &Path) -> Vec<(PathBuf, String)> {
             continue;
         };
         let svg = rest.split_whitespace().next().unwrap();
-        assert_eq!(lines.next(), Some("```mermaid"), "{svg}: no block after its mark");
+        assert_eq!(
+            lines.next(),
+            Some("```mermaid"),
+            "{svg}: no block after its mark"
+        );
         let block: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
         found.push((root.join(svg), block.join("\n")));
     }
@@ -72,7 +76,10 @@ fn drawn_text(svg: &str) -> String {
 fn drawings_match_their_sources() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let found = sources(&root);
-    assert!(!found.is_empty(), "no marked block in docs/state-machines.md");
+    assert!(
+        !found.is_empty(),
+        "no marked block in docs/state-machines.md"
+    );
     for (svg_path, source) in found {
         let svg = std::fs::read_to_string(&svg_path)
             .unwrap_or_else(|e| panic!("{}: {e}; run scripts/diagrams", svg_path.display()));

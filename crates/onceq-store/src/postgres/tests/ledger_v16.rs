@@ -2,29 +2,7 @@
 //! request ledger — an answered key still replays, a held one is still in
 //! flight until its lease, and the old table is gone.
 
-use jiff::{SignedDuration, Timestamp};
-
 use super::{super::migrate, PgStore, raw};
-use crate::{LedgerAnswer, LedgerClaim, LedgerClaimOutcome, LedgerKey, Store};
-
-fn t(s: i64) -> Timestamp {
-    Timestamp::from_second(s).unwrap()
-}
-
-fn claim(project: &str, capability: &str, key: &str, fp: u8, now: i64) -> LedgerClaim {
-    LedgerClaim {
-        key: LedgerKey {
-            project: project.into(),
-            capability: capability.into(),
-            key: key.into(),
-        },
-        fingerprint: [fp; 32],
-        token: "new".into(),
-        locked_until: t(now) + SignedDuration::from_secs(30),
-        expires_at: t(now) + SignedDuration::from_hours(24),
-        now: t(now),
-    }
-}
 
 #[tokio::test]
 async fn v16_keeps_the_call_ledgers_rows() {
@@ -49,30 +27,7 @@ async fn v16_keeps_the_call_ledgers_rows() {
         .await
         .unwrap();
     let store = PgStore::connect(&db.url).await.unwrap();
-
-    assert_eq!(
-        store.ledger_claim(claim("a b", "queue.create", "done", 1, 1002)).await.unwrap(),
-        LedgerClaimOutcome::Completed(LedgerAnswer {
-            status: 200,
-            headers: Vec::new(),
-            body: br#"{"ok":true}"#.to_vec(),
-        })
-    );
-    assert_eq!(
-        store.ledger_claim(claim("a b", "queue.create", "done", 9, 1002)).await.unwrap(),
-        LedgerClaimOutcome::Mismatch
-    );
-    assert_eq!(
-        store.ledger_claim(claim("p", "queue.nack", "busy", 2, 1010)).await.unwrap(),
-        LedgerClaimOutcome::InFlight {
-            locked_until: t(1030)
-        }
-    );
-    // The scope still tells projects and capabilities apart.
-    assert_eq!(
-        store.ledger_claim(claim("a", "b queue.create", "done", 1, 1002)).await.unwrap(),
-        LedgerClaimOutcome::Claimed
-    );
+    crate::rules::ledger::check_v16_rows(&store).await;
     let old: Option<String> = client
         .query_one("SELECT to_regclass('onceq_call_ledger')::text", &[])
         .await
