@@ -423,8 +423,9 @@ pub trait Store: Send + Sync + 'static {
     /// Forgets the claim named by its token so a retry runs at once; false
     /// when the entry no longer carries it (or is already answered).
     async fn ledger_release(&self, p: crate::LedgerRelease) -> crate::Result<bool>;
-    /// Deletes call-ledger entries whose window ended at or before `now`.
-    async fn ledger_purge(&self, now: jiff::Timestamp) -> crate::Result<u64>;
+    /// Deletes at most `limit` call-ledger entries whose window ended at or
+    /// before `now` (call again while it returns `limit`).
+    async fn ledger_purge(&self, now: jiff::Timestamp, limit: u32) -> crate::Result<u64>;
 
     // ------------------------------------------------------------ maintenance
 

@@ -146,7 +146,7 @@ traced! {
     fn ledger_claim(&self, p: LedgerClaim) -> Result<LedgerClaimOutcome>;
     fn ledger_complete(&self, p: LedgerComplete) -> Result<bool>;
     fn ledger_release(&self, p: LedgerRelease) -> Result<bool>;
-    fn ledger_purge(&self, now: Timestamp) -> Result<u64>;
+    fn ledger_purge(&self, now: Timestamp, limit: u32) -> Result<u64>;
     fn lease_expire(&self, now: Timestamp, limit: u32) -> Result<LeaseExpiry>;
     fn dedupe_purge(&self, now: Timestamp) -> Result<u64>;
     fn message_retention_purge(&self, now: Timestamp) -> Result<u64>;

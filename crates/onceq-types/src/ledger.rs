@@ -102,14 +102,28 @@ mod tests {
                 locked_until: t(130)
             })
         );
-        assert_eq!(entry(fp, false, 100, 999).judge(&fp, now), None, "lease over: take over");
+        assert_eq!(
+            entry(fp, false, 100, 999).judge(&fp, now),
+            None,
+            "lease over: take over"
+        );
         assert_eq!(
             entry(fp, true, 0, 999).judge(&fp, now),
             Some(Verdict::Completed("answer"))
         );
-        assert_eq!(entry(other, true, 0, 999).judge(&fp, now), Some(Verdict::Mismatch));
-        assert_eq!(entry(other, false, 130, 999).judge(&fp, now), Some(Verdict::Mismatch));
-        assert_eq!(entry(other, true, 0, 100).judge(&fp, now), None, "expired is absent");
+        assert_eq!(
+            entry(other, true, 0, 999).judge(&fp, now),
+            Some(Verdict::Mismatch)
+        );
+        assert_eq!(
+            entry(other, false, 130, 999).judge(&fp, now),
+            Some(Verdict::Mismatch)
+        );
+        assert_eq!(
+            entry(other, true, 0, 100).judge(&fp, now),
+            None,
+            "expired is absent"
+        );
     }
 
     #[test]

@@ -42,6 +42,7 @@ use jiff::{SignedDuration, Timestamp};
 use onceq::idempotency::Fingerprint;
 use onceq_store::{LedgerClaim, LedgerClaimOutcome, LedgerKey};
 use onceq_types::capability::{self as cap, CapabilityDef};
+use onceq_types::ledger::retry_after_secs;
 
 use crate::{ApiError, AppState, caller::Caller, extract, input};
 
@@ -161,28 +162,51 @@ async fn claimed(state: &AppState, req: Request) -> Result<Claimed, ApiError> {
         .ledger_claim(claim)
         .await
         .map_err(|e| ApiError::from_store(e, ""))?;
-    match outcome {
-        LedgerClaimOutcome::Claimed => Ok(Claimed::Run {
+    let replay = matches!(outcome, LedgerClaimOutcome::Completed(_));
+    match answer_for(outcome, &key, caller.capability().id, now) {
+        None => Ok(Claimed::Run {
             req: Box::new(Request::from_parts(parts, axum::body::Body::from(bytes))),
             ledger: Held {
                 key: ledger_key,
                 token,
             },
         }),
-        LedgerClaimOutcome::Completed(answer) => {
-            caller.call.replayed();
-            Ok(Claimed::Answered(record::replay(answer)))
+        Some(answer) => {
+            if replay {
+                caller.call.replayed();
+            }
+            Ok(Claimed::Answered(answer))
         }
-        LedgerClaimOutcome::InFlight { locked_until } => {
-            Err(ApiError::in_flight(seconds_until(locked_until, now), &key))
-        }
-        LedgerClaimOutcome::Mismatch => Err(ApiError::new(
-            onceq_types::ErrorCode::IdempotencyKeyReused,
-            format!(
-                "Idempotency-Key {key:?} was already used with a different request to {}",
-                caller.capability().id
-            ),
-        )),
+    }
+}
+
+/// What the call ledger answers by itself for a claim's outcome: the
+/// replay of a recorded answer, 409 `REQUEST_IN_FLIGHT` with
+/// `Retry-After`, or 422 `IDEMPOTENCY_KEY_REUSED`; `None` when the claim is
+/// held and the call runs. The one mapping from the shared ledger's
+/// verdicts to this server's HTTP (the case table's `http` expectations
+/// check it: `tests/it/idempotency/cases.rs`).
+pub fn answer_for(
+    outcome: LedgerClaimOutcome,
+    key: &str,
+    capability: &str,
+    now: Timestamp,
+) -> Option<Response> {
+    match outcome {
+        LedgerClaimOutcome::Claimed => None,
+        LedgerClaimOutcome::Completed(answer) => Some(record::replay(answer)),
+        LedgerClaimOutcome::InFlight { locked_until } => Some(
+            ApiError::in_flight(retry_after_secs(locked_until, now), key).into_response(),
+        ),
+        LedgerClaimOutcome::Mismatch => Some(
+            ApiError::new(
+                onceq_types::ErrorCode::IdempotencyKeyReused,
+                format!(
+                    "Idempotency-Key {key:?} was already used with a different request to {capability}"
+                ),
+            )
+            .into_response(),
+        ),
     }
 }
 
@@ -202,14 +226,4 @@ fn window(state: &AppState) -> SignedDuration {
 
 fn later(now: Timestamp, d: SignedDuration) -> Timestamp {
     now.saturating_add(d).unwrap_or(Timestamp::MAX)
-}
-
-/// Whole seconds from `now` to `until`, rounded up, at least 1 (a
-/// `Retry-After: 0` invites a busy loop).
-fn seconds_until(until: Timestamp, now: Timestamp) -> u64 {
-    let micros = until
-        .as_microsecond()
-        .saturating_sub(now.as_microsecond())
-        .max(0) as u64;
-    micros.div_ceil(1_000_000).max(1)
 }

@@ -37,6 +37,8 @@ pub(super) async fn finish(state: &AppState, held: Held, res: Response) -> Respo
         token: held.token,
         answer: LedgerAnswer {
             status: parts.status.as_u16(),
+            // The replay sets its own (content type, replay marker).
+            headers: Vec::new(),
             body: bytes.to_vec(),
         },
         now: state.clock.now(),

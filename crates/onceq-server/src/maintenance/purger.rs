@@ -10,26 +10,39 @@ use crate::AppState;
 /// no one statement holds many locks.
 const FINISHED_BATCH: u32 = 10_000;
 
+/// Call-ledger entries one statement removes at most (the shared ledger's
+/// batch), for the same reason.
+const LEDGER_BATCH: u32 = onceq_types::ledger::PURGE_BATCH as u32;
+
 /// Runs until shutdown.
 pub async fn run(state: AppState) {
     let interval = state.config.purge_interval;
     super::every("purger", &state.clone(), interval, || pass(&state)).await;
 }
 
+/// Calls `purge` with `limit` until it deletes fewer; the total.
+async fn in_batches<F, Fut>(limit: u32, mut purge: F) -> Result<u64, onceq_store::StoreError>
+where
+    F: FnMut(u32) -> Fut,
+    Fut: std::future::Future<Output = Result<u64, onceq_store::StoreError>>,
+{
+    let mut total = 0;
+    loop {
+        let n = purge(limit).await?;
+        total += n;
+        if n < u64::from(limit) {
+            return Ok(total);
+        }
+    }
+}
+
 /// One pass of the purges.
 pub async fn pass(state: &AppState) -> Result<(), onceq_store::StoreError> {
     let now = state.clock.now();
     let keys = state.store().dedupe_purge(now).await?;
-    let calls = state.store().ledger_purge(now).await?;
+    let calls = in_batches(LEDGER_BATCH, |n| state.store().ledger_purge(now, n)).await?;
     let messages = state.messages().purge_expired(now).await?;
-    let mut finished = 0;
-    loop {
-        let n = state.messages().purge_finished(now, FINISHED_BATCH).await?;
-        finished += n;
-        if n < u64::from(FINISHED_BATCH) {
-            break;
-        }
-    }
+    let finished = in_batches(FINISHED_BATCH, |n| state.messages().purge_finished(now, n)).await?;
     if keys + calls + messages + finished > 0 {
         tracing::debug!(
             keys,

@@ -1,6 +1,8 @@
 //! The call ledger: the server's record of each `Idempotency-Key` sent to
 //! a mutating call (queue-api-2.md §4), so a retry is answered from it.
-//! A key means one thing per [`LedgerKey`] (project, capability).
+//! A key means one thing per [`LedgerKey`] (project, capability). The
+//! table and its statements are the shared request ledger's
+//! (`crates/onceq/sql/ledger/`, `rules/ledger.rs` for the scope).
 
 use jiff::Timestamp;
 
@@ -38,6 +40,9 @@ pub struct LedgerClaim {
 pub struct LedgerAnswer {
     /// Its HTTP status, 100..=499.
     pub status: u16,
+    /// Its headers, `(name, value)` in order. The server records none (a
+    /// replay sets its own); the shared ledger keeps them for the toolkit.
+    pub headers: Vec<(String, String)>,
     /// Its whole body.
     pub body: Vec<u8>,
 }

@@ -1,9 +1,11 @@
-//! The call ledger (`Store::ledger_*`): claim, complete, release, purge.
+//! The call ledger (`Store::ledger_*`): the shared request ledger's
+//! statements (`crates/onceq/sql/ledger/postgres/`) on the server's
+//! database, scoped as `rules/ledger.rs` says.
 
 use super::db::GenericClient;
 use super::errors::Error;
 use super::{PgStore, sql};
-use crate::rules::ledger::{Entry, PURGE_BATCH};
+use crate::rules::ledger::{self, Entry};
 use crate::{LedgerAnswer, LedgerClaim, LedgerClaimOutcome, LedgerComplete, LedgerRelease};
 
 impl PgStore {
@@ -14,15 +16,15 @@ impl PgStore {
         p: &LedgerClaim,
     ) -> Result<LedgerClaimOutcome, Error> {
         let client = self.client().await?;
-        let k = &p.key;
+        let scope = ledger::scope(&p.key);
+        let key = &p.key.key;
         let claim = client.prepare_cached(sql::LEDGER_CLAIM).await?;
         let claimed = client
             .query_opt(
                 &claim,
                 &[
-                    &k.project,
-                    &k.capability,
-                    &k.key,
+                    &scope,
+                    key,
                     &p.fingerprint.as_slice(),
                     &p.token,
                     &p.locked_until,
@@ -34,42 +36,43 @@ impl PgStore {
         if claimed.is_some() {
             return Ok(LedgerClaimOutcome::Claimed);
         }
-        let get = client.prepare_cached(sql::LEDGER_GET).await?;
-        let Some(row) = client
-            .query_opt(&get, &[&k.project, &k.capability, &k.key])
-            .await?
-        else {
+        let select = client.prepare_cached(sql::LEDGER_SELECT).await?;
+        let Some(row) = client.query_opt(&select, &[&scope, key]).await? else {
             return Err(Error::Race("ledger entry vanished"));
         };
         let status: Option<i32> = row.get("status");
-        let body: Option<Vec<u8>> = row.get("body");
+        let answer = match status {
+            Some(status) => Some(LedgerAnswer {
+                status: u16::try_from(status).unwrap_or(500),
+                headers: ledger::headers_from_json(row.get("headers"))?,
+                body: row.get("body"),
+            }),
+            None => None,
+        };
         let entry = Entry {
             fingerprint: row.get("fingerprint"),
-            answer: status.zip(body).map(|(status, body)| LedgerAnswer {
-                status: u16::try_from(status).unwrap_or(500),
-                body,
-            }),
+            answer,
             locked_until: row.get("locked_until"),
             expires_at: row.get("expires_at"),
         };
         entry
             .judge(&p.fingerprint, p.now)
+            .map(ledger::outcome)
             .ok_or(Error::Race("ledger entry changed under its claim"))
     }
 
     pub(super) async fn ledger_complete_once(&self, p: &LedgerComplete) -> Result<bool, Error> {
         let client = self.client().await?;
-        let k = &p.key;
         let stmt = client.prepare_cached(sql::LEDGER_COMPLETE).await?;
         let n = client
             .execute(
                 &stmt,
                 &[
-                    &k.project,
-                    &k.capability,
-                    &k.key,
+                    &ledger::scope(&p.key),
+                    &p.key.key,
                     &p.token,
                     &i32::from(p.answer.status),
+                    &ledger::headers_json(&p.answer),
                     &p.answer.body,
                     &p.now,
                 ],
@@ -80,25 +83,21 @@ impl PgStore {
 
     pub(super) async fn ledger_release_once(&self, p: &LedgerRelease) -> Result<bool, Error> {
         let client = self.client().await?;
-        let k = &p.key;
         let stmt = client.prepare_cached(sql::LEDGER_RELEASE).await?;
         let n = client
-            .execute(&stmt, &[&k.project, &k.capability, &k.key, &p.token])
+            .execute(&stmt, &[&ledger::scope(&p.key), &p.key.key, &p.token])
             .await?;
         Ok(n > 0)
     }
 
-    /// Batches until a batch comes back short.
-    pub(super) async fn ledger_purge_once(&self, now: jiff::Timestamp) -> Result<u64, Error> {
+    /// One `purge.sql`: at most `limit` entries.
+    pub(super) async fn ledger_purge_once(
+        &self,
+        now: jiff::Timestamp,
+        limit: u32,
+    ) -> Result<u64, Error> {
         let client = self.client().await?;
         let stmt = client.prepare_cached(sql::LEDGER_PURGE).await?;
-        let mut total = 0;
-        loop {
-            let n = client.execute(&stmt, &[&now, &PURGE_BATCH]).await?;
-            total += n;
-            if n < PURGE_BATCH as u64 {
-                return Ok(total);
-            }
-        }
+        Ok(client.execute(&stmt, &[&now, &i64::from(limit)]).await?)
     }
 }

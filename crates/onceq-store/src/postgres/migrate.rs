@@ -30,6 +30,12 @@ mod embedded {
 /// long as nothing else in the database uses it.
 const LOCK_KEY: i64 = 0x6f6e_6365_7100_0001;
 
+/// A runner of the embedded migrations (tests stop it at a version).
+#[cfg(test)]
+pub(super) fn runner() -> refinery::Runner {
+    embedded::migrations::runner()
+}
+
 /// How many migrations the binary carries.
 #[cfg(test)]
 pub(super) fn count() -> usize {

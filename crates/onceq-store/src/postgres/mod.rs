@@ -539,8 +539,8 @@ impl crate::Store for PgStore {
         errors::retrying(self.bound, || self.ledger_release_once(&p)).await
     }
 
-    async fn ledger_purge(&self, now: jiff::Timestamp) -> Result<u64> {
-        errors::retrying(self.bound, || self.ledger_purge_once(now)).await
+    async fn ledger_purge(&self, now: jiff::Timestamp, limit: u32) -> Result<u64> {
+        errors::retrying(self.bound, || self.ledger_purge_once(now, limit)).await
     }
 
     async fn lease_expire(&self, now: jiff::Timestamp, limit: u32) -> Result<crate::LeaseExpiry> {

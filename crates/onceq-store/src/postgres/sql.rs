@@ -180,10 +180,12 @@ statements! {
     WEBHOOK_ATTEMPT_INSERT => "webhook_attempt_insert.sql",
     WEBHOOK_ATTEMPT_PRUNE => "webhook_attempt_prune.sql",
     WEBHOOK_ATTEMPTS => "webhook_attempts.sql",
-    LEDGER_CLAIM => "ledger_claim.sql",
-    LEDGER_GET => "ledger_get.sql",
-    LEDGER_COMPLETE => "ledger_complete.sql",
-    LEDGER_RELEASE => "ledger_release.sql",
-    LEDGER_PURGE => "ledger_purge.sql",
+    // The shared request ledger's statements, the very files the toolkit
+    // and the Node package run (crates/onceq/sql/ledger/postgres/).
+    LEDGER_CLAIM => "../../../../onceq/sql/ledger/postgres/claim.sql",
+    LEDGER_SELECT => "../../../../onceq/sql/ledger/postgres/select.sql",
+    LEDGER_COMPLETE => "../../../../onceq/sql/ledger/postgres/complete.sql",
+    LEDGER_RELEASE => "../../../../onceq/sql/ledger/postgres/release.sql",
+    LEDGER_PURGE => "../../../../onceq/sql/ledger/postgres/purge.sql",
     PING => "ping.sql",
 }

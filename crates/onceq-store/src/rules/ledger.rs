@@ -1,94 +1,125 @@
-//! The call ledger's one decision, written once for both backends: what an
-//! entry a claim statement did not take means for the claim. Mirrors the
-//! toolkit's `onceq::idempotency` ledger (the same states; see
-//! docs/state-machines.md).
+//! The call ledger is the shared request ledger: the table, the
+//! statements (`crates/onceq/sql/ledger/<dialect>/`) and the judge
+//! (`onceq_types::ledger`) are the toolkit's, run unchanged by both
+//! backends. What is the server's own is written here, once for both: how
+//! a (project, capability) pair becomes a scope, and the headers' column
+//! form.
 
-use jiff::Timestamp;
+use onceq_types::ledger::Verdict;
 
-use crate::{LedgerAnswer, LedgerClaimOutcome};
+use crate::{LedgerAnswer, LedgerClaimOutcome, LedgerKey, StoreError};
 
-/// How often a backend retries claim + read when the entry keeps changing
-/// under it (each retry means another request won a race).
-pub(crate) const CLAIM_ATTEMPTS: usize = 4;
+pub(crate) use onceq_types::ledger::{CLAIM_ATTEMPTS, Entry};
 
-/// Rows one purge statement deletes at most (either backend).
-pub(crate) const PURGE_BATCH: i64 = 1000;
-
-/// An entry as read after the claim statement returned no row.
-#[derive(Debug)]
-pub(crate) struct Entry {
-    pub fingerprint: Vec<u8>,
-    pub answer: Option<LedgerAnswer>,
-    pub locked_until: Option<Timestamp>,
-    pub expires_at: Timestamp,
+/// The entry's scope: `server:<bytes of project>:<project> <capability>`.
+/// The length prefix keeps any two pairs apart (a project may hold a
+/// space); `server:` keeps them apart from the toolkit's scopes (which
+/// begin with a digit) when both share a database; and a project's entries
+/// are the scopes beginning with [`project_prefix`] — an index range (the
+/// primary key; "C" collation on PostgreSQL), for per-project bounds.
+/// Migration V16 (`ledger_adopt.sql`) builds the same form in SQL.
+pub(crate) fn scope(k: &LedgerKey) -> String {
+    format!("{}{}", project_prefix(&k.project), k.capability)
 }
 
-impl Entry {
-    /// What the entry means for a claim of `fingerprint` at `now`; `None`
-    /// when it changed between the claim statement and the read (expired,
-    /// lease ended, deleted) and the claim should be tried again.
-    pub(crate) fn judge(
-        self,
-        fingerprint: &[u8; 32],
-        now: Timestamp,
-    ) -> Option<LedgerClaimOutcome> {
-        if self.expires_at <= now {
-            return None;
-        }
-        if self.fingerprint != fingerprint {
-            return Some(LedgerClaimOutcome::Mismatch);
-        }
-        match (self.answer, self.locked_until) {
-            (Some(a), _) => Some(LedgerClaimOutcome::Completed(a)),
-            (None, Some(until)) if until > now => Some(LedgerClaimOutcome::InFlight {
-                locked_until: until,
-            }),
-            (None, _) => None,
-        }
+/// What every scope of `project` begins with.
+pub(crate) fn project_prefix(project: &str) -> String {
+    format!("server:{}:{project} ", project.len())
+}
+
+/// The headers column: a JSON array of `[name, value]` pairs.
+pub(crate) fn headers_json(a: &LedgerAnswer) -> String {
+    serde_json::to_string(&a.headers).unwrap_or_else(|_| "[]".to_owned())
+}
+
+/// Reads the headers column back.
+pub(crate) fn headers_from_json(json: Option<&str>) -> Result<Vec<(String, String)>, StoreError> {
+    serde_json::from_str(json.unwrap_or("[]"))
+        .map_err(|e| StoreError::internal(format!("a ledger entry's headers: {e}")))
+}
+
+/// The judge's verdict as the store answers it.
+pub(crate) fn outcome(v: Verdict<LedgerAnswer>) -> LedgerClaimOutcome {
+    match v {
+        Verdict::Mismatch => LedgerClaimOutcome::Mismatch,
+        Verdict::InFlight { locked_until } => LedgerClaimOutcome::InFlight { locked_until },
+        Verdict::Completed(a) => LedgerClaimOutcome::Completed(a),
     }
 }
 
 /// A claim that found no decidable entry in [`CLAIM_ATTEMPTS`] tries.
-pub(crate) fn contended() -> crate::StoreError {
-    crate::StoreError::Unavailable("the idempotency key kept changing under its claim".into())
+pub(crate) fn contended() -> StoreError {
+    StoreError::Unavailable("the idempotency key kept changing under its claim".into())
+}
+
+/// What migration V16 must keep, for both backends' tests: each writes two
+/// V13 rows — ('a b', 'queue.create', 'done'), answered 200 `{"ok":true}`
+/// with fingerprint `[1; 32]`, and ('p', 'queue.nack', 'busy'), in flight
+/// until second 1030 with `[2; 32]` — migrates, and calls this.
+#[cfg(test)]
+pub(crate) async fn check_v16_rows(store: &dyn crate::Store) {
+    use crate::LedgerClaim;
+    use jiff::{SignedDuration, Timestamp};
+
+    let t = |s| Timestamp::from_second(s).unwrap();
+    let claim = |project: &str, capability: &str, key: &str, fp: u8, now| LedgerClaim {
+        key: LedgerKey {
+            project: project.into(),
+            capability: capability.into(),
+            key: key.into(),
+        },
+        fingerprint: [fp; 32],
+        token: "new".into(),
+        locked_until: t(now) + SignedDuration::from_secs(30),
+        expires_at: t(now) + SignedDuration::from_hours(24),
+        now: t(now),
+    };
+    let outcome = |c| async { store.ledger_claim(c).await.unwrap() };
+    assert_eq!(
+        outcome(claim("a b", "queue.create", "done", 1, 1002)).await,
+        LedgerClaimOutcome::Completed(LedgerAnswer {
+            status: 200,
+            headers: Vec::new(),
+            body: br#"{"ok":true}"#.to_vec(),
+        })
+    );
+    assert_eq!(
+        outcome(claim("a b", "queue.create", "done", 9, 1002)).await,
+        LedgerClaimOutcome::Mismatch
+    );
+    assert_eq!(
+        outcome(claim("p", "queue.nack", "busy", 2, 1010)).await,
+        LedgerClaimOutcome::InFlight {
+            locked_until: t(1030)
+        }
+    );
+    // The scope still tells projects and capabilities apart.
+    assert_eq!(
+        outcome(claim("a", "b queue.create", "done", 1, 1002)).await,
+        LedgerClaimOutcome::Claimed
+    );
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn t(s: i64) -> Timestamp {
-        Timestamp::from_second(s).unwrap()
-    }
-
-    fn entry(fp: [u8; 32], done: bool, locked: i64, expires: i64) -> Entry {
-        Entry {
-            fingerprint: fp.to_vec(),
-            answer: done.then(|| LedgerAnswer {
-                status: 200,
-                body: b"{}".to_vec(),
-            }),
-            locked_until: (!done).then(|| t(locked)),
-            expires_at: t(expires),
+    fn key(project: &str, capability: &str) -> LedgerKey {
+        LedgerKey {
+            project: project.into(),
+            capability: capability.into(),
+            key: "k".into(),
         }
     }
 
     #[test]
-    fn judges_like_the_state_machine() {
-        let (fp, other, now) = ([1; 32], [2; 32], t(100));
-        assert!(matches!(
-            entry(fp, false, 130, 999).judge(&fp, now),
-            Some(LedgerClaimOutcome::InFlight { .. })
-        ));
-        assert!(entry(fp, false, 100, 999).judge(&fp, now).is_none());
-        assert!(matches!(
-            entry(fp, true, 0, 999).judge(&fp, now),
-            Some(LedgerClaimOutcome::Completed(_))
-        ));
+    fn scopes_do_not_collide_and_keep_the_project_a_prefix() {
+        assert_ne!(scope(&key("a b", "c")), scope(&key("a", "b c")));
         assert_eq!(
-            entry(other, true, 0, 999).judge(&fp, now),
-            Some(LedgerClaimOutcome::Mismatch)
+            scope(&key("proj-a", "queue.create")),
+            "server:6:proj-a queue.create"
         );
-        assert!(entry(other, true, 0, 100).judge(&fp, now).is_none());
+        assert!(scope(&key("proj-a", "queue.nack")).starts_with(&project_prefix("proj-a")));
+        assert!(!scope(&key("proj-ab", "queue.nack")).starts_with(&project_prefix("proj-a")));
     }
 }

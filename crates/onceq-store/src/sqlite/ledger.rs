@@ -1,25 +1,33 @@
-//! The call ledger (`Store::ledger_*`): claim, complete, release, purge.
-//! Every call runs on the writer thread, so a claim and its read see one
-//! state.
+//! The call ledger (`Store::ledger_*`): the shared request ledger's
+//! statements (`crates/onceq/sql/ledger/sqlite/`) in the store's file,
+//! scoped as `rules/ledger.rs` says. Every call runs on the writer thread,
+//! so a claim and its read see one state.
 
 use jiff::Timestamp;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::time;
-use crate::rules::ledger::{CLAIM_ATTEMPTS, Entry, PURGE_BATCH, contended};
+use crate::rules::ledger::{self, CLAIM_ATTEMPTS, Entry, contended};
 use crate::{LedgerAnswer, LedgerClaim, LedgerClaimOutcome, LedgerComplete, LedgerRelease, Result};
+
+/// A statement of the shared ledger, by name.
+macro_rules! shared {
+    ($name:literal) => {
+        include_str!(concat!("../../../onceq/sql/ledger/sqlite/", $name, ".sql"))
+    };
+}
 
 /// `Store::ledger_claim`.
 pub(super) fn claim(conn: &Connection, p: &LedgerClaim) -> Result<LedgerClaimOutcome> {
-    let k = &p.key;
+    let scope = ledger::scope(&p.key);
+    let key = &p.key.key;
     for _ in 0..CLAIM_ATTEMPTS {
         let claimed = conn
-            .prepare_cached(sql!("ledger_claim"))?
+            .prepare_cached(shared!("claim"))?
             .query_row(
                 params![
-                    k.project,
-                    k.capability,
-                    k.key,
+                    scope,
+                    key,
                     p.fingerprint.as_slice(),
                     p.token,
                     time::micros(p.locked_until),
@@ -32,24 +40,33 @@ pub(super) fn claim(conn: &Connection, p: &LedgerClaim) -> Result<LedgerClaimOut
         if claimed.is_some() {
             return Ok(LedgerClaimOutcome::Claimed);
         }
-        let entry = conn
-            .prepare_cached(sql!("ledger_get"))?
-            .query_row(params![k.project, k.capability, k.key], |r| {
-                let status: Option<i64> = r.get(1)?;
-                let body: Option<Vec<u8>> = r.get(2)?;
-                Ok(Entry {
-                    fingerprint: r.get(0)?,
-                    answer: status.zip(body).map(|(status, body)| LedgerAnswer {
-                        status: u16::try_from(status).unwrap_or(500),
-                        body,
-                    }),
-                    locked_until: time::get_opt(r, 3)?,
-                    expires_at: time::get(r, 4)?,
-                })
+        type Row = (Vec<u8>, Option<i64>, Option<String>, Option<Vec<u8>>);
+        let read = conn
+            .prepare_cached(shared!("select"))?
+            .query_row(params![scope, key], |r| {
+                let row: Row = (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
+                Ok((row, time::get_opt(r, 4)?, time::get(r, 5)?))
             })
             .optional()?;
-        if let Some(outcome) = entry.and_then(|e| e.judge(&p.fingerprint, p.now)) {
-            return Ok(outcome);
+        let Some(((fingerprint, status, headers, body), locked_until, expires_at)) = read else {
+            continue;
+        };
+        let answer = match status {
+            Some(status) => Some(LedgerAnswer {
+                status: u16::try_from(status).unwrap_or(500),
+                headers: ledger::headers_from_json(headers.as_deref())?,
+                body: body.unwrap_or_default(),
+            }),
+            None => None,
+        };
+        let entry = Entry {
+            fingerprint,
+            answer,
+            locked_until,
+            expires_at,
+        };
+        if let Some(verdict) = entry.judge(&p.fingerprint, p.now) {
+            return Ok(ledger::outcome(verdict));
         }
     }
     Err(contended())
@@ -57,40 +74,33 @@ pub(super) fn claim(conn: &Connection, p: &LedgerClaim) -> Result<LedgerClaimOut
 
 /// `Store::ledger_complete`.
 pub(super) fn complete(conn: &Connection, p: &LedgerComplete) -> Result<bool> {
-    let k = &p.key;
-    let n = conn
-        .prepare_cached(sql!("ledger_complete"))?
-        .execute(params![
-            k.project,
-            k.capability,
-            k.key,
-            p.token,
-            i64::from(p.answer.status),
-            p.answer.body,
-            time::micros(p.now)
-        ])?;
+    let n = conn.prepare_cached(shared!("complete"))?.execute(params![
+        ledger::scope(&p.key),
+        p.key.key,
+        p.token,
+        i64::from(p.answer.status),
+        ledger::headers_json(&p.answer),
+        p.answer.body,
+        time::micros(p.now)
+    ])?;
     Ok(n > 0)
 }
 
 /// `Store::ledger_release`.
 pub(super) fn release(conn: &Connection, p: &LedgerRelease) -> Result<bool> {
-    let k = &p.key;
-    let n = conn
-        .prepare_cached(sql!("ledger_release"))?
-        .execute(params![k.project, k.capability, k.key, p.token])?;
+    let n = conn.prepare_cached(shared!("release"))?.execute(params![
+        ledger::scope(&p.key),
+        p.key.key,
+        p.token
+    ])?;
     Ok(n > 0)
 }
 
-/// `Store::ledger_purge`: batches until one comes back short, as on
-/// PostgreSQL (`dedupe_purge` deletes its keys in one statement too).
-pub(super) fn purge(conn: &Connection, now: Timestamp) -> Result<u64> {
-    let mut stmt = conn.prepare_cached(sql!("ledger_purge"))?;
-    let mut total = 0;
-    loop {
-        let n = stmt.execute(params![time::micros(now), PURGE_BATCH])? as u64;
-        total += n;
-        if n < PURGE_BATCH as u64 {
-            return Ok(total);
-        }
-    }
+/// `Store::ledger_purge`: one `purge.sql`, at most `limit` entries, so the
+/// writer is never held long (the purger calls again while batches fill).
+pub(super) fn purge(conn: &Connection, now: Timestamp, limit: u32) -> Result<u64> {
+    let n = conn
+        .prepare_cached(shared!("purge"))?
+        .execute(params![time::micros(now), i64::from(limit)])?;
+    Ok(n as u64)
 }

@@ -83,3 +83,39 @@ pub(super) fn check_existing(dir: &Path, path: &Path) -> Result<()> {
         Err(e) => refuse(format!("{} is not a onceq database ({e})", super::DB_FILE)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Migration V16: V13's call-ledger rows keep their meaning in the
+    //! shared request ledger (the PostgreSQL twin is
+    //! `postgres/tests/ledger_v16.rs`).
+
+    #[tokio::test]
+    async fn v16_keeps_the_call_ledgers_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = rusqlite::Connection::open(dir.path().join(super::super::DB_FILE)).unwrap();
+        super::embedded::migrations::runner()
+            .set_target(refinery::Target::Version(15))
+            .run(&mut conn)
+            .unwrap();
+        let s = 1_000_000i64;
+        conn.execute_batch(&format!(
+            "INSERT INTO onceq_call_ledger (project, capability, key, fingerprint, token,
+                 status, body, locked_until, created_at, completed_at, expires_at)
+             VALUES ('a b', 'queue.create', 'done', x'{one}', 't1',
+                     200, CAST('{{\"ok\":true}}' AS BLOB), NULL, {c}, {d}, {e}),
+                    ('p', 'queue.nack', 'busy', x'{two}', 't2',
+                     NULL, NULL, {l}, {c}, NULL, {e})",
+            one = "01".repeat(32),
+            two = "02".repeat(32),
+            c = 1000 * s,
+            d = 1001 * s,
+            l = 1030 * s,
+            e = 90_000 * s,
+        ))
+        .unwrap();
+        drop(conn);
+        let store = crate::sqlite::SqliteStore::open(dir.path()).await.unwrap();
+        crate::rules::ledger::check_v16_rows(&store).await;
+    }
+}

@@ -498,8 +498,10 @@ impl Store for SqliteStore {
         self.writer.run(move |tx| ledger::release(tx, &p)).await
     }
 
-    async fn ledger_purge(&self, now: Timestamp) -> Result<u64> {
-        self.writer.run(move |tx| ledger::purge(tx, now)).await
+    async fn ledger_purge(&self, now: Timestamp, limit: u32) -> Result<u64> {
+        self.writer
+            .run(move |tx| ledger::purge(tx, now, limit))
+            .await
     }
 
     async fn lease_expire(&self, now: Timestamp, limit: u32) -> Result<LeaseExpiry> {

@@ -37,7 +37,7 @@
 //!   and leases already out go on; the record, stats, depths and the push
 //!   scan say so.
 //! - [`keys`]: API key storage.
-//! - [`ledger`]: the call ledger of `Idempotency-Key`s (claim, replay,
+//! - [`ledger`]: the call ledger: the shared case table (claim, replay,
 //!   mismatch, in flight, takeover, scope, window, purge, races).
 //! - [`accounts`]: key scopes and rate overrides, credit limits, usage,
 //!   server heartbeats.
@@ -116,6 +116,7 @@ mod headers;
 mod keys;
 mod lease;
 mod ledger;
+mod ledger_driver;
 mod limits;
 mod maintenance;
 mod pause;

@@ -54,8 +54,12 @@ pub trait Driver {
         until: Timestamp,
     ) -> Result<Claimed, String>;
     /// Pushes the lease; whether it applied.
-    async fn heartbeat(&mut self, fact: &str, claim: &str, until: Timestamp)
-    -> Result<bool, String>;
+    async fn heartbeat(
+        &mut self,
+        fact: &str,
+        claim: &str,
+        until: Timestamp,
+    ) -> Result<bool, String>;
     /// Marks done in a transaction, committed or (`rollback`) rolled back;
     /// whether the statement applied inside it.
     async fn mark_done(
@@ -157,7 +161,13 @@ async fn run_step<D: Driver>(d: &mut D, epoch: Timestamp, step: Step, at: &str) 
             expect,
         } => {
             let got = d
-                .claim(&fact, &owner, &claim, after(epoch, t), after(epoch, t + lease))
+                .claim(
+                    &fact,
+                    &owner,
+                    &claim,
+                    after(epoch, t),
+                    after(epoch, t + lease),
+                )
                 .await
                 .unwrap_or_else(|e| fail("claim", e));
             let want = match (expect.state.as_str(), expect.locked_until) {

@@ -62,7 +62,11 @@ impl FingerprintVector {
 
 /// The file, parsed (panics when it does not parse: every runner fails).
 pub fn file() -> File {
-    serde_json::from_str(JSON).expect("cases/ledger.json does not parse")
+    parse(JSON)
+}
+
+fn parse(json: &str) -> File {
+    serde_json::from_str(json).expect("cases/ledger.json does not parse")
 }
 
 /// A claim, as a step asks it.
@@ -138,6 +142,17 @@ pub struct Http {
     /// Whether it is a replay of a recorded answer (`Idempotent-Replayed`).
     #[serde(default)]
     pub replay: bool,
+}
+
+impl Http {
+    /// The answer as a runner reads it: its status and `header(name)`.
+    pub fn read(status: u16, header: impl Fn(&str) -> Option<String>) -> Self {
+        Self {
+            status,
+            retry_after: header("retry-after").map(|s| s.parse().expect("Retry-After is seconds")),
+            replay: header("idempotent-replayed").as_deref() == Some("true"),
+        }
+    }
 }
 
 /// One runner's ledger: the calls a case makes.
@@ -248,13 +263,23 @@ pub fn label_fingerprint(label: &str) -> [u8; 32] {
 /// Runs every case, each on a driver from `fresh` (a fresh, empty table);
 /// panics naming the case and step that disagreed. Returns how many
 /// `http` expectations were checked (0 for a runner without a layer).
-pub async fn run<D, F, Fut>(mut fresh: F) -> usize
+pub async fn run<D, F, Fut>(fresh: F) -> usize
 where
     D: Driver,
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = D>,
 {
-    let file = file();
+    run_json(JSON, fresh).await
+}
+
+/// [`run`] on another table in the same format.
+pub async fn run_json<D, F, Fut>(json: &str, mut fresh: F) -> usize
+where
+    D: Driver,
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = D>,
+{
+    let file = parse(json);
     let mut http_checked = 0;
     for case in &file.cases {
         let mut d = fresh().await;
@@ -372,5 +397,67 @@ async fn run_step<D: Driver>(d: &mut D, epoch: Timestamp, step: Step, at: &str) 
             assert_eq!(got, expect.deleted, "{at}: entries purged");
             0
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Claims everything; any other call is a failure.
+    struct Greedy;
+
+    impl Driver for Greedy {
+        async fn claim(&mut self, _: &ClaimArgs) -> Result<Outcome, String> {
+            Ok(Outcome::Claimed)
+        }
+        async fn complete(&mut self, _: &CompleteArgs) -> Result<bool, String> {
+            Err("not expected".into())
+        }
+        async fn release(
+            &mut self,
+            _: &str,
+            _: &str,
+            _: &str,
+            _: Timestamp,
+        ) -> Result<bool, String> {
+            Err("not expected".into())
+        }
+        async fn purge(&mut self, _: Timestamp, _: i64) -> Result<u64, String> {
+            Err("not expected".into())
+        }
+    }
+
+    const CLAIM: &str = r#"{"op":"claim","at":0,"key":"k","body":"A","token":"t","lease":30,"retention":60,"expect":{"outcome":"claimed"}}"#;
+
+    fn table(second: &str) -> String {
+        format!(
+            r#"{{"epoch":"2026-01-01T00:00:00Z","fingerprints":[],"cases":[{{"name":"c","steps":[{CLAIM},{second}]}}]}}"#
+        )
+    }
+
+    #[tokio::test]
+    async fn a_known_table_passes() {
+        run_json(&table(CLAIM), || async { Greedy }).await;
+    }
+
+    #[tokio::test]
+    #[should_panic(expected = "case \"c\", step 2")]
+    async fn an_unknown_op_fails_naming_its_case_and_step() {
+        run_json(&table(r#"{"op":"frobnicate","at":1}"#), || async { Greedy }).await;
+    }
+
+    #[tokio::test]
+    #[should_panic(expected = "not a step this runner knows")]
+    async fn an_unknown_field_fails() {
+        let step = CLAIM.replace(r#""expect""#, r#""http_expect":{},"expect""#);
+        run_json(&table(&step), || async { Greedy }).await;
+    }
+
+    #[tokio::test]
+    #[should_panic(expected = "the claim's outcome")]
+    async fn a_wrong_outcome_fails() {
+        let step = CLAIM.replace(r#"{"outcome":"claimed"}"#, r#"{"outcome":"mismatch"}"#);
+        run_json(&table(&step), || async { Greedy }).await;
     }
 }

@@ -27,23 +27,14 @@
 //!
 //! # A ledger entry
 //!
-//! Rows of `onceq_request_ledger`; the `CHECK` constraints in
-//! `sql/*/schema.sql` hold exactly these two states.
-//!
-//! ```text
-//!                  claim (new key)
-//!   (absent) ─────────────────────────▶ in_flight ──── lease over + same request:
-//!      ▲  ▲                             (locked_until)◀─ takeover (new token, new lease)
-//!      │  │  release (5xx, error,       │
-//!      │  └── body too large) ──────────┤
-//!      │                                │ complete (status < 500)
-//!      │   retention passed             ▼
-//!      └───── (counts as absent; ──── completed
-//!              purge deletes it)      (status, headers, body)
-//! ```
-//!
-//! The same, drawn (from `ledger.mmd` by `scripts/diagrams`; an SVG in the
-//! page, so the docs need no script to show it):
+//! Rows of `onceq_request_ledger`, in flight (a lease, no answer) or
+//! completed (status, headers, body; no lease) — the `CHECK` in the
+//! crate's `sql/ledger/*/schema.sql` allows nothing else. The statements
+//! under `sql/ledger/` and the judge (`onceq_types::ledger`) are shared
+//! with the onceq server and the Node package; the state machine, with
+//! which statement makes each move, is in the repository's
+//! `docs/state-machines.md` ("A request-ledger entry"), drawn here from
+//! there by `scripts/diagrams`:
 //!
 //! <div class="onceq-diagram">
 #![doc = include_str!("ledger.svg")]

@@ -59,9 +59,7 @@ pub struct Claimed {
 }
 
 /// Creates the table if it is missing; safe when many workers start at once.
-pub async fn ensure_schema(
-    db: &mut tokio_postgres::Client,
-) -> Result<(), tokio_postgres::Error> {
+pub async fn ensure_schema(db: &mut tokio_postgres::Client) -> Result<(), tokio_postgres::Error> {
     let tx = db.transaction().await?;
     tx.batch_execute(SCHEMA).await?;
     tx.commit().await

@@ -3,7 +3,7 @@
 //!
 //! - [`config`]: [`WorkerConfig`] and [`Backoff`].
 //! - [`fact`]: what a message's work is called ([`job_fact`]) and the
-//!   `onceq_job_facts` rows (SQL in `sql/`).
+//!   `onceq_job_facts` rows (SQL in the crate's `sql/job_fact/postgres/`).
 //! - `job`: one message from claim to ack (the state machine below);
 //!   `settle`: its endings (ack, defer, release and nack); `acks`: acks
 //!   handed in to go in batches (the next consume's `acks`, or
@@ -15,26 +15,17 @@
 //!
 //! # A job fact's states
 //!
-//! One row per fact in `onceq_job_facts` (CHECK: `state IN ('running',
-//! 'done')`); *absent* is no row. All times come from the worker's
+//! One row per fact in `onceq_job_facts`: `running` (held by one attempt
+//! until its `locked_until`) or `done`; *absent* is no row. Which
+//! statement (`sql/job_fact/postgres/`, shared with the Node package)
+//! makes each move is drawn in the repository's `docs/state-machines.md`
+//! ("A job fact"). All times come from the worker's
 //! [`Clock`](crate::clock::Clock), never from the database's `now()`.
-//!
-//! ```text
-//!            claim (insert)                         UPDATE … 'done' + COMMIT,
-//!  (absent) ───────────────▶ running(me, until) ──  in the handler's transaction ──▶ done
-//!     ▲                       │   ▲     │                                              │
-//!     │ release: handler      │   │     │ heartbeat: until = now + fact_lease          │
-//!     │ failed / abandoned    │   │     └──(only WHERE claim = mine AND running)       │
-//!     └───────────────────────┘   │                                                    │
-//!                                 │ claim by another attempt once until ≤ now          │
-//!                                 └─ (takeover: new claim token, attempts + 1)         │
-//!                                                                     never leaves ◀───┘
-//! ```
 //!
 //! # One message
 //!
 //! ```text
-//! consume ─▶ claim fact (one statement, sql/claim.sql)
+//! consume ─▶ claim fact (one statement, claim.sql)
 //!   ├─ done ─────────────────────────▶ ack(receipt)                       [duplicate]
 //!   ├─ running, live, not this attempt ▶ nack(receipt, delay = lease left) [deferred]
 //!   │     (never ack: the holder may still fail — hole 2)

@@ -1,20 +1,32 @@
-//! The crate's drawn diagrams (`src/**/*.mmd`, drawn into the `.svg`
-//! beside each by `scripts/diagrams` and embedded in rustdoc) show what
-//! their sources say: every state and every transition label of the
-//! source is text of the drawing, and the drawing is one line (an HTML
-//! block in rustdoc's Markdown ends at a blank line).
+//! The crate's drawn diagrams show what their sources say. Each is drawn
+//! once, as a Mermaid block in docs/state-machines.md marked
+//! `<!-- drawn: <svg path> (scripts/diagrams) -->`; `scripts/diagrams`
+//! renders it into that `.svg`, which rustdoc embeds. Every state and
+//! every transition label of the block is text of the drawing, and the
+//! drawing is one line (an HTML block in rustdoc's Markdown ends at a
+//! blank line).
 
 use std::path::{Path, PathBuf};
 
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "mmd") {
-            out.push(path);
-        }
+/// The marked blocks of docs/state-machines.md: (drawing, Mermaid source).
+fn sources(root: &Path) -> Vec<(PathBuf, String)> {
+    let doc = std::fs::read_to_string(root.join("docs/state-machines.md")).unwrap();
+    let mut found = Vec::new();
+    let mut lines = doc.lines();
+    while let Some(line) = lines.next() {
+        let Some(rest) = line.strip_prefix("<!-- drawn: ") else {
+            continue;
+        };
+        let svg = rest.split_whitespace().next().unwrap();
+        assert_eq!(
+            lines.next(),
+            Some("```mermaid"),
+            "{svg}: no block after its mark"
+        );
+        let block: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
+        found.push((root.join(svg), block.join("\n")));
     }
+    found
 }
 
 /// The states and labels of a `stateDiagram-v2`: `a --> b: label` lines.
@@ -62,14 +74,13 @@ fn drawn_text(svg: &str) -> String {
 
 #[test]
 fn drawings_match_their_sources() {
-    let mut found = Vec::new();
-    sources(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &mut found,
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let found = sources(&root);
+    assert!(
+        !found.is_empty(),
+        "no marked block in docs/state-machines.md"
     );
-    assert!(!found.is_empty(), "no .mmd under src/");
-    for mmd in found {
-        let svg_path = mmd.with_extension("svg");
+    for (svg_path, source) in found {
         let svg = std::fs::read_to_string(&svg_path)
             .unwrap_or_else(|e| panic!("{}: {e}; run scripts/diagrams", svg_path.display()));
         assert!(
@@ -78,16 +89,14 @@ fn drawings_match_their_sources() {
             svg_path.display()
         );
         let drawn = drawn_text(&svg);
-        let source = std::fs::read_to_string(&mmd).unwrap();
         let expected = texts(&source);
-        assert!(expected.len() >= 3, "{}: {expected:?}", mmd.display());
+        assert!(expected.len() >= 3, "{}: {expected:?}", svg_path.display());
         for text in expected {
             let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
             assert!(
                 drawn.contains(&words),
-                "{} lacks {words:?} of {}: run scripts/diagrams",
+                "{} lacks {words:?} of its block in docs/state-machines.md: run scripts/diagrams",
                 svg_path.display(),
-                mmd.display()
             );
         }
     }

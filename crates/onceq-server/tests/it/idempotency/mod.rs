@@ -8,10 +8,12 @@
 //! keys, no charge). `batch`: publish_batch's header key. `concurrent`:
 //! racing calls and two servers on one database. `admin`: the admin API's
 //! calls that honour the key, and the two that do not. `later`: cancel,
-//! pause/resume, cron and webhooks.
+//! pause/resume, cron and webhooks. `cases`: the shared case table through
+//! the store and the server's HTTP mapping.
 
 mod admin;
 mod batch;
+mod cases;
 mod concurrent;
 mod endpoints;
 mod later;

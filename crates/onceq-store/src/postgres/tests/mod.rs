@@ -347,4 +347,5 @@ async fn raw(url: &str) -> tokio_postgres::Client {
 }
 
 mod keys;
+mod ledger_v16;
 mod plans;

@@ -5,8 +5,12 @@
 SELECT pg_advisory_xact_lock(7314159265358979001);
 
 CREATE TABLE IF NOT EXISTS onceq_request_ledger (
-    -- principal + method + route: a key means one thing per caller and route
-    scope        text        NOT NULL,
+    -- who asked, and where: a key means one thing per scope. The toolkit's
+    -- is principal + method + route, the server's project + capability
+    -- (`server:` + length-prefixed project, so a project's entries are a
+    -- scope prefix). Byte order ("C"), so that prefix is an index range
+    -- (LIKE 'prefix%' uses the primary key); equality is unchanged.
+    scope        text        COLLATE "C" NOT NULL,
     key          text        NOT NULL CHECK (length(key) BETWEEN 1 AND 255),
     -- SHA-256 of method, route and canonical body
     fingerprint  bytea       NOT NULL CHECK (length(fingerprint) = 32),

@@ -1,7 +1,10 @@
 -- The request ledger. Times are INTEGER microseconds since the Unix epoch,
 -- always the layer's clock, never SQLite's.
 CREATE TABLE IF NOT EXISTS onceq_request_ledger (
-    -- principal + method + route: a key means one thing per caller and route
+    -- who asked, and where: a key means one thing per scope. The toolkit's
+    -- is principal + method + route, the server's project + capability
+    -- (`server:` + length-prefixed project, so a project's entries are a
+    -- scope prefix: a range of the primary key, BINARY collation).
     scope        TEXT    NOT NULL,
     key          TEXT    NOT NULL CHECK (length(key) BETWEEN 1 AND 255),
     -- SHA-256 of method, route and canonical body

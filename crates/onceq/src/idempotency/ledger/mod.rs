@@ -22,8 +22,10 @@ macro_rules! ledger_sql {
         const SCHEMA: &str = include_str!(concat!("../../../sql/ledger/", $dialect, "/schema.sql"));
         const CLAIM: &str = include_str!(concat!("../../../sql/ledger/", $dialect, "/claim.sql"));
         const SELECT: &str = include_str!(concat!("../../../sql/ledger/", $dialect, "/select.sql"));
-        const COMPLETE: &str = include_str!(concat!("../../../sql/ledger/", $dialect, "/complete.sql"));
-        const RELEASE: &str = include_str!(concat!("../../../sql/ledger/", $dialect, "/release.sql"));
+        const COMPLETE: &str =
+            include_str!(concat!("../../../sql/ledger/", $dialect, "/complete.sql"));
+        const RELEASE: &str =
+            include_str!(concat!("../../../sql/ledger/", $dialect, "/release.sql"));
         const PURGE: &str = include_str!(concat!("../../../sql/ledger/", $dialect, "/purge.sql"));
     };
 }
@@ -143,8 +145,29 @@ impl From<onceq_types::ledger::Verdict<StoredResponse>> for ClaimOutcome {
     }
 }
 
-#[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(unused_imports))]
+#[cfg_attr(
+    not(any(feature = "postgres", feature = "sqlite")),
+    allow(unused_imports)
+)]
 pub(crate) use onceq_types::ledger::{CLAIM_ATTEMPTS, PURGE_BATCH};
+
+/// Runs `batch` (one `purge.sql` with the given limit) until a batch comes
+/// back short: [`Ledger::purge_expired`] of both backends.
+#[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(dead_code))]
+pub(crate) async fn purge_in_batches<F, Fut>(mut batch: F) -> Result<u64, LedgerError>
+where
+    F: FnMut(i64) -> Fut,
+    Fut: std::future::Future<Output = Result<u64, LedgerError>>,
+{
+    let mut total = 0;
+    loop {
+        let n = batch(PURGE_BATCH).await?;
+        total += n;
+        if n < PURGE_BATCH as u64 {
+            return Ok(total);
+        }
+    }
+}
 
 /// A shared ledger is a ledger, so one `Arc<dyn Ledger>` can serve the
 /// layer and [`spawn_purger`](crate::idempotency::spawn_purger) alike.

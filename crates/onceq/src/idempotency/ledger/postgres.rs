@@ -4,9 +4,7 @@
 use deadpool_postgres::Pool;
 use jiff::Timestamp;
 
-use super::{
-    CLAIM_ATTEMPTS, Claim, ClaimOutcome, Entry, Ledger, LedgerError, PURGE_BATCH, StoredResponse,
-};
+use super::{CLAIM_ATTEMPTS, Claim, ClaimOutcome, Entry, Ledger, LedgerError, StoredResponse};
 
 ledger_sql!("postgres");
 
@@ -172,13 +170,6 @@ impl Ledger for PgLedger {
     }
 
     async fn purge_expired(&self, now: Timestamp) -> Result<u64, LedgerError> {
-        let mut total = 0;
-        loop {
-            let n = self.purge_batch(now, PURGE_BATCH).await?;
-            total += n;
-            if n < PURGE_BATCH as u64 {
-                return Ok(total);
-            }
-        }
+        super::purge_in_batches(|limit| self.purge_batch(now, limit)).await
     }
 }

@@ -10,9 +10,7 @@ use std::{
 use jiff::Timestamp;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use super::{
-    CLAIM_ATTEMPTS, Claim, ClaimOutcome, Entry, Ledger, LedgerError, PURGE_BATCH, StoredResponse,
-};
+use super::{CLAIM_ATTEMPTS, Claim, ClaimOutcome, Entry, Ledger, LedgerError, StoredResponse};
 
 ledger_sql!("sqlite");
 
@@ -242,13 +240,6 @@ impl Ledger for SqliteLedger {
     }
 
     async fn purge_expired(&self, now: Timestamp) -> Result<u64, LedgerError> {
-        let mut total = 0;
-        loop {
-            let n = self.purge_batch(now, PURGE_BATCH).await?;
-            total += n;
-            if n < PURGE_BATCH as u64 {
-                return Ok(total);
-            }
-        }
+        super::purge_in_batches(|limit| self.purge_batch(now, limit)).await
     }
 }

@@ -30,13 +30,17 @@ trait PurgeBatch {
 
 impl PurgeBatch for PgLedger {
     async fn batch(&self, now: Timestamp, limit: i64) -> Result<u64, String> {
-        self.purge_batch(now, limit).await.map_err(|e| e.to_string())
+        self.purge_batch(now, limit)
+            .await
+            .map_err(|e| e.to_string())
     }
 }
 
 impl PurgeBatch for SqliteLedger {
     async fn batch(&self, now: Timestamp, limit: i64) -> Result<u64, String> {
-        self.purge_batch(now, limit).await.map_err(|e| e.to_string())
+        self.purge_batch(now, limit)
+            .await
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -125,12 +129,11 @@ impl<L: Ledger + PurgeBatch> ledger::Driver for Toolkit<L> {
 
     fn http(&self, _: &Outcome, now: Timestamp) -> Option<Http> {
         let res = self.layer.answer_for(self.last.clone()?, now)?;
-        let header = |name: &str| res.headers().get(name).map(|v| v.to_str().unwrap().to_owned());
-        Some(Http {
-            status: res.status().as_u16(),
-            retry_after: header(header::RETRY_AFTER.as_str()).map(|s| s.parse().unwrap()),
-            replay: header("idempotent-replayed").as_deref() == Some("true"),
-        })
+        Some(Http::read(res.status().as_u16(), |name| {
+            res.headers()
+                .get(name)
+                .map(|v| v.to_str().unwrap().to_owned())
+        }))
     }
 }
 

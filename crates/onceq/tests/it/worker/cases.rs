@@ -60,7 +60,10 @@ impl job_fact::Driver for Facts {
         rollback: bool,
     ) -> Result<bool, String> {
         let tx = self.db.transaction().await.map_err(err)?;
-        let applied = Hold { fact, claim }.mark_done(&tx, now).await.map_err(err)?;
+        let applied = Hold { fact, claim }
+            .mark_done(&tx, now)
+            .await
+            .map_err(err)?;
         if rollback {
             tx.rollback().await.map_err(err)?;
         } else {

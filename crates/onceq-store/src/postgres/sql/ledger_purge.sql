@@ -1,9 +1,0 @@
--- Deletes up to $2 entries past their window ($1 = now), in batches so a
--- large backlog never holds many row locks in one transaction.
-DELETE FROM onceq_call_ledger
-WHERE ctid IN (
-    SELECT ctid FROM onceq_call_ledger
-    WHERE expires_at <= $1
-    LIMIT $2
-    FOR UPDATE SKIP LOCKED
-)
