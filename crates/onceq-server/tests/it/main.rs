@@ -40,6 +40,7 @@ mod metrics;
 mod metrics_access;
 mod openapi;
 mod outage;
+mod payloads;
 mod pause;
 mod prom;
 mod publish;
