@@ -25,6 +25,7 @@ mod dashboard_controls;
 mod dashboard_cron;
 mod dashboard_life;
 mod discovery;
+mod doc_tables;
 mod early_answers;
 mod envelope;
 mod fifo;
