@@ -81,8 +81,8 @@ async fn post(
 /// it. The publish is made once the poll has made its first (empty) claim:
 /// the queue has a rate, so each claim writes the queue row's
 /// `rate_refilled_at` (with the claiming server's clock), which the test
-/// reads. Without re-checks the poll would answer empty at the end of its
-/// wait.
+/// reads. Without re-checks the poll would find it only when its wait
+/// ends, 20 s on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_long_poll_sees_another_servers_publish_at_its_recheck() {
     let (handle, a, b) = TestServer::two_on_one_database(Default::default).await;
@@ -127,7 +127,12 @@ async fn a_long_poll_sees_another_servers_publish_at_its_recheck() {
     }
     assert!(!poll.is_finished(), "the poll answered before the publish");
     let id = a.publish("jobs", json!("from a")).await;
-    let got = poll.await.unwrap();
+    // Half the poll's wait: a poll that only looked again when its wait
+    // ended (20 s) would answer with the message too, but too late.
+    let got = tokio::time::timeout(std::time::Duration::from_secs(10), poll)
+        .await
+        .expect("the long poll did not see the other server's publish before its wait ended")
+        .unwrap();
     let items = got["data"]["items"].as_array().unwrap();
     assert_eq!(items.len(), 1, "the poll ended without the message: {got}");
     assert_eq!(items[0]["message_id"], id.as_str());
