@@ -13,6 +13,7 @@ mod harness;
 mod admin;
 mod auth;
 mod backoff;
+mod clock_skew;
 mod consume;
 mod cron;
 mod cron_servers;
