@@ -48,7 +48,14 @@ pub async fn run(cmd: MessageCmd) -> anyhow::Result<()> {
         ),
         ("completed_at", opt(m.completed_at.map(|t| t.to_string()))),
         ("last_error", opt(m.last_error.clone())),
-        ("result", opt(m.result.as_ref().map(|r| r.get().to_owned()))),
+        (
+            "result",
+            match &m.result {
+                Some(r) => r.get().to_owned(),
+                None if m.payload_withheld => "(withheld)".into(),
+                None => "-".into(),
+            },
+        ),
         (
             "payload",
             match &m.payload {
