@@ -25,7 +25,10 @@ fn doc(name: &str) -> String {
 
 /// Every leaf command with its path (`["queue", "create"]`).
 fn leaves(cmd: &Command, path: Vec<String>, out: &mut Vec<(Vec<String>, Command)>) {
-    let subs: Vec<&Command> = cmd.get_subcommands().filter(|c| c.get_name() != "help").collect();
+    let subs: Vec<&Command> = cmd
+        .get_subcommands()
+        .filter(|c| c.get_name() != "help")
+        .collect();
     if subs.is_empty() {
         out.push((path, cmd.clone()));
         return;
@@ -112,7 +115,9 @@ fn configuration_md_lists_every_serve_flag_with_its_variable() {
     let mut missing = Vec::new();
     for a in flags(&serve) {
         let long = a.get_long().unwrap();
-        let row = table.iter().find(|(first, _, _)| *first == format!("`--{long}`"));
+        let row = table
+            .iter()
+            .find(|(first, _, _)| *first == format!("`--{long}`"));
         match (row, env_of(a)) {
             (None, _) => missing.push(format!("--{long}: no row")),
             (Some((_, line, _)), Some(env)) if !line.contains(&format!("`{env}`")) => {
@@ -182,7 +187,9 @@ fn every_command_flag_is_documented() {
             if let Some(env) = env_of(a)
                 && !config.contains(&format!("`{env}`"))
             {
-                missing.push(format!("`{path}` --{long}: `{env}` not in configuration.md"));
+                missing.push(format!(
+                    "`{path}` --{long}: `{env}` not in configuration.md"
+                ));
             }
         }
     }

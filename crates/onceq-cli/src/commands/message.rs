@@ -61,7 +61,9 @@ pub async fn run(cmd: MessageCmd) -> anyhow::Result<()> {
             match &m.payload {
                 Some(p) => p.get().to_owned(),
                 // The key lacks `peek` (docs/security.md).
-                None if m.payload_withheld => "(withheld: this API key lacks the peek action)".into(),
+                None if m.payload_withheld => {
+                    "(withheld: this API key lacks the peek action)".into()
+                }
                 None => "-".into(),
             },
         ),

@@ -13,7 +13,6 @@ use crate::{
     ApiError, AppState,
     caller::Caller,
     envelope::Reply,
-    payloads::PayloadGate,
     extract::Body,
     openapi::{
         params::MessageParams,
@@ -22,6 +21,7 @@ use crate::{
             Unauthorized,
         },
     },
+    payloads::PayloadGate,
     validate,
 };
 

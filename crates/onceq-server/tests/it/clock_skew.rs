@@ -86,7 +86,11 @@ async fn a_skew_shifts_lease_ends_and_delays_by_at_most_the_skew(b: Backend) {
     let granted = consume(&behind, "early", &key).await;
     assert_eq!(
         ts(&granted[0]["lease_expires_at"]),
-        behind.clock.now().checked_add(SignedDuration::from_secs(LEASE)).unwrap(),
+        behind
+            .clock
+            .now()
+            .checked_add(SignedDuration::from_secs(LEASE))
+            .unwrap(),
         "the lease ends by the granting server's clock"
     );
     pass(both, LEASE - SKEW - 1);

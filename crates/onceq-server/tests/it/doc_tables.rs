@@ -151,7 +151,10 @@ fn api_md_lists_every_route() {
         }
     }
     for (method, path) in ALIASES {
-        if !listed.iter().any(|(m, p, _)| m.contains(method) && p == path) {
+        if !listed
+            .iter()
+            .any(|(m, p, _)| m.contains(method) && p == path)
+        {
             missing.push(format!("{method} {path} (alias)"));
         }
     }
@@ -169,7 +172,12 @@ fn api_md_lists_every_route() {
     let groups: BTreeSet<String> = CAPABILITIES
         .iter()
         .filter(|c| !UNKEYED.contains(c))
-        .map(|c| format!("/{}/*", c.path.split('/').take(3).collect::<Vec<_>>()[1..].join("/")))
+        .map(|c| {
+            format!(
+                "/{}/*",
+                c.path.split('/').take(3).collect::<Vec<_>>()[1..].join("/")
+            )
+        })
         .collect();
     for g in groups {
         assert!(
@@ -227,7 +235,10 @@ async fn metrics_md_lists_every_series() {
     s.publish("jobs", json!(2)).await;
     s.publish("jobs", json!(3)).await;
     let got = s
-        .post("/v1/queue/consume", json!({"queue": "jobs", "max_messages": 3}))
+        .post(
+            "/v1/queue/consume",
+            json!({"queue": "jobs", "max_messages": 3}),
+        )
         .await;
     let items = got.ok().data()["items"].as_array().unwrap().clone();
     assert_eq!(items.len(), 3);

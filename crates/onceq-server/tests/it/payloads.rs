@@ -73,7 +73,12 @@ async fn fixture(s: &TestServer) -> Fixture {
 
 /// Every answer of `capability_id` that can carry a stored payload, asked
 /// with `key`, with the payload texts each should carry when shown.
-async fn answers(s: &TestServer, f: &Fixture, id: &str, key: &str) -> Vec<(Res, Vec<&'static str>)> {
+async fn answers(
+    s: &TestServer,
+    f: &Fixture,
+    id: &str,
+    key: &str,
+) -> Vec<(Res, Vec<&'static str>)> {
     let message = |m: &str| format!("/v1/queue/message/jobs/{m}");
     match id {
         "queue.message.get" => vec![
@@ -194,7 +199,10 @@ async fn dashboard_pages_withhold_payloads_without_peek(b: Backend) {
             ("/dashboard/queues/jobs/live".to_owned(), vec![WAITING]),
             ("/dashboard/queues/jobs/dlq".to_owned(), vec![DEAD]),
             ("/dashboard/queues/jobs/dlq/live".to_owned(), vec![DEAD]),
-            ("/dashboard/queues/jobs/completed".to_owned(), vec![DONE, RESULT]),
+            (
+                "/dashboard/queues/jobs/completed".to_owned(),
+                vec![DONE, RESULT],
+            ),
             (m(&f.waiting), vec![WAITING]),
             (m(&f.dead), vec![DEAD]),
             (m(&f.done), vec![DONE, RESULT]),

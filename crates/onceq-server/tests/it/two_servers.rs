@@ -97,10 +97,12 @@ async fn a_long_poll_sees_another_servers_publish_at_its_recheck() {
     )
     .await
     .ok();
-    let (db, connection) =
-        tokio_postgres::connect(handle.database_url.as_deref().unwrap(), tokio_postgres::NoTls)
-            .await
-            .unwrap();
+    let (db, connection) = tokio_postgres::connect(
+        handle.database_url.as_deref().unwrap(),
+        tokio_postgres::NoTls,
+    )
+    .await
+    .unwrap();
     tokio::spawn(connection);
     let claimed_once = || async {
         db.query_one(
@@ -116,7 +118,13 @@ async fn a_long_poll_sees_another_servers_publish_at_its_recheck() {
     let http = b.http.clone();
     let (url, key) = (b.url("/v1/queue/consume"), a.key.clone());
     let poll = tokio::spawn(async move {
-        post(&http, &url, &key, json!({"queue": "jobs", "wait_seconds": 20})).await
+        post(
+            &http,
+            &url,
+            &key,
+            json!({"queue": "jobs", "wait_seconds": 20}),
+        )
+        .await
     });
     // Waits for an event (the poll's first claim), not for time to pass.
     let mut looks = 0;

@@ -101,8 +101,11 @@ mod tests {
             .set_target(refinery::Target::Version(15))
             .run(&mut conn)
             .unwrap();
-        conn.execute("INSERT INTO onceq_projects (name, created_at) VALUES ('p', 0)", [])
-            .unwrap();
+        conn.execute(
+            "INSERT INTO onceq_projects (name, created_at) VALUES ('p', 0)",
+            [],
+        )
+        .unwrap();
         let before = [
             ("k1", "full"),
             ("k2", "full,accounts"),
