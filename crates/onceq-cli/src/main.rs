@@ -5,8 +5,12 @@
 //! - `errors`: how a failure is told: each cause once, then a hint.
 //! - `output`: text tables and fields for people, JSON for scripts.
 //! - `progress`: progress bars and spinners on a terminal only.
+//! - `doc_check` (tests only): docs/configuration.md's and docs/cli.md's
+//!   flag tables checked against these clap definitions.
 
 mod commands;
+#[cfg(test)]
+mod doc_check;
 mod errors;
 mod output;
 mod progress;

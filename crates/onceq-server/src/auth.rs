@@ -16,7 +16,9 @@
 //! input of SHA-256; where its output first differs from a stored hash is
 //! unrelated to how close the guess was, so timing the lookup teaches
 //! nothing about any key (preimage resistance). The keys themselves are 40
-//! random alphanumerics (~238 bits), so guessing is hopeless anyway. The
+//! random alphanumerics drawn from 62 and lower-cased (digits 1/62 each,
+//! letters 2/62: 5.12 bits a character, ~205 bits), so guessing is hopeless
+//! anyway. The
 //! store holds no secret: a stolen database yields hashes only.
 //!
 //! Every request looks its key up through the store. On SQLite that is a

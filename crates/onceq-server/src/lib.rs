@@ -28,6 +28,8 @@
 //! - [`auth`]: Bearer keys: their shape, generation, hashes and lookup.
 //! - [`principal`]: the key a request acts as and its scope checks, for
 //!   the API and the dashboard alike.
+//! - [`payloads`]: who may read a stored payload (`peek`): the one gate
+//!   every answer and dashboard page showing one goes through.
 //! - [`caller`]: the [`Caller`](caller::Caller) of a keyed route: its
 //!   principal, its capability (hence its price) and its call's credit.
 //! - [`guard`]: in front of every keyed route: key, rate limit, scope,
@@ -94,6 +96,7 @@ pub mod messages;
 pub mod metrics;
 pub mod openapi;
 pub mod outage;
+pub mod payloads;
 pub mod pricing;
 pub mod principal;
 pub mod push;

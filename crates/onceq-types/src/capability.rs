@@ -1,7 +1,9 @@
 //! The endpoint catalogue: every capability's id, method, path, unit and
-//! action, one constant each. The server's router, guard, discovery answer,
-//! price table and metering use these constants; a test of the server
-//! checks its router against [`CAPABILITIES`].
+//! action, one constant each, and which action reads payloads
+//! ([`PAYLOAD_ACTION`], [`SHOWS_PAYLOADS`]). The server's router, guard,
+//! discovery answer, price table and metering use these constants; a test
+//! of the server checks its router against [`CAPABILITIES`], and one of the
+//! CLI checks docs/security.md's and docs/api.md's tables against them.
 
 use serde::{Deserialize, Serialize};
 
@@ -424,6 +426,31 @@ pub const ALIASES: &[(&str, &str)] = &[
     ),
     ("POST", "/v1/cron/delete/{job_id}"),
     ("POST", "/v1/account/webhooks/delete/{id}"),
+];
+
+/// The action a key needs to read a stored payload (a message's payload,
+/// its completed `result`, a cron schedule's payload) in an answer that does
+/// not hand the message out: the one rule for payloads, written once. The
+/// capabilities whose answers carry one are [`SHOWS_PAYLOADS`]; the
+/// dashboard's message, queue, completed and dead-letter pages and its
+/// payload search follow the same rule. Without it a key gets the record
+/// with `payload_withheld: true` and no payload nor result (a payload search
+/// is refused). `consume` needs no `peek`: handing a message out is what
+/// consuming is, and it moves the message.
+pub const PAYLOAD_ACTION: Action = Action::Peek;
+
+/// The capabilities whose answers carry a stored payload only for keys
+/// allowed [`PAYLOAD_ACTION`] (withheld otherwise). `queue.publish` echoes
+/// the caller's own payload and `queue.consume` hands the message out: not
+/// listed.
+pub const SHOWS_PAYLOADS: &[CapabilityDef] = &[
+    MESSAGE_GET,
+    CRON_CREATE,
+    CRON_LIST,
+    CRON_GET,
+    CRON_UPDATE,
+    CRON_PAUSE,
+    CRON_RESUME,
 ];
 
 /// Every capability, in the order discovery lists them.

@@ -231,9 +231,13 @@ pub struct CronJob {
     /// The URL it delivers to, or `null`.
     pub task: Option<String>,
     /// What each run publishes: any JSON value but null (`{}` when the
-    /// create gave none).
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::payload))]
-    pub payload: Box<RawValue>,
+    /// create gave none); `null` when withheld (`payload_withheld`).
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::payload_or_withheld))]
+    pub payload: Option<Box<RawValue>>,
+    /// `true` when the key may not read payloads (it lacks `peek`,
+    /// [`crate::capability::PAYLOAD_ACTION`]): `payload` is then `null`.
+    #[serde(default)]
+    pub payload_withheld: bool,
     /// Headers of each run's message.
     pub headers: crate::Headers,
     /// Its run limit.

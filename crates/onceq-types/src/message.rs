@@ -136,9 +136,15 @@ pub struct MessageDetail {
     pub queue: String,
     /// Where it is.
     pub state: MessageState,
-    /// The payload as published (compact form).
-    #[cfg_attr(feature = "openapi", schema(value_type = Value))]
-    pub payload: Box<RawValue>,
+    /// The payload as published (compact form); `null` when withheld
+    /// (`payload_withheld`).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Value>))]
+    pub payload: Option<Box<RawValue>>,
+    /// `true` when the key may not read payloads (it lacks the `peek`
+    /// action, [`crate::capability::PAYLOAD_ACTION`]): `payload` and
+    /// `result` are then `null` whatever the message holds.
+    #[serde(default)]
+    pub payload_withheld: bool,
     /// The headers it was published with (`{}` when none).
     pub headers: Headers,
     /// As stored (0 where the queue ignores priority).

@@ -50,3 +50,19 @@ pub fn payload() -> impl Into<RefOr<Schema>> {
             "Any JSON value but null, at most 262144 bytes as compact JSON.",
         ))
 }
+
+/// A stored payload in an answer that may withhold it: a payload, or
+/// `null` when the key lacks `peek` (`payload_withheld: true`).
+pub fn payload_or_withheld() -> impl Into<RefOr<Schema>> {
+    let typed = |t: Type| ObjectBuilder::new().schema_type(t);
+    OneOfBuilder::new()
+        .item(typed(Type::Object))
+        .item(ArrayBuilder::new().items(ObjectBuilder::new().schema_type(SchemaType::AnyValue)))
+        .item(typed(Type::String))
+        .item(typed(Type::Number))
+        .item(typed(Type::Boolean))
+        .item(typed(Type::Null))
+        .description(Some(
+            "The stored payload; null when withheld (payload_withheld: the key lacks peek).",
+        ))
+}

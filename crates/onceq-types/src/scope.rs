@@ -1,8 +1,10 @@
 //! What an API key may do: which actions, on which queues.
 //!
 //! Every capability belongs to one [`Action`] (publish, consume, read,
-//! admin, accounts). A key holds a set of actions ([`Actions`], `full` = the
-//! first four) and
+//! admin, accounts); one more, `peek`, belongs to no capability but to what
+//! an answer may carry: a message's payload and result, shown by a call
+//! that does not consume it ([`crate::capability::PAYLOAD_ACTION`]). A key
+//! holds a set of actions ([`Actions`], `full` = all but `accounts`) and
 //! a list of queue-name patterns ([`QueuePatterns`], `*` = any queue). A
 //! call is allowed when its capability's action is in the set and, for a
 //! call that names a queue, the name matches one of the patterns.
@@ -24,6 +26,12 @@ pub enum Action {
     Consume,
     /// `list`, `get`, `stats`, and the account endpoints.
     Read,
+    /// Payloads (and completed results) in the answers of calls that do
+    /// not consume: `queue.message.get`, the cron calls, the dashboard's
+    /// pages and its payload search. Alone it allows no call: it adds
+    /// payloads to what `read` (or `admin`, for cron changes) answers.
+    /// A key without it gets those answers with the payload withheld.
+    Peek,
     /// `create`, `update`, `delete`, `purge`, `cancel`, `dlq/redrive`.
     Admin,
     /// The admin API (`/v1/admin/...`): keys and limits of every project.
@@ -36,10 +44,11 @@ pub enum Action {
 
 impl Action {
     /// Every action, in display order.
-    pub const ALL: [Action; 5] = [
+    pub const ALL: [Action; 6] = [
         Action::Publish,
         Action::Consume,
         Action::Read,
+        Action::Peek,
         Action::Admin,
         Action::Accounts,
     ];
@@ -50,6 +59,7 @@ impl Action {
             Action::Publish => "publish",
             Action::Consume => "consume",
             Action::Read => "read",
+            Action::Peek => "peek",
             Action::Admin => "admin",
             Action::Accounts => "accounts",
         }
@@ -62,22 +72,24 @@ impl Action {
             Action::Read => 4,
             Action::Admin => 8,
             Action::Accounts => 16,
+            Action::Peek => 32,
         }
     }
 }
 
 /// A set of actions. `Default` is `full`: every action of a project
-/// (publish, consume, read, admin), not `accounts`.
+/// (publish, consume, read, peek, admin), not `accounts`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Actions(u8);
 
 impl Actions {
-    /// Every action within a project (`full`).
-    pub const FULL: Actions = Actions(15);
+    /// Every action within a project (`full`). Keys stored as `full`
+    /// before `peek` existed read payloads as they did, so `full` holds it.
+    pub const FULL: Actions = Actions(47);
 
     /// `full` and `accounts`: the operator's keys (`ONCEQ_API_KEY`, the
     /// key made on first start).
-    pub const OPERATOR: Actions = Actions(31);
+    pub const OPERATOR: Actions = Actions(63);
 
     /// Whether `action` is in the set.
     pub fn allows(self, action: Action) -> bool {
@@ -85,7 +97,7 @@ impl Actions {
     }
 
     /// Parses `full` or a comma-separated list of `publish`, `consume`,
-    /// `read`, `admin`, `accounts`, `full` (also `publish-only`,
+    /// `read`, `peek`, `admin`, `accounts`, `full` (also `publish-only`,
     /// `consume-only`, `read-only`).
     pub fn parse(text: &str) -> Result<Actions, String> {
         let mut bits = 0u8;
@@ -96,11 +108,12 @@ impl Actions {
                 "publish" => Action::Publish.bit(),
                 "consume" => Action::Consume.bit(),
                 "read" => Action::Read.bit(),
+                "peek" => Action::Peek.bit(),
                 "admin" => Action::Admin.bit(),
                 "accounts" => Action::Accounts.bit(),
                 other => {
                     return Err(format!(
-                        "unknown action {:?}: use publish, consume, read, admin, accounts or full",
+                        "unknown action {:?}: use publish, consume, read, peek, admin, accounts or full",
                         truncate(other)
                     ));
                 }
@@ -258,9 +271,17 @@ mod tests {
         assert_eq!(a.to_string(), "consume,read");
         assert_eq!(Actions::parse(&a.to_string()).unwrap(), a);
         assert_eq!(
-            Actions::parse("publish,consume,read,admin").unwrap(),
+            Actions::parse("publish,consume,read,peek,admin").unwrap(),
             Actions::FULL
         );
+        // A set without peek is not full: it prints as its list.
+        let no_peek = Actions::parse("publish,consume,read,admin").unwrap();
+        assert_ne!(no_peek, Actions::FULL);
+        assert_eq!(no_peek.to_string(), "publish,consume,read,admin");
+        assert!(Actions::FULL.allows(Action::Peek));
+        let a = Actions::parse("read,peek").unwrap();
+        assert!(a.allows(Action::Peek) && !a.allows(Action::Consume));
+        assert_eq!(Actions::parse(&a.to_string()).unwrap(), a);
         assert!(!Actions::FULL.allows(Action::Accounts));
         let op = Actions::parse("full,accounts").unwrap();
         assert_eq!(op, Actions::OPERATOR);

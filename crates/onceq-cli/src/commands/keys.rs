@@ -28,8 +28,9 @@ pub enum KeysCmd {
         #[arg(long, default_value = "*")]
         queues: String,
         /// What the key may do: comma-separated publish, consume, read,
-        /// admin, accounts (the admin API: keys and limits of every
-        /// project), or full (all but accounts). Default: full.
+        /// peek (payloads in answers that do not consume them), admin,
+        /// accounts (the admin API: keys and limits of every project), or
+        /// full (all but accounts). Default: full.
         #[arg(long, default_value = "full")]
         actions: String,
         /// The key stops working after this long (e.g. 30d, 12h).

@@ -48,8 +48,25 @@ pub async fn run(cmd: MessageCmd) -> anyhow::Result<()> {
         ),
         ("completed_at", opt(m.completed_at.map(|t| t.to_string()))),
         ("last_error", opt(m.last_error.clone())),
-        ("result", opt(m.result.as_ref().map(|r| r.get().to_owned()))),
-        ("payload", m.payload.get().to_owned()),
+        (
+            "result",
+            match &m.result {
+                Some(r) => r.get().to_owned(),
+                None if m.payload_withheld => "(withheld)".into(),
+                None => "-".into(),
+            },
+        ),
+        (
+            "payload",
+            match &m.payload {
+                Some(p) => p.get().to_owned(),
+                // The key lacks `peek` (docs/security.md).
+                None if m.payload_withheld => {
+                    "(withheld: this API key lacks the peek action)".into()
+                }
+                None => "-".into(),
+            },
+        ),
     ]);
     if !m.attempts.is_empty() {
         println!("attempts (oldest first):");

@@ -1,6 +1,7 @@
 //! A message's life from the command line: `queue create
 //! --completed-retention`, `ack --result`, `message get` with attempts,
-//! `last_error` and `result`, `dlq redrive --id`, `cancel`, on the embedded
+//! `last_error` and `result` (withheld from a key without `peek`), `dlq
+//! redrive --id`, `cancel`, on the embedded
 //! store and on PostgreSQL.
 
 use serde_json::{Value, json};
@@ -64,6 +65,35 @@ fn life(server: &ServerProcess) {
         text.contains(r#"{"rows":3}"#) && text.contains("#1 acked"),
         "{text}"
     );
+    // A key allowed `read` but not `peek` gets the record, not the
+    // payload nor the result (docs/security.md, "Payloads and `peek`").
+    let read_only = run_ok(
+        &[
+            "keys",
+            "create",
+            "--project",
+            "default",
+            "--actions",
+            "read",
+            "--url",
+            &server.url,
+        ],
+        &env,
+    );
+    let blind = [
+        ("ONCEQ_URL", server.url.as_str()),
+        ("ONCEQ_API_KEY", read_only.trim()),
+    ];
+    let m = json(&["message", "get", "jobs", &id], &blind);
+    assert_eq!(m["state"], "completed");
+    assert_eq!(m["payload_withheld"], true);
+    assert!(m["payload"].is_null() && m["result"].is_null(), "{m}");
+    let text = run_ok(&["message", "get", "jobs", &id], &blind);
+    assert!(
+        text.contains("withheld") && !text.contains("rows") && text.contains("#1 acked"),
+        "{text}"
+    );
+    assert!(json(&["message", "get", "jobs", &id], &env)["payload"] == json!({"n": 1}));
     let bad = run(&["ack", "jobs", &id, "--result", "{not json"], &env);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--result"));

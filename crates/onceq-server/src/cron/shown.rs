@@ -3,10 +3,11 @@
 use onceq_store::{CronRecord, CronRunRecord, CronTarget};
 use onceq_types::cron::{CronJob, CronRun};
 
-use crate::{ApiError, routes::publish::raw};
+use crate::{ApiError, payloads::PayloadGate, routes::publish::raw};
 
-/// `record` for an answer.
-pub fn job(record: CronRecord) -> Result<CronJob, ApiError> {
+/// `record` for an answer; its payload only if `gate` lets the key read
+/// payloads.
+pub fn job(record: CronRecord, gate: PayloadGate) -> Result<CronJob, ApiError> {
     let (queue, task) = match record.spec.target {
         CronTarget::Queue(q) => (Some(q), None),
         CronTarget::Task(url) => (None, Some(url)),
@@ -20,7 +21,8 @@ pub fn job(record: CronRecord) -> Result<CronJob, ApiError> {
         next_run_at: record.next_run_at,
         queue,
         task,
-        payload: raw(record.spec.payload)?,
+        payload: gate.reveal(record.spec.payload).map(raw).transpose()?,
+        payload_withheld: gate.withheld(),
         headers: crate::headers::stored(record.spec.headers.as_deref())?,
         max_runs: record.spec.max_runs,
         overlap_policy: record.spec.overlap_policy,

@@ -133,7 +133,7 @@ async fn live_body(
                 }
             }
         }
-        (super::dlq_table::render(queue, &page.messages, state.clock.now(), &actions, super::dlq_selected::FORM_ID))
+        (super::dlq_table::render(queue, &page.messages, state.clock.now(), &actions, super::dlq_selected::FORM_ID, viewer.payloads()))
         (queue::pager(&base(queue), listing, &page))
     };
     Ok((record, stats, body))

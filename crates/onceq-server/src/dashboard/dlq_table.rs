@@ -7,8 +7,9 @@ use onceq_store::MessageRecord;
 
 use super::{
     bulk,
-    format::{dom_id, preview, time_rel, url_part},
+    format::{dom_id, payload_cell, preview, time_rel, url_part},
 };
+use crate::payloads::PayloadGate;
 
 /// Characters of an error the list shows.
 const ERROR_PREVIEW: usize = 120;
@@ -21,6 +22,7 @@ pub fn render(
     now: jiff::Timestamp,
     actions: &dyn Fn(&MessageRecord) -> Markup,
     select: &str,
+    payloads: PayloadGate,
 ) -> Markup {
     html! {
         @if messages.is_empty() {
@@ -59,7 +61,7 @@ pub fn render(
                                     }
                                 }
                                 td data-label="Dead-lettered" { (time_rel(m.visible_at, now)) }
-                                td.preview data-label="Payload" { code { (preview(&m.payload, 60)) } }
+                                td.preview data-label="Payload" { (payload_cell(payloads, &m.payload, 60)) }
                                 td.actions { (actions(m)) }
                             }
                         }

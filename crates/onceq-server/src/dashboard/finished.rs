@@ -16,13 +16,13 @@ use serde::Deserialize;
 
 use super::{
     error::DashError,
-    format::{age, dom_id, preview, time_rel, url_part},
+    format::{age, dom_id, payload_cell, preview, time_rel, url_part},
     layout::{self, Crumb},
     life,
     queue::{self, queue_name},
     session::Viewer,
 };
-use crate::{AppState, validate};
+use crate::{AppState, payloads::PayloadGate, validate};
 
 /// Finished messages per page.
 pub const PAGE_SIZE: u32 = 50;
@@ -88,7 +88,12 @@ fn off(queue: &str) -> Markup {
     }
 }
 
-fn table(queue: &str, rows: &[FinishedMessage], now: jiff::Timestamp) -> Markup {
+fn table(
+    queue: &str,
+    rows: &[FinishedMessage],
+    now: jiff::Timestamp,
+    payloads: PayloadGate,
+) -> Markup {
     html! {
         @if rows.is_empty() {
             div.empty { p { "No finished message kept. Acked and cancelled messages appear here until their time is up." } }
@@ -116,12 +121,12 @@ fn table(queue: &str, rows: &[FinishedMessage], now: jiff::Timestamp) -> Markup 
                                 td.num data-label="Deliveries" { (m.record.delivery_count) }
                                 td.preview data-label="Result" {
                                     @match (&m.finished.result, m.finished.state) {
-                                        (Some(r), _) => code { (preview(r, 90)) },
+                                        (Some(r), _) => (payload_cell(payloads, r, 90)),
                                         (None, FinishedState::Completed) => span.muted { "none" },
                                         (None, FinishedState::Cancelled) => span.muted { "—" },
                                     }
                                 }
-                                td.preview data-label="Payload" { code { (preview(&m.record.payload, 60)) } }
+                                td.preview data-label="Payload" { (payload_cell(payloads, &m.record.payload, 60)) }
                             }
                         }
                     }
@@ -167,7 +172,7 @@ async fn body(
         .map_err(|e| DashError::store(e, queue))?;
     Ok(html! {
         p.sub { "Kept for " (age(i64::from(record.completed_retention_seconds))) " after they finish, newest first, " (PAGE_SIZE) " a page." }
-        (table(queue, &page.messages, state.clock.now()))
+        (table(queue, &page.messages, state.clock.now(), viewer.payloads()))
         (pager(queue, paged, &page))
     })
 }

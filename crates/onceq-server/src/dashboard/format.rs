@@ -62,6 +62,21 @@ pub fn time_full(t: Timestamp, now: Timestamp) -> Markup {
     }
 }
 
+/// A payload (or result) in a table cell: its first `max` characters, or
+/// "withheld" when `gate` does not let the key read payloads. Every
+/// listing shows payloads through this.
+pub fn payload_cell(gate: crate::payloads::PayloadGate, payload: &str, max: usize) -> Markup {
+    match gate.reveal(payload) {
+        Some(p) => html! { code { (preview(p, max)) } },
+        None => withheld(),
+    }
+}
+
+/// What stands where a payload is withheld (the key lacks `peek`).
+pub fn withheld() -> Markup {
+    html! { span.muted.payload-withheld title="This API key may not read payloads (it lacks the peek action)" { "withheld" } }
+}
+
 /// The first `max` characters of a payload on one line.
 pub fn preview(payload: &str, max: usize) -> String {
     let mut chars = payload.chars();

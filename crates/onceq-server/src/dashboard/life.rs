@@ -10,8 +10,10 @@ use maud::{Markup, html};
 use onceq_store::{Finished, FinishedState, FoundMessage, MessageRecord};
 use onceq_types::{Attempt, AttemptOutcome};
 
+use crate::payloads::PayloadGate;
+
 use super::{
-    format::{pretty, preview, time_full, time_rel},
+    format::{pretty, preview, time_full, time_rel, withheld},
     queue::badge,
 };
 
@@ -120,7 +122,7 @@ pub fn attempts(attempts: &[Attempt], now: jiff::Timestamp) -> Markup {
 }
 
 /// How a finished message ended: when, and a completed one's result.
-pub fn ending(f: &Finished, now: jiff::Timestamp) -> Markup {
+pub fn ending(f: &Finished, now: jiff::Timestamp, payloads: PayloadGate) -> Markup {
     html! {
         h2 { @match f.state { FinishedState::Completed => "Completed", FinishedState::Cancelled => "Cancelled" } }
         p #message-finished-at {
@@ -131,7 +133,10 @@ pub fn ending(f: &Finished, now: jiff::Timestamp) -> Markup {
             @match &f.result {
                 Some(result) => {
                     h3 { "Result" }
-                    pre.payload #message-result tabindex="0" aria-label="Result" { code { (pretty(result)) } }
+                    @match payloads.reveal(result) {
+                        Some(result) => pre.payload #message-result tabindex="0" aria-label="Result" { code { (pretty(result)) } },
+                        None => p #message-result { (withheld()) ": this API key may not read results (it lacks the " code { "peek" } " action)." },
+                    }
                 }
                 None => p.muted #message-result-none { "The ack gave no result." }
             }

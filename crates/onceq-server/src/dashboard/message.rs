@@ -20,13 +20,13 @@ use serde::Deserialize;
 
 use super::{
     error::DashError,
-    format::{count, pretty, time_full, url_part},
+    format::{count, pretty, time_full, url_part, withheld},
     layout::{self, Crumb},
     life,
     queue::{self, badge, queue_name},
     session::Viewer,
 };
-use crate::{AppState, validate};
+use crate::{AppState, payloads::PayloadGate, validate};
 
 /// The queue's record and the message, wherever the queue has it: in the
 /// queue, in its dead-letter queue, or kept finished.
@@ -135,6 +135,7 @@ fn live_body(
     record: &QueueRecord,
     found: Option<&FoundMessage>,
     now: jiff::Timestamp,
+    payloads: PayloadGate,
 ) -> Markup {
     html! {
         @match found {
@@ -142,7 +143,7 @@ fn live_body(
                 (facts(queue, found))
                 (life::last_error(&found.record))
                 @if let Some(finished) = &found.finished {
-                    (life::ending(finished, now))
+                    (life::ending(finished, now, payloads))
                 } @else {
                     h2 { "History" }
                     @if found.dead_lettered {
@@ -228,11 +229,14 @@ pub async fn page(
             h1 { "Message " span.mono { (id) } }
             @if let Some(found) = &found { (actions(&queue, found)) }
         }
-        (layout::live("message-live", &format!("{base}/live"), live_body(&queue, &record, found.as_ref(), now)))
+        (layout::live("message-live", &format!("{base}/live"), live_body(&queue, &record, found.as_ref(), now, viewer.payloads())))
         @if let Some(found) = &found {
             (headers(&found.record))
             h2 { "Payload " span.muted { "(" (count(found.record.payload.len() as i64)) " bytes)" } }
-            pre.payload tabindex="0" aria-label="Payload" { code { (pretty(&found.record.payload)) } }
+            @match viewer.payloads().reveal(&found.record.payload) {
+                Some(payload) => pre.payload tabindex="0" aria-label="Payload" { code { (pretty(payload)) } },
+                None => p #payload-withheld { (withheld()) ": this API key may not read payloads (it lacks the " code { "peek" } " action)." },
+            }
         }
     };
     let crumbs = [
@@ -263,6 +267,13 @@ pub async fn live(
     check_id(&id)?;
     let (record, found) = load(&state, &viewer, &queue, &id).await?;
     Ok(Html(
-        live_body(&queue, &record, found.as_ref(), state.clock.now()).into_string(),
+        live_body(
+            &queue,
+            &record,
+            found.as_ref(),
+            state.clock.now(),
+            viewer.payloads(),
+        )
+        .into_string(),
     ))
 }

@@ -80,7 +80,7 @@ pub async fn create(
     state.cron_wake.notify_one();
     let shown = CronJob {
         secret,
-        ..shown::job(inserted.job)?
+        ..shown::job(inserted.job, caller.payloads())?
     };
     Ok(caller.reply(shown).replay(!inserted.created))
 }
@@ -132,7 +132,7 @@ pub async fn list(
         .await
         .map_err(|e| ApiError::from_store(e, ""))?
         .into_iter()
-        .map(shown::job)
+        .map(|j| shown::job(j, caller.payloads()))
         .collect::<Result<_, _>>()?;
     Ok(caller.reply(Items { items }))
 }
@@ -154,7 +154,7 @@ pub async fn get(
     JobPath(job_id): JobPath,
 ) -> Result<Reply<CronJob>, ApiError> {
     let job = found(&state, &caller, &job_id).await?;
-    Ok(caller.reply(shown::job(job)?))
+    Ok(caller.reply(shown::job(job, caller.payloads())?))
 }
 
 async fn found(state: &AppState, caller: &Caller, job_id: &str) -> Result<CronRecord, ApiError> {
@@ -237,7 +237,7 @@ pub async fn update(
         .map_err(|e| ApiError::from_store(e, ""))?
         .ok_or_else(|| not_found(&job_id))?;
     state.cron_wake.notify_one();
-    Ok(caller.reply(shown::job(updated)?))
+    Ok(caller.reply(shown::job(updated, caller.payloads())?))
 }
 
 /// `POST /v1/cron/pause/{job_id}`.
@@ -285,7 +285,7 @@ async fn set_paused(
     paused: bool,
 ) -> Result<Reply<CronJob>, ApiError> {
     let record = set_job_paused(&state, job_ref(&caller, &job_id), paused).await?;
-    Ok(caller.reply(shown::job(record)?))
+    Ok(caller.reply(shown::job(record, caller.payloads())?))
 }
 
 /// Pauses or resumes the schedule `job` (404 when there is none): the one

@@ -21,6 +21,7 @@ use crate::{
             Unauthorized,
         },
     },
+    payloads::PayloadGate,
     validate,
 };
 
@@ -64,7 +65,7 @@ pub async fn get(
             caller.queue(&dlq)?;
         }
     }
-    Ok(caller.reply(detail(queue, found)?))
+    Ok(caller.reply(detail(queue, found, caller.payloads())?))
 }
 
 /// `POST /v1/queue/cancel`.
@@ -101,8 +102,13 @@ pub async fn cancel(
     Ok(caller.reply(Cancelled { cancelled }))
 }
 
-/// The answer for a message found in (or under) `queue`.
-fn detail(queue: String, found: FoundMessage) -> Result<MessageDetail, ApiError> {
+/// The answer for a message found in (or under) `queue`; its payload and
+/// result only if `gate` lets the key read them.
+fn detail(
+    queue: String,
+    found: FoundMessage,
+    gate: PayloadGate,
+) -> Result<MessageDetail, ApiError> {
     let r = found.record;
     let finished = found.finished;
     let state = match (&finished, found.dead_lettered, r.status) {
@@ -118,11 +124,17 @@ fn detail(queue: String, found: FoundMessage) -> Result<MessageDetail, ApiError>
             return Err(ApiError::message_not_found(&queue, &r.message_id));
         }
     };
-    let payload = crate::routes::publish::raw(r.payload)?;
+    let payload = gate
+        .reveal(r.payload)
+        .map(crate::routes::publish::raw)
+        .transpose()?;
     let (completed_at, result) = match finished {
         Some(f) => (
             Some(f.finished_at),
-            f.result.map(crate::routes::publish::raw).transpose()?,
+            gate.reveal(f.result)
+                .flatten()
+                .map(crate::routes::publish::raw)
+                .transpose()?,
         ),
         None => (None, None),
     };
@@ -131,6 +143,7 @@ fn detail(queue: String, found: FoundMessage) -> Result<MessageDetail, ApiError>
         queue,
         state,
         payload,
+        payload_withheld: gate.withheld(),
         headers: crate::headers::stored(r.headers.as_deref())?,
         priority: r.priority,
         message_group_id: r.group_id,

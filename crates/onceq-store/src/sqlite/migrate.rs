@@ -118,4 +118,59 @@ mod tests {
         let store = crate::sqlite::SqliteStore::open(dir.path()).await.unwrap();
         crate::rules::ledger::check_v16_rows(&store).await;
     }
+
+    use onceq_types::scope::{Action, Actions};
+
+    use super::embedded;
+
+    /// V17 gives `peek` to the keys that could read payloads through
+    /// `read` and take them with `consume`, and to no other (docs/security.md,
+    /// "What changes for an existing key"). The same statement runs on
+    /// PostgreSQL.
+    #[test]
+    fn v17_gives_peek_to_read_and_consume_keys_only() {
+        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+        embedded::migrations::runner()
+            .set_target(refinery::Target::Version(16))
+            .run(&mut conn)
+            .unwrap();
+        conn.execute(
+            "INSERT INTO onceq_projects (name, created_at) VALUES ('p', 0)",
+            [],
+        )
+        .unwrap();
+        let before = [
+            ("k1", "full"),
+            ("k2", "full,accounts"),
+            ("k3", "consume,read"),
+            ("k4", "publish,consume,read,admin"),
+            ("k5", "read"),
+            ("k6", "read,admin"),
+            ("k7", "consume"),
+        ];
+        for (i, (id, actions)) in before.iter().enumerate() {
+            conn.execute(
+                "INSERT INTO onceq_api_keys (key_id, project, key_hash, created_at, actions) VALUES (?1, 'p', ?2, 0, ?3)",
+                rusqlite::params![id, vec![i as u8; 32], actions],
+            )
+            .unwrap();
+        }
+        embedded::migrations::runner().run(&mut conn).unwrap();
+        let peek = |id: &str| -> bool {
+            let text: String = conn
+                .query_row(
+                    "SELECT actions FROM onceq_api_keys WHERE key_id = ?1",
+                    [id],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            Actions::parse(&text).unwrap().allows(Action::Peek)
+        };
+        for id in ["k1", "k2", "k3", "k4"] {
+            assert!(peek(id), "{id} keeps reading payloads");
+        }
+        for id in ["k5", "k6", "k7"] {
+            assert!(!peek(id), "{id} gets no peek");
+        }
+    }
 }

@@ -31,7 +31,7 @@ pub mod selected;
 pub mod settings_form;
 pub mod settings_page;
 
-pub use render::{Table, badge, pager, table};
+pub use render::{Table, badge, pager};
 use render::{View, filters, live_body, settings};
 
 /// Messages per page.
@@ -284,6 +284,7 @@ pub async fn page(
         bound: bound.as_ref(),
         fifo,
         now,
+        payloads: viewer.payloads(),
     };
     let main = html! {
         div.page-head {
@@ -299,7 +300,7 @@ pub async fn page(
                 a.btn.btn-danger-quiet href=(format!("{base}/purge")) { "Purge…" }
             }
         }
-        (filters(&queue, &listing, fifo, record.completed_retention_seconds > 0))
+        (filters(&queue, &listing, fifo, record.completed_retention_seconds > 0, viewer.payloads()))
         (super::bulk::bar(selected::FORM_ID, &format!("{base}/selected"), &selected::ACTIONS))
         (layout::live("queue-live", &format!("{base}/live{}", listing.query(listing.after)),
             live_body(&view)))
@@ -331,6 +332,7 @@ pub async fn live(
         bound: bound.as_ref(),
         fifo: record.queue_type == QueueType::Fifo,
         now: state.clock.now(),
+        payloads: viewer.payloads(),
     };
     Ok(Html(live_body(&view).into_string()))
 }

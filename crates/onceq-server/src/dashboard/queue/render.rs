@@ -5,8 +5,9 @@ use maud::{Markup, html};
 use onceq_store::{MessagePage, MessageRecord};
 use onceq_types::{MessageStatus, QueueRecord, QueueStats};
 
-use super::super::format::{age, count, dom_id, preview, time_rel, url_part};
+use super::super::format::{age, count, dom_id, payload_cell, time_rel, url_part};
 use super::Listing;
+use crate::payloads::PayloadGate;
 
 /// A message's state as a badge.
 pub fn badge(status: MessageStatus) -> Markup {
@@ -41,26 +42,6 @@ pub(super) fn tiles(queue: &str, s: &QueueStats) -> Markup {
     }
 }
 
-/// A table of messages; `actions` draws each row's buttons (the DLQ's).
-pub fn table(
-    queue: &str,
-    messages: &[MessageRecord],
-    now: jiff::Timestamp,
-    actions: Option<&dyn Fn(&MessageRecord) -> Markup>,
-    empty: &str,
-) -> Markup {
-    Table {
-        queue,
-        messages,
-        now,
-        actions,
-        empty,
-        select: None,
-        groups: false,
-    }
-    .render()
-}
-
 /// A table of messages and what it shows beside the messages.
 pub struct Table<'a> {
     /// The queue whose pages the ids link to.
@@ -77,6 +58,8 @@ pub struct Table<'a> {
     pub select: Option<&'a str>,
     /// Show each message's group (FIFO queues).
     pub groups: bool,
+    /// Whether the viewer may read the payloads.
+    pub payloads: PayloadGate,
 }
 
 impl Table<'_> {
@@ -90,6 +73,7 @@ impl Table<'_> {
             empty,
             select,
             groups,
+            payloads,
         } = *self;
         html! {
             @if messages.is_empty() {
@@ -146,7 +130,7 @@ impl Table<'_> {
                                             @if let Some(t) = m.lease_expires_at { (time_rel(t, now)) } @else { span.muted { "—" } }
                                         }
                                     }
-                                    td.preview data-label="Payload" { code { (preview(&m.payload, 90)) } }
+                                    td.preview data-label="Payload" { (payload_cell(payloads, &m.payload, 90)) }
                                     @if let Some(actions) = actions { td.actions { (actions(m)) } }
                                 }
                             }
@@ -184,6 +168,8 @@ pub(super) struct View<'a> {
     pub bound: Option<&'a super::search::Bound>,
     pub fifo: bool,
     pub now: jiff::Timestamp,
+    /// Whether the viewer may read the payloads.
+    pub payloads: PayloadGate,
 }
 
 pub(super) fn live_body(v: &View<'_>) -> Markup {
@@ -207,6 +193,7 @@ pub(super) fn live_body(v: &View<'_>) -> Markup {
         empty: &empty,
         select: Some(super::selected::FORM_ID),
         groups: v.fifo,
+        payloads: v.payloads,
     };
     html! {
         (tiles(queue, v.stats))
@@ -259,7 +246,13 @@ pub(super) fn settings(record: &QueueRecord) -> Markup {
 /// The state tabs, the search and (FIFO) the group filter. `retains`:
 /// the queue keeps finished messages, so a "Completed" tab leads to them
 /// (their own page: they are not in the queue's listing).
-pub(super) fn filters(queue: &str, listing: &Listing, fifo: bool, retains: bool) -> Markup {
+pub(super) fn filters(
+    queue: &str,
+    listing: &Listing,
+    fifo: bool,
+    retains: bool,
+    payloads: PayloadGate,
+) -> Markup {
     let base = format!("/dashboard/queues/{}", url_part(queue));
     let tab = |state: Option<MessageStatus>, label: &str| {
         let l = Listing {
@@ -293,8 +286,12 @@ pub(super) fn filters(queue: &str, listing: &Listing, fifo: bool, retains: bool)
                 label.sr-only for="search-in" { "Search in" }
                 select #search-in name="in" {
                     option value="id" selected[!listing.in_payloads] { "ids and keys" }
-                    option value="payload" selected[listing.in_payloads] {
-                        "payloads (newest " (super::search::SCAN) ")"
+                    // A search in payloads tells which hold a text: only
+                    // for keys that may read them.
+                    @if !payloads.withheld() {
+                        option value="payload" selected[listing.in_payloads] {
+                            "payloads (newest " (super::search::SCAN) ")"
+                        }
                     }
                 }
                 @if fifo {

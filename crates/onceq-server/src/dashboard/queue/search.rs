@@ -23,12 +23,15 @@ pub struct Bound {
 }
 
 /// The matches of `text` among the queue's newest [`SCAN`] messages.
+/// Refused (403) to a key that may not read payloads: which messages hold
+/// a text tells what they hold.
 pub async fn payloads(
     state: &AppState,
     viewer: &Viewer,
     queue: &str,
     text: &str,
 ) -> Result<(MessagePage, Bound), DashError> {
+    viewer.payloads().require().map_err(DashError::Forbidden)?;
     let found = state
         .messages()
         .search_payloads(PayloadSearch {
