@@ -23,6 +23,7 @@ import {
   type Answer,
   type BodyBytes,
   type Header,
+  type Held,
   IDEMPOTENCY_KEY,
   type LedgerOptions,
   RequestGuard,
@@ -78,7 +79,7 @@ export function idempotency(options: ExpressIdempotencyOptions): RequestHandler 
     req.idempotencyKey = d.key;
     res.locals.idempotencyKey = d.key;
     if (d.generated) res.setHeader("Idempotency-Key", d.key);
-    capture(res, options.maxResponseBody ?? Number.POSITIVE_INFINITY, d.held);
+    capture(res, options.maxResponseBody ?? Number.POSITIVE_INFINITY, d.held, d.generated);
     next();
   };
   return Object.assign(handler, { guard });
@@ -143,7 +144,7 @@ async function readBody(req: Request, max: number): Promise<BodyBytes | Answer> 
  * ledger — recorded, or the claim released — before the last chunk goes
  * out, so a client that got the answer and retries gets the replay.
  */
-function capture(res: Response, max: number, held: { settle: (a: { status: number; headers: Iterable<Header>; body: Buffer | undefined }) => Promise<void> }): void {
+function capture(res: Response, max: number, held: Held, generated: boolean): void {
   const out = res as ServerResponse;
   const write = out.write;
   const end = out.end;
@@ -194,6 +195,8 @@ function capture(res: Response, max: number, held: { settle: (a: { status: numbe
     const headers: Header[] = [];
     for (const name of this.getHeaderNames()) {
       const v = this.getHeader(name);
+      // A generated key's echo is the middleware's, not the handler's (as in the Rust layer).
+      if (name === IDEMPOTENCY_KEY && generated) continue;
       for (const one of Array.isArray(v) ? v : [v]) if (one !== undefined) headers.push([name, String(one)]);
     }
     held

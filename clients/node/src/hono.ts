@@ -8,7 +8,7 @@
 import type { IncomingMessage } from "node:http";
 
 import type { Context, MiddlewareHandler } from "hono";
-import { routePath } from "hono/route";
+import { matchedRoutes } from "hono/route";
 
 import {
   type Answer,
@@ -42,7 +42,8 @@ export function idempotency(
     const d = await guard.decide({
       method: c.req.method,
       // The handler's route template, wherever the middleware is mounted.
-      route: routePath(c, -1) || c.req.path,
+      // (the last matched route is the handler's; hono/route since 4.8).
+      route: matchedRoutes(c).at(-1)?.path || c.req.path,
       keyValues: keyValues(c),
       contentType: c.req.header("content-type"),
       principal: principal(c) ?? undefined,

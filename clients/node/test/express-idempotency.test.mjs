@@ -200,6 +200,8 @@ test("a missing key is 400 where required; a route can make it optional or gener
   assert.equal(JSON.parse(g.text).key, key);
   const retried = await post(`${generating.url}/api/exports`, { key });
   assert.equal(retried.headers.get("idempotent-replayed"), "true");
+  const { rows } = await db.pool.query("SELECT headers::text AS h FROM onceq_request_ledger WHERE key = $1", [key]);
+  assert.ok(!rows[0].h.includes("idempotency-key"), "the echo of a generated key is not recorded");
 });
 
 test("a malformed or repeated key is 400 IDEMPOTENCY_KEY_INVALID", async (t) => {

@@ -14,6 +14,8 @@
 //! - [`tls`]: a TLS-only cluster with certificates made at test time
 //!   ([`shared_tls_cluster`]).
 //! - [`template`]: databases cloned from a template made once per process.
+//! - [`cases`]: the shared ledger's case tables (`crates/onceq/sql/cases/`)
+//!   and their runners, used by the server's and the toolkit's tests.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -27,6 +29,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod cases;
 pub mod cluster;
 pub mod host;
 pub mod pgbouncer;

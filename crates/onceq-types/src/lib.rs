@@ -22,6 +22,9 @@
 //!   every project).
 //! - [`scope`]: what a key may do: actions and queue-name patterns.
 //! - [`names`]: validation of queue names.
+//! - [`ledger`]: the request ledger's one decision (what an entry the claim
+//!   did not take means) and its `Retry-After`, shared by the server's call
+//!   ledger and the toolkit's ledgers.
 //! - `openapi` (feature `openapi`): schemas the `ToSchema` derives cannot
 //!   express; the server builds its OpenAPI document from these types.
 //! - [`cron`]: cron schedules: their calls, their record and their runs.
@@ -37,6 +40,7 @@ pub mod clock;
 pub mod cron;
 pub mod envelope;
 pub mod error;
+pub mod ledger;
 pub mod message;
 pub mod names;
 #[cfg(feature = "openapi")]

@@ -36,6 +36,12 @@ impl Fingerprint {
         Self::of_parts_list(&[method.as_str().as_bytes(), route.as_bytes(), kind, body])
     }
 
+    /// A fingerprint computed elsewhere (read back from a ledger, or given
+    /// by a case table).
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        Self(bytes)
+    }
+
     /// A fingerprint of arbitrary bytes (tests, custom ledgers).
     pub fn of_parts(bytes: &[u8]) -> Self {
         Self::of_parts_list(&[bytes])

@@ -2,11 +2,16 @@
 
 use std::{sync::Arc, time::Duration};
 
-use http::{StatusCode, request::Parts};
-use jiff::SignedDuration;
+use axum::body::Body;
+use http::{Response, StatusCode, request::Parts};
+use jiff::{SignedDuration, Timestamp};
 use tower::Layer;
 
-use super::{fingerprint::default_principal, ledger::Ledger, service::Idempotency};
+use super::{
+    fingerprint::default_principal,
+    ledger::{ClaimOutcome, Ledger},
+    service::Idempotency,
+};
 use crate::{clock::Clock, failpoint::FailPoints};
 
 /// Default claim lease: a retry arriving sooner is told "in flight"; one
@@ -180,6 +185,15 @@ impl IdempotencyLayer {
     pub fn fail_points(mut self, f: FailPoints) -> Self {
         self.config.fail_points = f;
         self
+    }
+
+    /// What this layer answers by itself for a claim's outcome: the replay
+    /// of a recorded answer (marked `Idempotent-Replayed: true`), 409
+    /// `REQUEST_IN_FLIGHT` with `Retry-After`, or the mismatch refusal;
+    /// `None` for [`ClaimOutcome::Claimed`] (the handler runs). For custom
+    /// [`Ledger`]s and their tests: the layer answers exactly this.
+    pub fn answer_for(&self, outcome: ClaimOutcome, now: Timestamp) -> Option<Response<Body>> {
+        super::response::for_outcome(outcome, self.config.mismatch_status, now)
     }
 }
 

@@ -5,9 +5,13 @@
 use axum::body::Body;
 use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
 use jiff::Timestamp;
+use onceq_types::ledger::retry_after_secs;
 use serde_json::json;
 
-use super::{IDEMPOTENT_REPLAYED, ledger::StoredResponse};
+use super::{
+    IDEMPOTENT_REPLAYED,
+    ledger::{ClaimOutcome, StoredResponse},
+};
 
 /// A refusal: `{"error":{"code":…,"message":…}}`, the queue API's shape.
 pub(crate) fn refusal(status: StatusCode, code: &str, message: &str) -> Response<Body> {
@@ -34,25 +38,35 @@ pub(crate) fn retry_later(
     res
 }
 
+/// What the layer answers by itself for a claim's outcome, `None` when the
+/// claim is held and the handler runs. The one mapping from the ledger's
+/// verdicts to HTTP (the case table's `http` expectations check it).
+pub(crate) fn for_outcome(
+    outcome: ClaimOutcome,
+    mismatch_status: StatusCode,
+    now: Timestamp,
+) -> Option<Response<Body>> {
+    match outcome {
+        ClaimOutcome::Claimed => None,
+        ClaimOutcome::Completed(stored) => Some(replay(stored)),
+        ClaimOutcome::InFlight { locked_until } => Some(in_flight(locked_until, now)),
+        ClaimOutcome::Mismatch => Some(refusal(
+            mismatch_status,
+            "IDEMPOTENCY_KEY_REUSED",
+            "this Idempotency-Key was already used with a different request",
+        )),
+    }
+}
+
 /// 409 while another request holds the key (hole 1: the seed answered
 /// `res.status(null)` and crashed). `Retry-After` is when its lease ends.
-pub(crate) fn in_flight(locked_until: Timestamp, now: Timestamp) -> Response<Body> {
+fn in_flight(locked_until: Timestamp, now: Timestamp) -> Response<Body> {
     retry_later(
         StatusCode::CONFLICT,
         "REQUEST_IN_FLIGHT",
         "a request with this Idempotency-Key is still being processed; retry later",
-        seconds_until(locked_until, now),
+        retry_after_secs(locked_until, now),
     )
-}
-
-/// Whole seconds from `now` to `until`, rounded up, at least 1 (a
-/// `Retry-After: 0` invites a busy loop).
-pub(crate) fn seconds_until(until: Timestamp, now: Timestamp) -> u64 {
-    let micros = until
-        .as_microsecond()
-        .saturating_sub(now.as_microsecond())
-        .max(0) as u64;
-    micros.div_ceil(1_000_000).max(1)
 }
 
 /// Headers never recorded: hop-by-hop ones (RFC 9110 §7.6.1) belong to one
@@ -86,7 +100,7 @@ pub(crate) fn recordable_headers(headers: &HeaderMap) -> HeaderMap {
 }
 
 /// A recorded answer, sent again, marked `Idempotent-Replayed: true`.
-pub(crate) fn replay(stored: StoredResponse) -> Response<Body> {
+fn replay(stored: StoredResponse) -> Response<Body> {
     let mut res = Response::new(Body::from(stored.body));
     *res.status_mut() = stored.status;
     *res.headers_mut() = stored.headers;
@@ -98,15 +112,6 @@ pub(crate) fn replay(stored: StoredResponse) -> Response<Body> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn retry_after_rounds_up_and_is_at_least_one() {
-        let t = |us| Timestamp::from_microsecond(us).unwrap();
-        assert_eq!(seconds_until(t(30_000_000), t(0)), 30);
-        assert_eq!(seconds_until(t(30_000_001), t(0)), 31);
-        assert_eq!(seconds_until(t(5), t(5)), 1);
-        assert_eq!(seconds_until(t(0), t(9)), 1);
-    }
 
     #[test]
     fn hop_by_hop_headers_are_not_recorded() {

@@ -17,7 +17,7 @@ use super::{
     fingerprint::{Fingerprint, scope},
     key::{self, BadKey, IdempotencyKey},
     layer::{Config, MissingKey},
-    ledger::{Claim, ClaimOutcome},
+    ledger::Claim,
     record::{record, release},
     response::{self, refusal, retry_later},
 };
@@ -196,17 +196,10 @@ where
             .unwrap_or(Timestamp::MAX),
     };
     match config.ledger.claim(&claim, now).await {
-        Ok(ClaimOutcome::Claimed) => {}
-        Ok(ClaimOutcome::Completed(stored)) => return Ok(response::replay(stored)),
-        Ok(ClaimOutcome::InFlight { locked_until }) => {
-            return Ok(response::in_flight(locked_until, now));
-        }
-        Ok(ClaimOutcome::Mismatch) => {
-            return Ok(refusal(
-                config.mismatch_status,
-                "IDEMPOTENCY_KEY_REUSED",
-                "this Idempotency-Key was already used with a different request",
-            ));
+        Ok(outcome) => {
+            if let Some(answer) = response::for_outcome(outcome, config.mismatch_status, now) {
+                return Ok(answer);
+            }
         }
         Err(e) => {
             // Hole 2: a failing database is not "in flight". Nothing was

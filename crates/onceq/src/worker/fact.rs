@@ -1,5 +1,11 @@
 //! Job facts: what a message's work is called, and the `onceq_job_facts`
 //! rows that say who is doing it and whether it is done.
+//!
+//! The statements are the crate's `sql/job_fact/postgres/*.sql`, shared
+//! with the Node package; their states are drawn in docs/state-machines.md
+//! ("A job fact") and pinned by `sql/cases/job_fact.json`. The
+//! [`Worker`](super::Worker) runs them; they are public for tools that
+//! manage facts themselves (and for the case table's runner).
 
 use jiff::Timestamp;
 use onceq_types::ConsumedMessage;
@@ -32,7 +38,8 @@ pub fn job_fact(payload: &serde_json::Value, message: &ConsumedMessage) -> Strin
 
 /// What a claim found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Claim {
+#[non_exhaustive]
+pub enum Claim {
     /// The fact is ours for this attempt (new, or taken over).
     Mine,
     /// The work was done already.
@@ -41,8 +48,18 @@ pub(crate) enum Claim {
     HeldUntil(Timestamp),
 }
 
+/// A claim's answer: what it found, and how many attempts the fact has had
+/// (1 when inserted, one more per takeover after a lease ran out).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claimed {
+    /// What the claim found.
+    pub state: Claim,
+    /// Attempts so far, this one included when the fact is ours.
+    pub attempts: i32,
+}
+
 /// Creates the table if it is missing; safe when many workers start at once.
-pub(crate) async fn ensure_schema(
+pub async fn ensure_schema(
     db: &mut tokio_postgres::Client,
 ) -> Result<(), tokio_postgres::Error> {
     let tx = db.transaction().await?;
@@ -50,30 +67,37 @@ pub(crate) async fn ensure_schema(
     tx.commit().await
 }
 
-/// One attempt's hold on a fact.
+/// One attempt's hold on a fact: the fact and the token naming the attempt.
 #[derive(Debug, Clone)]
-pub(crate) struct Hold<'a> {
+pub struct Hold<'a> {
+    /// The fact ([`job_fact`]).
     pub fact: &'a str,
+    /// Names this attempt; only it may heartbeat, finish or release.
     pub claim: &'a str,
 }
 
 impl Hold<'_> {
-    /// Claims the fact (see `sql/claim.sql`).
+    /// Claims the fact (`sql/job_fact/postgres/claim.sql`) as `owner`, with
+    /// a lease until `until`.
     pub async fn claim(
         &self,
         db: &impl GenericClient,
         owner: &str,
         now: Timestamp,
         until: Timestamp,
-    ) -> Result<Claim, tokio_postgres::Error> {
+    ) -> Result<Claimed, tokio_postgres::Error> {
         let row = db
             .query_one(CLAIM, &[&self.fact, &owner, &self.claim, &now, &until])
             .await?;
         let state: &str = row.get("state");
-        Ok(match (state, row.get::<_, bool>("mine")) {
+        let state = match (state, row.get::<_, bool>("mine")) {
             ("done", _) => Claim::Done,
             (_, true) => Claim::Mine,
             _ => Claim::HeldUntil(row.get("locked_until")),
+        };
+        Ok(Claimed {
+            state,
+            attempts: row.get("attempts"),
         })
     }
 
@@ -108,7 +132,7 @@ impl Hold<'_> {
 }
 
 /// Deletes done facts finished before `before`.
-pub(crate) async fn purge(
+pub async fn purge(
     db: &impl GenericClient,
     before: Timestamp,
 ) -> Result<u64, tokio_postgres::Error> {

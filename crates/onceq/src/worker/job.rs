@@ -94,6 +94,7 @@ impl Inner {
         match hold
             .claim(&**db, &self.config.worker_id, now, now + self.fact_lease)
             .await
+            .map(|c| c.state)
         {
             Err(e) => return self.fail(job, None, &e).await,
             Ok(Claim::Done) => return self.duplicate(job).await,

@@ -4,12 +4,13 @@
 //! - [`app`]: the test application (the seed's export route and friends).
 //! - [`holes`]: one test per hole of `three-keys.md` Layer 1.
 //! - [`kept`]: the seed behaviour that stays.
-//! - [`ledger`]: the `Ledger` contract itself (claim tokens fence stale requests).
+//! - [`cases`]: the shared case table (`sql/cases/ledger.json`) on both
+//!   ledgers, its HTTP answers through the layer, and the fingerprint vectors.
 
 mod app;
+mod cases;
 mod holes;
 mod kept;
-mod ledger;
 
 /// Generates a `postgres` and a `sqlite` test for each `async fn(Backend)`.
 macro_rules! on_both_ledgers {

@@ -7,6 +7,7 @@
 
 pub(crate) mod support;
 
+mod cases;
 mod crashes;
 mod facts;
 mod holes;

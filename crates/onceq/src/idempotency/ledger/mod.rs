@@ -8,12 +8,14 @@
 //! - [`sqlite`]: [`SqliteLedger`](sqlite::SqliteLedger), in a SQLite file
 //!   (feature `sqlite`).
 //!
-//! Both backends run the same statements (in their own dialect, under
-//! `sql/`) and decide with the same `Entry::judge`, so they cannot drift.
+//! Both backends run the same statements (in their own dialect, under the
+//! crate's `sql/ledger/`, shared with the onceq server and the Node
+//! package) and decide with the same judge (`onceq_types::ledger`), so
+//! they cannot drift; `sql/cases/ledger.json` pins the rules for all.
 
-/// The ledger's statements of one dialect, from `sql/<dialect>/`: both
-/// backends run the same set under the same names, so the list is written
-/// once (here, before the backends' modules, which use it).
+/// The ledger's statements of one dialect, from `sql/ledger/<dialect>/`:
+/// both backends run the same set under the same names, so the list is
+/// written once (here, before the backends' modules, which use it).
 #[cfg(any(feature = "postgres", feature = "sqlite"))]
 macro_rules! ledger_sql {
     ($dialect:literal) => {
@@ -125,48 +127,24 @@ pub trait Ledger: Send + Sync + 'static {
     async fn purge_expired(&self, now: Timestamp) -> Result<u64, LedgerError>;
 }
 
-/// An entry as a backend read it after its claim statement did not claim.
-#[derive(Debug)]
+/// An entry as a backend read it after its claim statement did not claim;
+/// `onceq_types::ledger::Entry::judge` says what it means.
 #[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(dead_code))]
-pub(crate) struct Entry {
-    pub fingerprint: Vec<u8>,
-    pub response: Option<StoredResponse>,
-    pub locked_until: Option<Timestamp>,
-    pub expires_at: Timestamp,
-}
+pub(crate) type Entry = onceq_types::ledger::Entry<StoredResponse>;
 
-// Unused only when no backend is compiled in.
-#[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(dead_code))]
-impl Entry {
-    /// What the entry means for a claim with `fingerprint` at `now`; `None`
-    /// when the entry changed between the claim statement and the read
-    /// (expired, lease ended) and the claim should be tried again.
-    pub fn judge(self, fingerprint: &Fingerprint, now: Timestamp) -> Option<ClaimOutcome> {
-        if self.expires_at <= now {
-            return None;
-        }
-        if self.fingerprint != fingerprint.as_bytes() {
-            return Some(ClaimOutcome::Mismatch);
-        }
-        match (self.response, self.locked_until) {
-            (Some(r), _) => Some(ClaimOutcome::Completed(r)),
-            (None, Some(until)) if until > now => Some(ClaimOutcome::InFlight {
-                locked_until: until,
-            }),
-            (None, _) => None,
+impl From<onceq_types::ledger::Verdict<StoredResponse>> for ClaimOutcome {
+    fn from(v: onceq_types::ledger::Verdict<StoredResponse>) -> Self {
+        use onceq_types::ledger::Verdict;
+        match v {
+            Verdict::Mismatch => Self::Mismatch,
+            Verdict::InFlight { locked_until } => Self::InFlight { locked_until },
+            Verdict::Completed(r) => Self::Completed(r),
         }
     }
 }
 
-/// How often a backend retries claim + read when the entry keeps changing
-/// under it. Each retry means another request won a race, so a few are
-/// plenty; running out is reported as an error (503, retryable).
-#[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(dead_code))]
-pub(crate) const CLAIM_ATTEMPTS: usize = 4;
-
-/// Rows one purge statement deletes at most (either backend).
-#[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(dead_code))]
-pub(crate) const PURGE_BATCH: i64 = 1000;
+#[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(unused_imports))]
+pub(crate) use onceq_types::ledger::{CLAIM_ATTEMPTS, PURGE_BATCH};
 
 /// A shared ledger is a ledger, so one `Arc<dyn Ledger>` can serve the
 /// layer and [`spawn_purger`](crate::idempotency::spawn_purger) alike.
@@ -199,49 +177,5 @@ impl<L: Ledger + ?Sized> Ledger for std::sync::Arc<L> {
 
     async fn purge_expired(&self, now: Timestamp) -> Result<u64, LedgerError> {
         (**self).purge_expired(now).await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn entry(fp: &Fingerprint, done: bool, locked: i64, expires: i64) -> Entry {
-        let t = |s| Timestamp::from_second(s).unwrap();
-        Entry {
-            fingerprint: fp.as_bytes().to_vec(),
-            response: done.then(|| {
-                StoredResponse::new(http::StatusCode::OK, Default::default(), Default::default())
-            }),
-            locked_until: (!done).then(|| t(locked)),
-            expires_at: t(expires),
-        }
-    }
-
-    #[test]
-    fn judges_like_the_state_machine() {
-        let fp = Fingerprint::of_parts(b"a");
-        let other = Fingerprint::of_parts(b"b");
-        let now = Timestamp::from_second(100).unwrap();
-        assert!(matches!(
-            entry(&fp, false, 130, 999).judge(&fp, now),
-            Some(ClaimOutcome::InFlight { .. })
-        ));
-        assert!(
-            entry(&fp, false, 100, 999).judge(&fp, now).is_none(),
-            "lease over: retry the takeover"
-        );
-        assert!(matches!(
-            entry(&fp, true, 0, 999).judge(&fp, now),
-            Some(ClaimOutcome::Completed(_))
-        ));
-        assert!(matches!(
-            entry(&other, true, 0, 999).judge(&fp, now),
-            Some(ClaimOutcome::Mismatch)
-        ));
-        assert!(
-            entry(&other, true, 0, 100).judge(&fp, now).is_none(),
-            "expired counts as absent"
-        );
     }
 }

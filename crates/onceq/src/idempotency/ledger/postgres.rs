@@ -34,6 +34,21 @@ impl PgLedger {
         Ok(Self { pool })
     }
 
+    /// Deletes at most `limit` entries past their retention at `now` (one
+    /// `purge.sql`); [`Ledger::purge_expired`] calls it until a batch
+    /// comes back short.
+    pub async fn purge_batch(&self, now: Timestamp, limit: i64) -> Result<u64, LedgerError> {
+        let client = self.client().await?;
+        let stmt = client
+            .prepare_cached(PURGE)
+            .await
+            .map_err(LedgerError::new)?;
+        client
+            .execute(&stmt, &[&now, &limit])
+            .await
+            .map_err(LedgerError::new)
+    }
+
     async fn client(&self) -> Result<deadpool_postgres::Object, LedgerError> {
         self.pool.get().await.map_err(LedgerError::new)
     }
@@ -93,12 +108,12 @@ impl Ledger for PgLedger {
             };
             let entry = Entry {
                 fingerprint: row.get(0),
-                response,
+                answer: response,
                 locked_until: row.get(4),
                 expires_at: row.get(5),
             };
-            if let Some(outcome) = entry.judge(&c.fingerprint, now) {
-                return Ok(outcome);
+            if let Some(verdict) = entry.judge(c.fingerprint.as_bytes(), now) {
+                return Ok(verdict.into());
             }
         }
         Err(LedgerError::new("the entry kept changing during the claim"))
@@ -157,17 +172,9 @@ impl Ledger for PgLedger {
     }
 
     async fn purge_expired(&self, now: Timestamp) -> Result<u64, LedgerError> {
-        let client = self.client().await?;
-        let stmt = client
-            .prepare_cached(PURGE)
-            .await
-            .map_err(LedgerError::new)?;
         let mut total = 0;
         loop {
-            let n = client
-                .execute(&stmt, &[&now, &PURGE_BATCH])
-                .await
-                .map_err(LedgerError::new)?;
+            let n = self.purge_batch(now, PURGE_BATCH).await?;
             total += n;
             if n < PURGE_BATCH as u64 {
                 return Ok(total);

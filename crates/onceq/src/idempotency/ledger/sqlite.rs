@@ -56,6 +56,20 @@ impl SqliteLedger {
         })
     }
 
+    /// Deletes at most `limit` entries past their retention at `now` (one
+    /// `purge.sql`, so the writer lock is never held long);
+    /// [`Ledger::purge_expired`] calls it until a batch comes back short.
+    pub async fn purge_batch(&self, now: Timestamp, limit: i64) -> Result<u64, LedgerError> {
+        self.run(move |conn| {
+            let n = conn
+                .prepare_cached(PURGE)
+                .and_then(|mut s| s.execute(params![micros(now), limit]))
+                .map_err(LedgerError::new)?;
+            Ok(n as u64)
+        })
+        .await
+    }
+
     /// Runs `f` on the connection, off the async threads.
     async fn run<T: Send + 'static>(
         &self,
@@ -153,11 +167,11 @@ fn claim_once(
     };
     let entry = Entry {
         fingerprint,
-        response,
+        answer: response,
         locked_until: locked_until.map(from_micros).transpose()?,
         expires_at: from_micros(expires_at)?,
     };
-    Ok(entry.judge(&c.fingerprint, now))
+    Ok(entry.judge(c.fingerprint.as_bytes(), now).map(Into::into))
 }
 
 #[async_trait::async_trait]
@@ -228,19 +242,13 @@ impl Ledger for SqliteLedger {
     }
 
     async fn purge_expired(&self, now: Timestamp) -> Result<u64, LedgerError> {
-        self.run(move |conn| {
-            let mut total = 0u64;
-            loop {
-                let n = conn
-                    .prepare_cached(PURGE)
-                    .and_then(|mut s| s.execute(params![micros(now), PURGE_BATCH]))
-                    .map_err(LedgerError::new)?;
-                total += n as u64;
-                if (n as i64) < PURGE_BATCH {
-                    return Ok(total);
-                }
+        let mut total = 0;
+        loop {
+            let n = self.purge_batch(now, PURGE_BATCH).await?;
+            total += n;
+            if n < PURGE_BATCH as u64 {
+                return Ok(total);
             }
-        })
-        .await
+        }
     }
 }
