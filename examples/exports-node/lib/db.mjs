@@ -1,0 +1,91 @@
+// The app's database: a pool, and the `exports` table the worker writes.
+//
+// DATABASE_URL may name several hosts as libpq reads them
+// (`postgres://u@h1:5432,h2:5432/db?target_session_attrs=read-write`), which
+// node-postgres does not: then each new connection goes to the host that
+// last took a write, checked with `SHOW transaction_read_only`, and moves
+// on to the next host when that one refuses or is a standby. That is what
+// keeps the app writing through a failover (the chaos run promotes the
+// standby while the app runs); a single-host URL is a plain `pg.Pool`.
+import { readFileSync } from "node:fs";
+
+import pg from "pg";
+
+const EXPORTS_SQL = readFileSync(new URL("../exports.sql", import.meta.url), "utf8");
+
+/** A pool on `url`; errors of idle connections (a restarted database) are logged, not fatal. */
+export function pool(url, log, max = 16) {
+  const { urls, connectTimeoutMs } = splitHosts(url);
+  const options = { max, ...(connectTimeoutMs && { connectionTimeoutMillis: connectTimeoutMs }) };
+  const p =
+    urls.length === 1
+      ? new pg.Pool({ ...options, connectionString: urls[0] })
+      : new pg.Pool({ ...options, Client: writableClient(urls) });
+  p.on("error", (e) => log.warn("idle database connection lost", { error: e.message }));
+  return p;
+}
+
+/** Creates `exports` if missing (exports.sql). */
+export async function ensureExportsTable(p) {
+  const db = await p.connect();
+  try {
+    await db.query("BEGIN");
+    await db.query(EXPORTS_SQL);
+    await db.query("COMMIT");
+  } catch (e) {
+    await db.query("ROLLBACK").catch(() => {});
+    throw e;
+  } finally {
+    db.release();
+  }
+}
+
+/** One single-host URL per host, in order, and `connect_timeout` (ms). */
+export function splitHosts(url) {
+  const m = /^([a-z]+:\/\/)([^@/?#]*@)?([^/?#]*)([^?#]*)(\?[^#]*)?$/i.exec(url);
+  if (!m) return { urls: [url], connectTimeoutMs: undefined };
+  const [, scheme, user = "", hosts, path, query = ""] = m;
+  const params = new URLSearchParams(query.slice(1));
+  const timeout = params.get("connect_timeout");
+  params.delete("target_session_attrs");
+  params.delete("connect_timeout");
+  const rest = params.toString() ? `?${params}` : "";
+  const list = hosts.split(",").filter(Boolean);
+  return {
+    urls: (list.length ? list : [""]).map((h) => `${scheme}${user}${h}${path}${rest}`),
+    connectTimeoutMs: timeout ? Number(timeout) * 1000 : undefined,
+  };
+}
+
+/** A `pg.Client` class for `pg.Pool`'s `Client` option that connects only to a writable host of `urls`. */
+function writableClient(urls) {
+  let current = 0;
+  return class WritableClient extends pg.Client {
+    constructor(config) {
+      const at = current;
+      super({ ...config, connectionString: urls[at] });
+      this.hostIndex = at;
+    }
+
+    connect(callback) {
+      const connected = this.connectWritable();
+      if (!callback) return connected;
+      connected.then(() => callback(null), callback);
+      return undefined;
+    }
+
+    async connectWritable() {
+      try {
+        await super.connect();
+        const r = await this.query("SHOW transaction_read_only");
+        if (r.rows[0]?.transaction_read_only !== "off") throw new Error(`host ${this.hostIndex + 1} of ${urls.length} is read-only (a standby)`);
+        return this;
+      } catch (e) {
+        // Next connection tries the next host, unless another already moved on.
+        if (current === this.hostIndex) current = (this.hostIndex + 1) % urls.length;
+        this.end().catch(() => {});
+        throw e;
+      }
+    }
+  };
+}
