@@ -22,7 +22,27 @@ export function pool(url, log, max = 16) {
       ? new pg.Pool({ ...options, connectionString: urls[0] })
       : new pg.Pool({ ...options, Client: writableClient(urls) });
   p.on("error", (e) => log.warn("idle database connection lost", { error: e.message }));
+  // A connection that breaks while checked out but between queries (a job's
+  // transaction while its handler waits) emits "error" on its client, and an
+  // unheard "error" ends the process; the next query on it fails anyway.
+  p.on("connect", (c) => c.on("error", (e) => log.warn("database connection lost", { error: e.message })));
   return p;
+}
+
+/**
+ * Runs `step` (a start-up step: creating tables) until it succeeds, the
+ * wait doubling from 100 ms to 2 s: the database may be restarting or
+ * failing over when the process starts.
+ */
+export async function atStart(what, step, log) {
+  for (let wait = 100; ; wait = Math.min(wait * 2, 2000)) {
+    try {
+      return await step();
+    } catch (e) {
+      log.warn(`${what} failed; trying again`, { error: e.message, wait_ms: wait });
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
 }
 
 /** Creates `exports` if missing (exports.sql). */

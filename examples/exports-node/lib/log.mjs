@@ -10,7 +10,8 @@ function line(level, message, fields) {
   const parts = [new Date().toISOString(), level.padStart(5), message];
   for (const [k, v] of Object.entries(fields ?? {})) {
     if (v === undefined) continue;
-    parts.push(`${k}=${typeof v === "string" ? v.replace(/\s+/g, "_") : JSON.stringify(v)}`);
+    const text = typeof v === "string" ? v : v instanceof Error ? v.message : JSON.stringify(v);
+    parts.push(`${k}=${String(text).replace(/\s+/g, "_")}`);
   }
   process.stderr.write(`${parts.join(" ")}\n`);
 }

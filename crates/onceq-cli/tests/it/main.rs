@@ -37,6 +37,7 @@ mod life;
 mod logs;
 mod long_ops;
 mod node_package;
+mod node_tarball;
 mod otlp;
 mod outage_log;
 mod pgbouncer;
