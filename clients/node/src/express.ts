@@ -79,7 +79,7 @@ export function idempotency(options: ExpressIdempotencyOptions): RequestHandler 
     req.idempotencyKey = d.key;
     res.locals.idempotencyKey = d.key;
     if (d.generated) res.setHeader("Idempotency-Key", d.key);
-    capture(res, options.maxResponseBody ?? Number.POSITIVE_INFINITY, d.held, d.generated);
+    capture(res, guard.maxResponseBody, d.held, d.generated);
     next();
   };
   return Object.assign(handler, { guard });

@@ -36,7 +36,6 @@ export function idempotency(
   options: HonoIdempotencyOptions,
 ): MiddlewareHandler<{ Variables: IdempotencyVariables }> & { guard: RequestGuard } {
   const guard = new RequestGuard(options);
-  const maxResponse = options.maxResponseBody ?? Number.POSITIVE_INFINITY;
   const principal = options.principal ?? ((c: Context) => principalOfAuthorization(c.req.header("authorization")));
   const mw: MiddlewareHandler<{ Variables: IdempotencyVariables }> = async (c, next) => {
     const d = await guard.decide({
@@ -60,7 +59,7 @@ export function idempotency(
     }
     // Hono turns a thrown handler into a 500 in c.res: released below.
     const res = c.res;
-    const body = res.status >= 500 ? undefined : await readUpTo(res, maxResponse);
+    const body = res.status >= 500 ? undefined : await readUpTo(res, guard.maxResponseBody);
     await d.held.settle({ status: res.status, headers: res.headers, body: body?.whole });
     const headers = new Headers(res.headers);
     if (d.generated) headers.set("Idempotency-Key", d.key);

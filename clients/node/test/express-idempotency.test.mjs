@@ -71,6 +71,22 @@ test("a double tap runs the handler once and answers the same twice", async (t) 
   assert.equal(JSON.parse(first.text).key, "k1");
 });
 
+test("concurrent taps: one runs, the others are told it is in flight", async (t) => {
+  const g = gate();
+  const entered = gate();
+  const app = await start(t, { hooks: { wait: g.opened, entered: entered.open } });
+  const taps = Array.from({ length: 5 }, () => post(`${app.url}/api/exports`, { key: "k", body: '{"n":1}' }));
+  await entered.opened;
+  // Every tap but the one running answers while the handler is held.
+  const settled = [];
+  for (const p of taps) p.then((r) => settled.push(r));
+  while (settled.length < 4) await new Promise((r) => setImmediate(r));
+  g.open();
+  const answers = await Promise.all(taps);
+  assert.deepEqual(answers.map((a) => a.status).sort(), [202, 409, 409, 409, 409]);
+  assert.equal(app.runs.length, 1);
+});
+
 test("the same key with another body is 422, or 409 when the route says so", async (t) => {
   const app = await start(t);
   await post(`${app.url}/api/exports`, { key: "k", body: '{"n":1}' });

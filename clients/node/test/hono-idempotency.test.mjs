@@ -34,6 +34,10 @@ async function start(t, { name = "a", clock = testClock(), options = {}, hooks =
     runs.push("other");
     return c.json({ route: "other" }, 201);
   });
+  app.post("/api/big", (c) => {
+    runs.push("big");
+    return c.text(`${"x".repeat(100)} run ${runs.length}`);
+  });
   app.post("/api/throws", () => {
     runs.push("throws");
     throw new Error("boom");
@@ -116,4 +120,12 @@ test("hono: a missing key is 400 where required", async (t) => {
   assert.equal(missing.status, 400);
   assert.equal(errorOf(missing).code, "IDEMPOTENCY_KEY_REQUIRED");
   assert.equal(app.runs.length, 0);
+});
+
+test("hono: an answer over maxResponseBody is sent whole but not recorded", async (t) => {
+  const app = await start(t, { options: { maxResponseBody: 10 } });
+  assert.equal((await post(`${app.url}/api/big`, { key: "k" })).text, `${"x".repeat(100)} run 1`);
+  const again = await post(`${app.url}/api/big`, { key: "k" });
+  assert.equal(again.text, `${"x".repeat(100)} run 2`);
+  assert.equal(again.headers.get("idempotent-replayed"), null);
 });

@@ -101,6 +101,8 @@ const defaultLog: Log = (level, message, fields) => {
 export class RequestGuard {
   readonly ledger: PgLedger;
   readonly maxBody: number;
+  /** The largest answer recorded: adapters keep no more of a body than this. */
+  readonly maxResponseBody: number;
   private readonly o: Required<Omit<LedgerOptions, "pool">>;
 
   constructor(options: LedgerOptions) {
@@ -118,6 +120,7 @@ export class RequestGuard {
       log: options.log ?? defaultLog,
     };
     this.maxBody = this.o.maxBody;
+    this.maxResponseBody = this.o.maxResponseBody;
   }
 
   /** Decides a request: pass it on, answer it, or claim its key and run it. */
