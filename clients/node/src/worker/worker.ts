@@ -244,13 +244,18 @@ export class Worker {
       if (e instanceof OnceqError && e.code === "QUEUE_NOT_FOUND") return diff(this.#tick(), before);
       throw e;
     }
-    await Promise.all(
-      messages.map(async (m) => {
-        await this.#slots.acquire();
-        await this.#spawn(m);
-      }),
-    );
-    await this.#acker.flush();
+    try {
+      await Promise.all(
+        messages.map(async (m) => {
+          await this.#slots.acquire();
+          await this.#spawn(m);
+        }),
+      );
+      await this.#acker.flush();
+    } finally {
+      // The heartbeats' connection would keep the process alive between calls.
+      if (!this.#running && this.#jobs.size === 0) await this.#beatLink.close();
+    }
     return diff(this.#tick(), before);
   }
 
