@@ -231,11 +231,12 @@ impl Config {
     /// about a second to start (several on a loaded machine) where the Rust
     /// binary takes milliseconds: killed as often as the Rust ones, its
     /// APIs would be down for most of the run and the client would give up
-    /// on keys. So they are killed half as often; every other fault is the
-    /// same.
+    /// on keys. So they are killed half as often, and the client keeps
+    /// trying twice as long; every other fault is the same.
     pub fn with_app(mut self, app: App) -> Config {
         self.app = app;
         if app == App::Node {
+            self.load_deadline *= 2;
             let s = &mut self.schedule;
             for d in [&mut s.kill_api, &mut s.kill_worker].into_iter().flatten() {
                 *d *= 2;

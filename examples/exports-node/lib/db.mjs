@@ -60,6 +60,17 @@ export async function ensureExportsTable(p) {
   }
 }
 
+/**
+ * Whether every table of `names` exists: the package's `migrate` is then
+ * skipped at start, because its `CREATE INDEX IF NOT EXISTS` locks the table
+ * against writers first and so waits behind every write in flight (seconds,
+ * while a promoted primary waits for its new synchronous standby).
+ */
+export async function tablesExist(p, names) {
+  const r = await p.query("SELECT bool_and(to_regclass(n) IS NOT NULL) AS ok FROM unnest($1::text[]) AS n", [names]);
+  return r.rows[0]?.ok === true;
+}
+
 /** One single-host URL per host, in order, and `connect_timeout` (ms). */
 export function splitHosts(url) {
   const m = /^([a-z]+:\/\/)([^@/?#]*@)?([^/?#]*)([^?#]*)(\?[^#]*)?$/i.exec(url);
@@ -85,6 +96,10 @@ function writableClient(urls) {
       const at = current;
       super({ ...config, connectionString: urls[at] });
       this.hostIndex = at;
+      // An error reaches the query or connect that was running, and the
+      // pool's own listeners; one arriving after that (the server's
+      // shutdown notice on a connection given up) must not end the process.
+      this.on("error", () => {});
     }
 
     connect(callback) {
