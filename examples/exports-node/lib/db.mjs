@@ -20,7 +20,7 @@ export function pool(url, log, max = 16) {
   const p =
     urls.length === 1
       ? new pg.Pool({ ...options, connectionString: urls[0] })
-      : new pg.Pool({ ...options, Client: writableClient(urls) });
+      : new pg.Pool({ ...options, Client: writableClient(urls, connectTimeoutMs) });
   p.on("error", (e) => log.warn("idle database connection lost", { error: e.message }));
   // A connection that breaks while checked out but between queries (a job's
   // transaction while its handler waits) emits "error" on its client, and an
@@ -88,14 +88,57 @@ export function splitHosts(url) {
   };
 }
 
-/** A `pg.Client` class for `pg.Pool`'s `Client` option that connects only to a writable host of `urls`. */
-function writableClient(urls) {
-  let current = 0;
+/**
+ * A `pg.Client` class for `pg.Pool`'s `Client` option that connects only to
+ * a host of `urls` that takes writes. Which one does is known (the last
+ * that did) or being found: after a connection to it fails, one search at a
+ * time tries every host with a probe connection until one answers
+ * `transaction_read_only = off`, and connections made meanwhile wait for
+ * its answer instead of failing on the wrong host.
+ */
+function writableClient(urls, connectTimeoutMs = 2000) {
+  // Where each URL points (the URLs differ only in host and port).
+  const targets = urls.map((u) => {
+    const { host, port } = new pg.Client({ connectionString: u });
+    return { host, port };
+  });
+  let known = 0;
+  let search;
+  const probe = async (i) => {
+    const c = new pg.Client({ connectionString: urls[i], connectionTimeoutMillis: connectTimeoutMs });
+    c.on("error", () => {});
+    try {
+      await c.connect();
+      const r = await c.query("SHOW transaction_read_only");
+      return r.rows[0]?.transaction_read_only === "off";
+    } catch {
+      return false;
+    } finally {
+      c.end().catch(() => {});
+    }
+  };
+  // Every host in turn, starting after the one that failed, for up to ~10 s.
+  const find = async (after) => {
+    for (let round = 0; round < 20; round++) {
+      for (let k = 1; k <= urls.length; k++) {
+        const i = (after + k) % urls.length;
+        if (await probe(i)) return i;
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    return after;
+  };
+  const lost = (at) => {
+    if (search || known !== at) return;
+    search = find(at).then((i) => {
+      known = i;
+      search = undefined;
+      return i;
+    });
+  };
   return class WritableClient extends pg.Client {
     constructor(config) {
-      const at = current;
-      super({ ...config, connectionString: urls[at] });
-      this.hostIndex = at;
+      super({ ...config, connectionString: urls[known] });
       // An error reaches the query or connect that was running, and the
       // pool's own listeners; one arriving after that (the server's
       // shutdown notice on a connection given up) must not end the process.
@@ -110,14 +153,17 @@ function writableClient(urls) {
     }
 
     async connectWritable() {
+      const at = search ? await search : known;
+      // Built on another host's URL, perhaps: point it at the chosen one.
+      this.host = targets[at].host;
+      this.port = targets[at].port;
       try {
         await super.connect();
         const r = await this.query("SHOW transaction_read_only");
-        if (r.rows[0]?.transaction_read_only !== "off") throw new Error(`host ${this.hostIndex + 1} of ${urls.length} is read-only (a standby)`);
+        if (r.rows[0]?.transaction_read_only !== "off") throw new Error(`host ${at + 1} of ${urls.length} is read-only (a standby)`);
         return this;
       } catch (e) {
-        // Next connection tries the next host, unless another already moved on.
-        if (current === this.hostIndex) current = (this.hostIndex + 1) % urls.length;
+        lost(at);
         this.end().catch(() => {});
         throw e;
       }
