@@ -63,7 +63,11 @@ impl NodeProc {
 
     fn assert_running(&mut self) {
         if let Ok(Some(status)) = self.child.try_wait() {
-            panic!("{} exited ({status}):\n{}", self.log.display(), self.log_text());
+            panic!(
+                "{} exited ({status}):\n{}",
+                self.log.display(),
+                self.log_text()
+            );
         }
     }
 }
@@ -129,7 +133,11 @@ impl App {
         let start = Instant::now();
         while std::net::TcpStream::connect(&listen).is_err() {
             api.assert_running();
-            assert!(start.elapsed() < WITHIN, "the api did not listen:\n{}", api.log_text());
+            assert!(
+                start.elapsed() < WITHIN,
+                "the api did not listen:\n{}",
+                api.log_text()
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         (api, format!("http://{listen}"))
@@ -169,11 +177,7 @@ impl Story {
             req = req.header("Idempotency-Key", k);
         }
         let res = req.send().await.expect("the api answers");
-        let header = |n: &str| {
-            res.headers()
-                .get(n)
-                .map(|v| v.to_str().unwrap().to_owned())
-        };
+        let header = |n: &str| res.headers().get(n).map(|v| v.to_str().unwrap().to_owned());
         let replayed = header("idempotent-replayed").as_deref() == Some("true");
         let retry_after = header("retry-after");
         let status = res.status().as_u16();
@@ -196,12 +200,20 @@ impl Story {
             match a.status {
                 202 => {
                     assert_eq!(a.body["status"], "queued", "{a:?}");
-                    let id = a.body["message_id"].as_str().expect("a message_id").to_owned();
+                    let id = a.body["message_id"]
+                        .as_str()
+                        .expect("a message_id")
+                        .to_owned();
                     return (id, a);
                 }
                 409 => {
                     assert_eq!(a.body["error"]["code"], "REQUEST_IN_FLIGHT", "{a:?}");
-                    let secs: u64 = a.retry_after.as_deref().expect("Retry-After").parse().unwrap();
+                    let secs: u64 = a
+                        .retry_after
+                        .as_deref()
+                        .expect("Retry-After")
+                        .parse()
+                        .unwrap();
                     assert!(secs >= 1, "{a:?}");
                 }
                 _ => panic!("unexpected answer for {key}: {a:?}"),
@@ -222,7 +234,10 @@ impl Story {
         let a = self.post(Some("bad-body"), &json!({"tenant": 7})).await;
         assert_eq!(a.status, 400, "{a:?}");
         assert!(
-            a.body["error"]["message"].as_str().unwrap().contains("tenant"),
+            a.body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("tenant"),
             "{a:?}"
         );
         let a = self
@@ -235,21 +250,30 @@ impl Story {
     /// The seed's double tap: `key` sent twice at once, then once more. Every
     /// 202 names the same message; the last one is a replay.
     pub async fn double_tap(&self, key: &str, body: &Value) -> String {
-        let (a, b) = tokio::join!(self.until_accepted(key, body), self.until_accepted(key, body));
+        let (a, b) = tokio::join!(
+            self.until_accepted(key, body),
+            self.until_accepted(key, body)
+        );
         assert_eq!(a.0, b.0, "a double tap queued two messages: {a:?} {b:?}");
         let (again, answer) = self.until_accepted(key, body).await;
         assert_eq!(again, a.0);
-        assert!(answer.replayed, "a retry after the 202 is a replay: {answer:?}");
+        assert!(
+            answer.replayed,
+            "a retry after the 202 is a replay: {answer:?}"
+        );
         a.0
     }
 }
 
 /// `SELECT job_fact, count(*) FROM exports`.
 pub async fn exports_by_fact(db: &tokio_postgres::Client) -> BTreeMap<String, i64> {
-    db.query("SELECT job_fact, count(*) FROM exports GROUP BY job_fact", &[])
-        .await
-        .map(|rows| rows.iter().map(|r| (r.get(0), r.get(1))).collect())
-        .unwrap_or_default()
+    db.query(
+        "SELECT job_fact, count(*) FROM exports GROUP BY job_fact",
+        &[],
+    )
+    .await
+    .map(|rows| rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    .unwrap_or_default()
 }
 
 /// Waits until the queue holds nothing (every message acked) and `facts`
@@ -355,7 +379,11 @@ async fn the_node_exports_app_builds_one_export_per_key_through_a_worker_crash()
         if let Some(fact) = running {
             break fact;
         }
-        assert!(start.elapsed() < WITHIN, "no job started:\n{}", worker.log_text());
+        assert!(
+            start.elapsed() < WITHIN,
+            "no job started:\n{}",
+            worker.log_text()
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     let first_log = worker.log.clone();

@@ -57,10 +57,7 @@ fn pack(package: &Path, dest: &Path) -> (PathBuf, Vec<String>) {
         .iter()
         .map(|f| f["path"].as_str().unwrap().to_owned())
         .collect();
-    (
-        dest.join(entry["filename"].as_str().unwrap()),
-        files,
-    )
+    (dest.join(entry["filename"].as_str().unwrap()), files)
 }
 
 /// A devDependency's range in clients/node/package.json (the scratch
@@ -196,9 +193,9 @@ async fn the_packed_tarball_installs_type_checks_and_runs_the_seed_story() {
         );
     }
     assert!(
-        !files
-            .iter()
-            .any(|f| f.starts_with("src/") || f.starts_with("test/") || f.starts_with("node_modules/")),
+        !files.iter().any(|f| f.starts_with("src/")
+            || f.starts_with("test/")
+            || f.starts_with("node_modules/")),
         "the tarball carries sources or tests: {files:?}"
     );
 
