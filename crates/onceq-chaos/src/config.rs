@@ -19,6 +19,19 @@ pub enum Size {
     Large,
 }
 
+/// Which build of the exports app runs as the APIs and workers: the same
+/// route and worker, the same environment, the same `exports` table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum App {
+    /// `exports api` / `exports worker` (examples/exports, on the `onceq`
+    /// crate).
+    #[default]
+    Rust,
+    /// `node api.mjs` / `node worker.mjs` (examples/exports-node, on the
+    /// `onceq` npm package).
+    Node,
+}
+
 /// A protection switched off, to show that the checker notices (teeth).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Break {
@@ -109,6 +122,8 @@ pub struct Config {
     pub api_lease_secs: u64,
     /// The servers' lease reaper period (`--lease-reap-ms`).
     pub lease_reap_ms: u64,
+    /// The app under test.
+    pub app: App,
     /// A protection to switch off.
     pub broken: Option<Break>,
     /// The client gives up on keys still without a 202 after this long.
@@ -121,6 +136,9 @@ pub struct Config {
     pub onceq_bin: Option<PathBuf>,
     /// The `exports` binary (default: next to this one).
     pub exports_bin: Option<PathBuf>,
+    /// The Node app's directory (default: examples/exports-node of this
+    /// source tree).
+    pub node_app_dir: Option<PathBuf>,
     /// Random seed (default: from the clock). Faults and timings still
     /// depend on the scheduler, so a seed does not replay a run exactly.
     pub seed: Option<u64>,
@@ -170,12 +188,14 @@ impl Config {
             worker_concurrency: 8,
             api_lease_secs: 2,
             lease_reap_ms: 200,
+            app: App::Rust,
             broken: None,
             load_deadline: Duration::from_secs(60),
             drain_deadline: Duration::from_secs(45),
             run_dir: None,
             onceq_bin: None,
             exports_bin: None,
+            node_app_dir: None,
             seed: None,
             progress: false,
         }
@@ -205,6 +225,24 @@ impl Config {
             progress: true,
             ..Config::small()
         }
+    }
+
+    /// Runs `app` as the APIs and workers. The Node app's processes take
+    /// about a second to start (several on a loaded machine) where the Rust
+    /// binary takes milliseconds: killed as often as the Rust ones, its
+    /// APIs would be down for most of the run and the client would give up
+    /// on keys. So they are killed half as often, and the client keeps
+    /// trying twice as long; every other fault is the same.
+    pub fn with_app(mut self, app: App) -> Config {
+        self.app = app;
+        if app == App::Node {
+            self.load_deadline *= 2;
+            let s = &mut self.schedule;
+            for d in [&mut s.kill_api, &mut s.kill_worker].into_iter().flatten() {
+                *d *= 2;
+            }
+        }
+        self
     }
 
     /// Switches `layer` off and arranges the load so that the missing layer
@@ -241,6 +279,10 @@ pub struct Args {
     /// The preset the other flags override.
     #[arg(long, value_enum, default_value = "small")]
     pub size: Size,
+    /// The exports app to run: the Rust one (`exports`) or the Node one
+    /// (`node examples/exports-node/{api,worker}.mjs`).
+    #[arg(long, value_enum, default_value = "rust")]
+    pub app: App,
     /// Switch a protection off (teeth): the run must then FAIL.
     #[arg(long = "break", value_enum)]
     pub broken: Option<Break>,
@@ -317,6 +359,10 @@ pub struct Args {
     /// The `exports` binary (default: beside `chaos`).
     #[arg(long, env = "EXPORTS_BIN")]
     pub exports_bin: Option<PathBuf>,
+    /// The Node app's directory, its dependencies installed (default:
+    /// examples/exports-node of this source tree).
+    #[arg(long, env = "EXPORTS_NODE_DIR")]
+    pub node_app_dir: Option<PathBuf>,
     /// Random seed.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -331,7 +377,8 @@ impl Args {
         let mut c = match self.size {
             Size::Small => Config::small(),
             Size::Large => Config::large(),
-        };
+        }
+        .with_app(self.app);
         macro_rules! set {
             ($($field:ident),*) => { $(if let Some(v) = self.$field { c.$field = v; })* };
         }
@@ -396,6 +443,7 @@ impl Args {
         c.run_dir = self.run_dir;
         c.onceq_bin = self.onceq_bin;
         c.exports_bin = self.exports_bin;
+        c.node_app_dir = self.node_app_dir;
         c.seed = self.seed;
         c.progress = !self.quiet;
         c

@@ -54,7 +54,7 @@ pub mod report;
 pub mod run;
 pub mod sampler;
 
-pub use config::{Break, Config, Size};
+pub use config::{App, Break, Config, Size};
 pub use report::Report;
 pub use run::run;
 

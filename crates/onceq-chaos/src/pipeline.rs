@@ -24,7 +24,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::cluster::{self, Cluster};
-use crate::config::{Break, Config};
+use crate::config::{App, Break, Config};
 use crate::procs::{self, Proc, Spec};
 use crate::proxy::{Link, Proxy};
 
@@ -36,14 +36,26 @@ const STARTUP: Duration = Duration::from_secs(60);
 pub struct Binaries {
     /// `onceq` (crate onceq-cli).
     pub onceq: PathBuf,
-    /// `exports` (examples/exports).
-    pub exports: PathBuf,
+    /// How the app's API and worker start.
+    pub app: AppCommand,
+}
+
+/// The program and arguments of the app's two processes.
+#[derive(Debug, Clone)]
+pub struct AppCommand {
+    /// `exports`, or `node`.
+    pub program: PathBuf,
+    /// `["api"]`, or `[".../api.mjs"]`.
+    pub api: Vec<String>,
+    /// `["worker"]`, or `[".../worker.mjs"]`.
+    pub worker: Vec<String>,
 }
 
 impl Binaries {
     /// From the config (flags / `ONCEQ_BIN` / `EXPORTS_BIN`), else next to
     /// the running executable: `target/<profile>/` for the `chaos` binary,
-    /// its parent for a test binary in `target/<profile>/deps/`.
+    /// its parent for a test binary in `target/<profile>/deps/`. For
+    /// [`App::Node`], `node` (or `NODE_BIN`) and the Node app's scripts.
     pub fn locate(config: &Config) -> anyhow::Result<Binaries> {
         let find = |given: &Option<PathBuf>, name: &str| -> anyhow::Result<PathBuf> {
             if let Some(p) = given {
@@ -65,11 +77,43 @@ impl Binaries {
                     )
                 })
         };
+        let app = match config.app {
+            App::Rust => AppCommand {
+                program: find(&config.exports_bin, "exports")?,
+                api: vec!["api".into()],
+                worker: vec!["worker".into()],
+            },
+            App::Node => node_app(config.node_app_dir.clone())?,
+        };
         Ok(Binaries {
             onceq: find(&config.onceq_bin, "onceq")?,
-            exports: find(&config.exports_bin, "exports")?,
+            app,
         })
     }
+}
+
+/// `node api.mjs` / `node worker.mjs` in `dir` (default: this source
+/// tree's examples/exports-node), once its dependencies are installed and
+/// the package is built.
+fn node_app(dir: Option<PathBuf>) -> anyhow::Result<AppCommand> {
+    let dir = dir.unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/exports-node")
+    });
+    let dir = dir
+        .canonicalize()
+        .map_err(|e| anyhow::anyhow!("the Node app {}: {e}", dir.display()))?;
+    anyhow::ensure!(
+        dir.join("node_modules/onceq/dist/index.js").is_file(),
+        "the Node app in {} is not ready: run `npm ci` there and `npm run build` in clients/node \
+         (scripts/ensure-deps installs both)",
+        dir.display()
+    );
+    let script = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    Ok(AppCommand {
+        program: std::env::var_os("NODE_BIN").map_or_else(|| "node".into(), PathBuf::from),
+        api: vec![script("api.mjs")],
+        worker: vec![script("worker.mjs")],
+    })
 }
 
 /// Every process and proxy of a run.
@@ -203,8 +247,8 @@ impl Pipeline {
             workers.push(supervise(Spec {
                 log: log(&name),
                 name,
-                program: bins.exports.clone(),
-                args: vec!["worker".into()],
+                program: bins.app.program.clone(),
+                args: bins.app.worker.clone(),
                 env,
             }));
         }
@@ -229,8 +273,8 @@ impl Pipeline {
             apis.push(supervise(Spec {
                 log: log(&name),
                 name,
-                program: bins.exports.clone(),
-                args: vec!["api".into()],
+                program: bins.app.program.clone(),
+                args: bins.app.api.clone(),
                 env,
             }));
             api_ports.push(port);

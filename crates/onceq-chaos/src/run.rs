@@ -165,7 +165,8 @@ pub async fn run(config: Config) -> anyhow::Result<Report> {
 
 fn setup_line(c: &Config, seed: u64) -> String {
     format!(
-        "{} server(s), {} api(s), {} worker(s); postgres: {}; {} requests at {}/s, {} in flight; break: {}; seed {seed}",
+        "app: {:?}; {} server(s), {} api(s), {} worker(s); postgres: {}; {} requests at {}/s, {} in flight; break: {}; seed {seed}",
+        c.app,
         c.servers,
         c.apis,
         c.workers,

@@ -76,7 +76,7 @@ export class Acker {
       if (r.batched) this.counters.batchedAckCalls += Math.ceil(batch.length / 10);
       const ok = new Set(r.successful.map((s) => s.message_id));
       for (const f of r.failed) {
-        this.log.info("ack refused; the next holder finds the fact done", {
+        this.log.info("ack refused (lease lost); the next holder finds the fact done", {
           message_id: f.message_id,
           code: f.code,
           message: f.message,

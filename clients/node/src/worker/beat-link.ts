@@ -10,10 +10,15 @@ import pg from "pg";
 
 export class BeatLink {
   readonly #options: pg.ClientConfig;
+  // The pool's own client class when it has one (`new pg.Pool({ Client })`:
+  // e.g. one that picks the writable host of several), else pg's.
+  readonly #Client: typeof pg.Client;
   #open: Promise<pg.Client> | undefined;
 
   constructor(pool: pg.Pool) {
-    this.#options = (pool as unknown as { options: pg.ClientConfig }).options;
+    const options = (pool as unknown as { options: pg.ClientConfig & { Client?: typeof pg.Client } }).options;
+    this.#options = options;
+    this.#Client = options.Client ?? pg.Client;
   }
 
   get(): Promise<pg.Client> {
@@ -22,7 +27,7 @@ export class BeatLink {
   }
 
   #connect(): Promise<pg.Client> {
-    const client = new pg.Client(this.#options);
+    const client = new this.#Client(this.#options);
     const forget = () => {
       if (this.#open === opened) this.#open = undefined;
     };

@@ -396,6 +396,9 @@ export class Worker {
         return "abandoned" as Outcome;
       })
       .then((outcome) => {
+        // One line per message handed out that ran to an ending (the chaos
+        // run counts them, as it counts the Rust worker's).
+        this.#log.debug("job settled", { message_id: message.message_id, outcome });
         this.#m[outcome]++;
         this.#jobs.delete(job);
         this.#slots.release();

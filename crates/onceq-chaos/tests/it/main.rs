@@ -2,8 +2,9 @@
 //! nothing; each broken layer must be caught.
 //!
 //! - `support`: finds (and builds) the `onceq` and `exports` binaries.
-//! - `small`: the small run under every kind of fault.
-//! - `teeth`: `--break ledger` and `--break facts` must fail.
+//! - `small`: the small run under every kind of fault (the Rust app, and the
+//!   Node one).
+//! - `teeth`: `--break ledger` and `--break facts` must fail (both apps).
 //!
 //! The runs are serialized: each starts a PostgreSQL cluster and seven
 //! processes, and this machine has two cores; run side by side they would

@@ -1,6 +1,6 @@
 //! The small run: 300 requests, 2 servers, 2 APIs, 2 workers (one whose
 //! work outlasts its lease), every kind of fault a few times. Nothing may
-//! be lost or duplicated.
+//! be lost or duplicated — with the Rust app and with the Node one.
 
 use onceq_chaos::faults::Kind;
 
@@ -8,9 +8,20 @@ use crate::support;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn small_run_loses_and_duplicates_nothing() {
+    small_run(support::config(onceq_chaos::Config::small())).await;
+}
+
+/// The same run with the Node app (examples/exports-node) as the APIs and
+/// workers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_run_of_the_node_app_loses_and_duplicates_nothing() {
+    small_run(support::node_config(onceq_chaos::Config::small())).await;
+}
+
+async fn small_run(config: onceq_chaos::Config) {
     let _one_at_a_time = support::SERIAL.lock().await;
     let started = std::time::Instant::now();
-    let report = onceq_chaos::run(support::config(onceq_chaos::Config::small()))
+    let report = onceq_chaos::run(config)
         .await
         .expect("the run could be carried out");
     println!("{report}\n(took {:?})", started.elapsed());

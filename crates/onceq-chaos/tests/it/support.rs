@@ -66,5 +66,52 @@ pub fn config(base: onceq_chaos::Config) -> onceq_chaos::Config {
     }
 }
 
+/// A config for the Node app (examples/exports-node) with the `onceq`
+/// binary filled in; the app made ready first (see [`node_app`]).
+pub fn node_config(base: onceq_chaos::Config) -> onceq_chaos::Config {
+    onceq_chaos::Config {
+        node_app_dir: Some(node_app().clone()),
+        ..config(base).with_app(onceq_chaos::App::Node)
+    }
+}
+
+/// examples/exports-node, ready to run: the package's and the app's npm
+/// dependencies installed from their lockfiles (unless scripts/ensure-deps
+/// did already) and the package built (`npm run build`), once per test
+/// process.
+pub fn node_app() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let package = root.join("clients/node");
+        let app = root.join("examples/exports-node");
+        npm_ci(&package);
+        npm(&package, &["run", "build", "--silent"]);
+        npm_ci(&app);
+        app
+    })
+}
+
+/// `npm ci` unless `node_modules` holds an install of this very lockfile
+/// (the mark scripts/ensure-deps leaves: a copy of it).
+fn npm_ci(dir: &Path) {
+    let lock = std::fs::read(dir.join("package-lock.json")).expect("a committed lockfile");
+    let mark = dir.join("node_modules/.onceq-installed-lock");
+    if std::fs::read(&mark).is_ok_and(|m| m == lock) {
+        return;
+    }
+    npm(dir, &["ci", "--no-audit", "--no-fund", "--loglevel=error"]);
+    std::fs::write(&mark, lock).expect("mark the install");
+}
+
+fn npm(dir: &Path, args: &[&str]) {
+    let status = Command::new("npm")
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .expect("npm must be installed for the Node app's runs");
+    assert!(status.success(), "npm {args:?} in {} failed", dir.display());
+}
+
 /// Held for the length of a run: one at a time (see `main.rs`).
 pub static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());

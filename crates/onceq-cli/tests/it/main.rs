@@ -9,6 +9,9 @@
 //! `onceq bench` in small;
 //! `compat` runs the seed's Node.js route and worker unchanged against it;
 //! `node_package` runs the npm package's own tests (clients/node);
+//! `exports_node` runs the seed's app rebuilt on it (examples/exports-node)
+//! through a worker crash; `node_tarball` packs the package, installs the
+//! tarball in a scratch project and runs a smaller story from it;
 //! `long_ops` checks bulk publish, purge, redrive and `stats --watch` when no
 //! terminal is attached; `dashboard` drives the web dashboard in headless
 //! Chromium; `stall` freezes PostgreSQL under a running server; `container`
@@ -28,11 +31,13 @@ mod dashboard;
 mod dashboard_life;
 mod deb;
 mod errors;
+mod exports_node;
 mod failover;
 mod life;
 mod logs;
 mod long_ops;
 mod node_package;
+mod node_tarball;
 mod otlp;
 mod outage_log;
 mod pgbouncer;

@@ -15,14 +15,17 @@ use std::{path::PathBuf, process::Command};
 
 use crate::process::ServerProcess;
 
-fn package_dir() -> PathBuf {
+pub fn package_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../clients/node")
 }
 
-/// `npm ci` from the committed lockfile when the package's dependencies are
-/// missing (scripts/ensure-deps installs them too).
+/// `npm ci` from the committed lockfile when the dependencies in `dir` are
+/// missing or were installed from another lockfile (scripts/ensure-deps
+/// installs them too, and leaves the same mark: a copy of the lockfile).
 pub fn ensure_node_modules(dir: &std::path::Path) {
-    if dir.join("node_modules/.onceq-installed-lock").exists() {
+    let lock = std::fs::read(dir.join("package-lock.json")).expect("a committed package-lock.json");
+    let mark = dir.join("node_modules/.onceq-installed-lock");
+    if std::fs::read(&mark).is_ok_and(|m| m == lock) {
         return;
     }
     let status = Command::new("npm")
@@ -31,10 +34,37 @@ pub fn ensure_node_modules(dir: &std::path::Path) {
         .status()
         .expect("npm must be installed for the Node package's tests");
     assert!(status.success(), "npm ci in {} failed", dir.display());
+    std::fs::write(&mark, lock).expect("mark the install");
+}
+
+/// Held by every test that builds the package (`npm test`, `npm pack`,
+/// `npm run build`) or runs code from its `dist/`: a build rewrites `dist/`
+/// under a running app otherwise.
+pub static PACKAGE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Builds the package (`npm run build`: the SQL copied in, TypeScript
+/// compiled to `dist/`), its dependencies installed first. Call it holding
+/// [`PACKAGE`].
+pub fn build_package() -> PathBuf {
+    let dir = package_dir();
+    ensure_node_modules(&dir);
+    let out = Command::new("npm")
+        .args(["run", "build", "--silent"])
+        .current_dir(&dir)
+        .output()
+        .expect("npm must be installed for the Node package's tests");
+    assert!(
+        out.status.success(),
+        "npm run build failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_node_package_passes_its_tests_against_a_real_server() {
+    let _package = PACKAGE.lock().await;
     let dir = package_dir();
     ensure_node_modules(&dir);
     let queue_db = onceq_testdb::fresh_database().await;
