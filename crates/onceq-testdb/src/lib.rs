@@ -14,6 +14,8 @@
 //! - [`tls`]: a TLS-only cluster with certificates made at test time
 //!   ([`shared_tls_cluster`]).
 //! - [`template`]: databases cloned from a template made once per process.
+//! - [`patroni`]: three nodes under Patroni on etcd, behind HAProxy
+//!   ([`patroni::shared_patroni`]): automatic failover and switchovers.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -29,6 +31,7 @@
 
 pub mod cluster;
 pub mod host;
+pub mod patroni;
 pub mod pgbouncer;
 pub mod template;
 pub mod tls;
