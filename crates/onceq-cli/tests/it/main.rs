@@ -38,6 +38,7 @@ mod outage_log;
 mod pgbouncer;
 mod podman;
 mod process;
+mod read_only;
 mod settings;
 mod stall;
 mod tls;
