@@ -3,12 +3,14 @@
 //!
 //! - `support`: finds (and builds) the `onceq` and `exports` binaries.
 //! - `small`: the small run under every kind of fault.
+//! - `patroni`: the small run on a Patroni cluster (`--patroni`).
 //! - `teeth`: `--break ledger` and `--break facts` must fail.
 //!
 //! The runs are serialized: each starts a PostgreSQL cluster and seven
 //! processes, and this machine has two cores; run side by side they would
 //! mostly measure each other.
 
+mod patroni;
 mod small;
 mod support;
 mod teeth;

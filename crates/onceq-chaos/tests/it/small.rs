@@ -10,7 +10,9 @@ use crate::support;
 async fn small_run_loses_and_duplicates_nothing() {
     let _one_at_a_time = support::SERIAL.lock().await;
     let started = std::time::Instant::now();
-    let report = onceq_chaos::run(support::config(onceq_chaos::Config::small()))
+    let config = support::config(onceq_chaos::Config::small());
+    let schedule = config.schedule.clone();
+    let report = onceq_chaos::run(config)
         .await
         .expect("the run could be carried out");
     println!("{report}\n(took {:?})", started.elapsed());
@@ -18,8 +20,9 @@ async fn small_run_loses_and_duplicates_nothing() {
     assert_eq!(report.lost(), 0, "lost work:\n{report}");
     assert_eq!(report.duplicated(), 0, "duplicated work:\n{report}");
     assert!(report.passed(), "{report}");
-    // The run only proves something if it was hit by everything.
-    for kind in Kind::ALL {
+    // The run only proves something if it was hit by everything it
+    // schedules (etcd kills are Patroni's: `patroni.rs`).
+    for kind in Kind::ALL.into_iter().filter(|k| schedule.every(*k).is_some()) {
         assert!(
             report.faults_of(kind) >= 1,
             "no {kind} fault fired:\n{report}"
