@@ -34,9 +34,14 @@ pub struct Seen {
     pub answers: Vec<Answer>,
     /// Messages consumed and acked (ack answered `true`).
     pub consumed: u64,
-    /// Acks answered "lease lost" (`false`): a receipt that did not
-    /// survive. Within its lease, none should.
+    /// Acks answered "lease lost" (`false`) on their first attempt: a
+    /// receipt that did not survive. Within its lease, none should.
     pub leases_lost: Vec<String>,
+    /// Acks answered `false` on a retry, after an attempt that failed
+    /// (503): that attempt may have been done, its answer lost
+    /// (docs/guarantees.md: "acking again is harmless"); then the message
+    /// must be gone.
+    pub acked_unanswered: Vec<String>,
     /// Acks that failed (503 during the fault) and were sent again.
     pub ack_retries: u64,
 }
@@ -220,14 +225,18 @@ async fn consume(client: &onceq::Client, seen: &Mutex<Seen>, stop: &Cancellation
         for m in batch {
             // An ack that fails is tried again with the same receipt: the
             // lease outlives the outage (30 s).
-            for _ in 0..200 {
+            for attempt in 0..200 {
                 match client.ack(QUEUE, &m.message_id, Some(&m.receipt)).await {
                     Ok(true) => {
                         seen.lock().unwrap().consumed += 1;
                         break;
                     }
                     Ok(false) => {
-                        seen.lock().unwrap().leases_lost.push(m.message_id.clone());
+                        let mut seen = seen.lock().unwrap();
+                        match attempt {
+                            0 => seen.leases_lost.push(m.message_id.clone()),
+                            _ => seen.acked_unanswered.push(m.message_id.clone()),
+                        }
                         break;
                     }
                     Err(_) => {

@@ -139,6 +139,7 @@ impl Scene {
             .wait_for_leader(None, Duration::from_secs(60))
             .await;
         assert_all_on(cluster, leader, &self.db, &seen.acked, what).await;
+        assert_gone(cluster, leader, &self.db, &seen.acked_unanswered, what).await;
         replay(&self.client, &seen.acked, what).await;
 
         // The lease taken before the fault is still ours: its receipt acks.
@@ -197,6 +198,25 @@ pub async fn assert_all_on(
             "{what}: acknowledged publish {key} is not on the new leader"
         );
     }
+}
+
+/// The messages whose ack was answered 503 and then "not held" were acked
+/// by that first attempt: none is left in the queue.
+async fn assert_gone(cluster: &PatroniCluster, leader: usize, db: &str, ids: &[String], what: &str) {
+    let client = onceq_pg::PgConnect::parse(&cluster.node_url(leader, db))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let left: i64 = client
+        .query_one(
+            "SELECT count(*) FROM onceq_messages WHERE id = ANY($1)",
+            &[&ids],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0, "{what}: acks answered 503 then not-held left their messages: {ids:?}");
 }
 
 /// The same keys again are replays of the same messages.
