@@ -19,7 +19,9 @@
 //! [`PatroniCluster::haproxy_url`].
 //!
 //! [`shared_patroni`] is the test process's one cluster, lent to one test
-//! at a time (tests crash its nodes) and handed over healthy.
+//! at a time (tests crash its nodes) and handed over healthy. Its tests
+//! are onceq's: `crates/onceq-cli/tests/it/patroni` (a leader killed, a
+//! switchover, a leader cut off) and the chaos run's `--patroni`.
 
 pub mod etcd;
 pub mod gate;
@@ -364,6 +366,3 @@ pub async fn shared_patroni() -> (&'static PatroniCluster, tokio::sync::MutexGua
     cluster.wait_healthy().await;
     (cluster, turn)
 }
-
-#[cfg(test)]
-mod tests;

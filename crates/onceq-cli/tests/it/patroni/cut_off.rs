@@ -1,11 +1,19 @@
 //! The leader cut off, not killed: its Patroni loses etcd (its gates
-//! closed) and is frozen, so it cannot step down, while a onceq server
-//! still reaches its PostgreSQL directly. Patroni promotes the synchronous
-//! standby once the lock expires; the old leader's PostgreSQL still runs as
-//! a primary, but in strict synchronous mode its commits wait for a standby
-//! that now follows someone else, so onceq cannot acknowledge a write the
-//! new leader lacks: such publishes hang until the store timeout and answer
-//! 503, and their retries on the new leader store each key once.
+//! closed: the lock cannot be renewed) while a onceq server still reaches
+//! its PostgreSQL directly. Patroni promotes the synchronous standby once
+//! the lock expires. Two cases:
+//!
+//! - Patroni works: it demotes its PostgreSQL before the lock expires
+//!   (`loop_wait + 2 × retry_timeout ≤ ttl`), so writes on it fail — onceq
+//!   answers 503.
+//! - Patroni is frozen too, so it cannot step down: the old leader's
+//!   PostgreSQL still runs as a primary, but in strict synchronous mode its
+//!   commits wait for a standby that now follows someone else, so onceq
+//!   cannot acknowledge a write the new leader lacks: such publishes hang
+//!   until the store timeout and answer 503.
+//!
+//! Either way, nothing acknowledged is missing on the new leader, and the
+//! refused keys, retried there, are stored once.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -17,8 +25,13 @@ use super::{KEY, assert_all_on, run};
 use crate::process::ServerProcess;
 
 #[test]
-fn a_cut_off_leader_acknowledges_nothing_the_new_leader_lacks() {
-    run(cut_off());
+fn a_cut_off_leader_steps_down_and_acknowledges_nothing_the_new_leader_lacks() {
+    run(cut_off(false));
+}
+
+#[test]
+fn a_cut_off_leader_that_cannot_step_down_acknowledges_nothing_the_new_leader_lacks() {
+    run(cut_off(true));
 }
 
 /// Thaws and reconnects the node however the test ends.
@@ -31,7 +44,7 @@ impl Drop for CutOff<'_> {
     }
 }
 
-async fn cut_off() {
+async fn cut_off(frozen: bool) {
     let (cluster, _turn) = shared_patroni().await;
     let db = cluster.create_database().await;
     let old = cluster.leader().await.expect("a leader");
@@ -46,25 +59,30 @@ async fn cut_off() {
 
     let node = &cluster.nodes[old];
     node.cut_off();
-    node.signal_patroni("-STOP");
+    if frozen {
+        node.signal_patroni("-STOP");
+    }
     let _cut = CutOff(node);
     let cut = Instant::now();
     let new = cluster
         .wait_for_leader(Some(old), Duration::from_secs(60))
         .await;
     let promoted = Instant::now();
-    // The old leader still runs as a primary: nothing demoted it.
-    let still: bool = onceq_pg::PgConnect::parse(&cluster.node_url(old, "postgres"))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap()
-        .query_one("SELECT pg_is_in_recovery()", &[])
-        .await
-        .unwrap()
-        .get(0);
-    assert!(!still, "n{old} was demoted; the test needs it running as a primary");
-    // Publishes on it now hang on the synchronous standby it lost.
+    if frozen {
+        // The old leader still runs as a primary: nothing demoted it.
+        let in_recovery: bool = onceq_pg::PgConnect::parse(&cluster.node_url(old, "postgres"))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap()
+            .query_one("SELECT pg_is_in_recovery()", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert!(!in_recovery, "n{old} was demoted; this case needs it running as a primary");
+    }
+    // Publishes on it now fail: hung on the synchronous standby it lost
+    // (frozen), or refused by a demoted node.
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let refused = load
@@ -83,7 +101,11 @@ async fn cut_off() {
     }
     let seen = load.stop().await;
     drop(server);
-    seen.assert_only_retryable_failures("cut-off leader");
+    let what = match frozen {
+        true => "cut-off leader, frozen",
+        false => "cut-off leader",
+    };
+    seen.assert_only_retryable_failures(what);
     let acked_after = seen
         .answers
         .iter()
@@ -91,7 +113,7 @@ async fn cut_off() {
         .count();
 
     // Nothing it acknowledged is missing on the new leader.
-    assert_all_on(cluster, new, &db, &seen.acked, "cut-off leader").await;
+    assert_all_on(cluster, new, &db, &seen.acked, what).await;
 
     // The refused keys, retried through HAProxy (which sends nothing to a
     // node whose REST API does not answer `/primary`; a multi-host URL
@@ -131,7 +153,7 @@ async fn cut_off() {
     }
     assert_all_on(cluster, new, &db, &retried, "retried after the cut").await;
     eprintln!(
-        "patroni cut-off: n{old} cut off, n{new} promoted {:.1} s later; {} publishes acknowledged before, \
+        "patroni {what}: n{old} cut off, n{new} promoted {:.1} s later; {} publishes acknowledged before, \
          {acked_after} after the promotion (all on n{new}), {} answered 503; {} refused keys retried and stored once",
         (promoted - cut).as_secs_f64(),
         seen.acked.len(),
