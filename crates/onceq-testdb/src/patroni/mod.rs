@@ -213,13 +213,43 @@ impl PatroniCluster {
         if streaming < 2 || sync < 1 {
             return false;
         }
-        // HAProxy has marked the leader up (it may lag by its checks).
+        self.haproxy_only_reaches_a_primary().await
+    }
+
+    /// Whether new connections through HAProxy land on a primary only now
+    /// (it lags a leader change by up to three checks, and balances over
+    /// every node it has up, so a node not yet marked down gets every other
+    /// connection): six in a row must.
+    async fn haproxy_only_reaches_a_primary(&self) -> bool {
+        for _ in 0..6 {
+            if !self.haproxy_reaches_a_primary().await {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Whether a new connection through HAProxy lands on a primary.
+    async fn haproxy_reaches_a_primary(&self) -> bool {
         let Ok(via) = self.connect(&self.haproxy_url("postgres")).await else {
             return false;
         };
         via.query_one("SELECT pg_is_in_recovery()", &[])
             .await
             .is_ok_and(|r| !r.get::<_, bool>(0))
+    }
+
+    /// Waits until HAProxy routes new connections to a primary only.
+    pub async fn wait_for_haproxy(&self, within: Duration) {
+        let deadline = Instant::now() + within;
+        while !self.haproxy_only_reaches_a_primary().await {
+            assert!(
+                Instant::now() < deadline,
+                "onceq-testdb: HAProxy did not route to a primary within {within:?}\n{}",
+                self.logs()
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
     }
 
     /// A direct connection to node `i`'s `postgres` database.

@@ -120,6 +120,7 @@ async fn cut_off(frozen: bool) {
     // would still take the old leader, which claims to be read-write), are
     // stored once; the acknowledged ones replay.
     let url = cluster.haproxy_url(&db);
+    cluster.wait_for_haproxy(Duration::from_secs(30)).await;
     let retry = tokio::task::spawn_blocking(move || ServerProcess::on_postgres(&url, KEY, &[]))
         .await
         .unwrap();
