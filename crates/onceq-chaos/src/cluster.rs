@@ -209,7 +209,8 @@ impl Cluster {
         let port = dead.port();
         // Drop stops its watchdog and removes its directory: blocking work.
         let _ = tokio::task::spawn_blocking(move || drop(dead)).await;
-        let fresh = TestCluster::start_standby_on_port(primary, STANDBY_NAME, port, options()).await;
+        let fresh =
+            TestCluster::start_standby_on_port(primary, STANDBY_NAME, port, options()).await;
         wait_for_sync_standby(primary).await;
         *standby_slot(&mut nodes) = Some(fresh);
         Some(FailoverTimes {

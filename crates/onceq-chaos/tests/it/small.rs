@@ -22,7 +22,10 @@ async fn small_run_loses_and_duplicates_nothing() {
     assert!(report.passed(), "{report}");
     // The run only proves something if it was hit by everything it
     // schedules (etcd kills are Patroni's: `patroni.rs`).
-    for kind in Kind::ALL.into_iter().filter(|k| schedule.every(*k).is_some()) {
+    for kind in Kind::ALL
+        .into_iter()
+        .filter(|k| schedule.every(*k).is_some())
+    {
         assert!(
             report.faults_of(kind) >= 1,
             "no {kind} fault fired:\n{report}"

@@ -69,7 +69,10 @@ async fn fenced_then_switched() {
     let http = reqwest::Client::new();
     // Warm the pool: several connections, all to A.
     for i in 0..20 {
-        assert_eq!(publish(&http, &server.url, &format!("warm-{i}")).await.0, 200);
+        assert_eq!(
+            publish(&http, &server.url, &format!("warm-{i}")).await.0,
+            200
+        );
     }
 
     // A is fenced read-only (as an operator or orchestrator demotes a
@@ -95,7 +98,11 @@ async fn fenced_then_switched() {
         n += 1;
         assert!(Instant::now() < deadline, "the fence never took effect");
     };
-    assert_eq!(first.0, 503, "the first publish on a read-only node: {}", first.2);
+    assert_eq!(
+        first.0, 503,
+        "the first publish on a read-only node: {}",
+        first.2
+    );
     // B is not promoted yet: nothing accepts writes.
     for i in 0..5 {
         let (status, retry_after, body) = publish(&http, &server.url, &format!("fenced-{i}")).await;

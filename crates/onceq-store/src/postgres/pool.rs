@@ -76,14 +76,14 @@ pub(super) fn build(
     let read_only = Arc::new(ReadOnlySeen::default());
     let seen = read_only.clone();
     Pool::builder(manager)
-        .pre_recycle(deadpool_postgres::Hook::sync_fn(move |_, metrics| {
-            match seen.stale(metrics.created) {
+        .pre_recycle(deadpool_postgres::Hook::sync_fn(
+            move |_, metrics| match seen.stale(metrics.created) {
                 true => Err(HookError::message(
                     "opened before a write was refused as read-only",
                 )),
                 false => Ok(()),
-            }
-        }))
+            },
+        ))
         .max_size(pool_size + COMMITTER_CONNECTIONS)
         .runtime(Runtime::Tokio1)
         .wait_timeout(Some(bound))

@@ -9,7 +9,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 /// `GET path` on `127.0.0.1:port`: `(status, body)`.
 pub async fn get(port: u16, path: &str) -> Option<(u16, String)> {
     let exchange = async {
-        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.ok()?;
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .ok()?;
         let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
         stream.write_all(request.as_bytes()).await.ok()?;
         let mut answer = Vec::new();

@@ -270,9 +270,7 @@ impl PatroniCluster {
     pub async fn create_database(&self) -> String {
         let n = self.databases.fetch_add(1, Ordering::Relaxed);
         let name = format!("onceq_patroni_{n}");
-        let leader = self
-            .wait_for_leader(None, HEALTHY_WITHIN)
-            .await;
+        let leader = self.wait_for_leader(None, HEALTHY_WITHIN).await;
         let admin = self
             .admin(leader)
             .await
@@ -388,7 +386,10 @@ static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 /// one test at a time: hold the guard for the whole test. Each borrower
 /// gets it healthy, whatever the one before left down. Its processes die
 /// with the test process (see [`watched`]).
-pub async fn shared_patroni() -> (&'static PatroniCluster, tokio::sync::MutexGuard<'static, ()>) {
+pub async fn shared_patroni() -> (
+    &'static PatroniCluster,
+    tokio::sync::MutexGuard<'static, ()>,
+) {
     let turn = TURN.lock().await;
     let cluster = SHARED
         .get_or_init(|| PatroniCluster::start(PatroniOptions::default()))

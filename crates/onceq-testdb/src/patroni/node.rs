@@ -125,9 +125,19 @@ impl PatroniNode {
 /// within about `ttl` seconds) and keep Patroni's rule `loop_wait + 2 ×
 /// retry_timeout ≤ ttl`: a leader that cannot renew its lock demotes
 /// itself before the lock expires and another node can take it.
-fn yaml(name: &str, dir: &Path, pg_port: u16, rest_port: u16, gates: &[Gate], s: &Shared) -> String {
+fn yaml(
+    name: &str,
+    dir: &Path,
+    pg_port: u16,
+    rest_port: u16,
+    gates: &[Gate],
+    s: &Shared,
+) -> String {
     let dir = dir.display();
-    let etcd: Vec<String> = gates.iter().map(|g| format!("127.0.0.1:{}", g.port())).collect();
+    let etcd: Vec<String> = gates
+        .iter()
+        .map(|g| format!("127.0.0.1:{}", g.port()))
+        .collect();
     let etcd = etcd.join(",");
     let bindir = s.bindir.display();
     format!(

@@ -79,7 +79,10 @@ async fn cut_off(frozen: bool) {
             .await
             .unwrap()
             .get(0);
-        assert!(!in_recovery, "n{old} was demoted; this case needs it running as a primary");
+        assert!(
+            !in_recovery,
+            "n{old} was demoted; this case needs it running as a primary"
+        );
     }
     // Publishes on it now fail: hung on the synchronous standby it lost
     // (frozen), or refused by a demoted node.
@@ -96,7 +99,10 @@ async fn cut_off(frozen: bool) {
         if refused >= 6 {
             break;
         }
-        assert!(Instant::now() < deadline, "publishes on the cut-off leader were not refused");
+        assert!(
+            Instant::now() < deadline,
+            "publishes on the cut-off leader were not refused"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let seen = load.stop().await;
@@ -140,7 +146,11 @@ async fn cut_off(frozen: bool) {
             if a.status == 200 || Instant::now() > deadline {
                 break a;
             }
-            assert!(a.status == 503 && a.retry_after, "retry of {key}: {}", a.body);
+            assert!(
+                a.status == 503 && a.retry_after,
+                "retry of {key}: {}",
+                a.body
+            );
             tokio::time::sleep(Duration::from_millis(200)).await;
         };
         assert_eq!(a.status, 200, "retry of {key}: {}", a.body);
@@ -149,7 +159,11 @@ async fn cut_off(frozen: bool) {
     for (key, id) in seen.acked.iter().take(20) {
         let a = load::publish(&http, &retry.url, KEY, key).await;
         assert_eq!(a.status, 200, "{}", a.body);
-        assert!(a.body.contains("\"idempotent_replay\":true"), "{key}: {}", a.body);
+        assert!(
+            a.body.contains("\"idempotent_replay\":true"),
+            "{key}: {}",
+            a.body
+        );
         assert_eq!(&load::message_id(&a.body), id);
     }
     assert_all_on(cluster, new, &db, &retried, "retried after the cut").await;

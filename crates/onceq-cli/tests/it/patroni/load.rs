@@ -81,7 +81,9 @@ impl Load {
             });
         for _ in 0..CONSUMERS {
             let (client, seen, stop) = (client.clone(), seen.clone(), stop.clone());
-            tasks.push(tokio::spawn(async move { consume(&client, &seen, &stop).await }));
+            tasks.push(tokio::spawn(
+                async move { consume(&client, &seen, &stop).await },
+            ));
         }
         Load { seen, stop, tasks }
     }

@@ -74,7 +74,11 @@ impl Scene {
         let cron = onceq_chaos::cron::start(port).await.unwrap();
         let client = onceq::Client::new(&server.url, KEY).unwrap();
         client
-            .publish("held", &serde_json::json!({"held": true}), Default::default())
+            .publish(
+                "held",
+                &serde_json::json!({"held": true}),
+                Default::default(),
+            )
             .await
             .unwrap();
         let held = client
@@ -135,9 +139,7 @@ impl Scene {
         );
         assert!(seen.consumed > 0, "{what}: consumers acked nothing");
 
-        let leader = cluster
-            .wait_for_leader(None, Duration::from_secs(60))
-            .await;
+        let leader = cluster.wait_for_leader(None, Duration::from_secs(60)).await;
         assert_all_on(cluster, leader, &self.db, &seen.acked, what).await;
         assert_gone(cluster, leader, &self.db, &seen.acked_unanswered, what).await;
         replay(&self.client, &seen.acked, what).await;
@@ -153,7 +155,10 @@ impl Scene {
         let cron = onceq_chaos::cron::check(&self.cron, &cluster.multi_host_url(&self.db))
             .await
             .unwrap();
-        assert!(cron.passed(), "{what}: cron ticks not fired once each: {cron:?}");
+        assert!(
+            cron.passed(),
+            "{what}: cron ticks not fired once each: {cron:?}"
+        );
         eprintln!(
             "patroni {what}: {} publishes acknowledged, {} answered 503; publishing back {back:.1} s \
              after the fault began; {} acked by consumers ({} ack retries); cron: {} ticks, one message each",
@@ -202,7 +207,13 @@ pub async fn assert_all_on(
 
 /// The messages whose ack was answered 503 and then "not held" were acked
 /// by that first attempt: none is left in the queue.
-async fn assert_gone(cluster: &PatroniCluster, leader: usize, db: &str, ids: &[String], what: &str) {
+async fn assert_gone(
+    cluster: &PatroniCluster,
+    leader: usize,
+    db: &str,
+    ids: &[String],
+    what: &str,
+) {
     let client = onceq_pg::PgConnect::parse(&cluster.node_url(leader, db))
         .unwrap()
         .connect()
@@ -216,7 +227,10 @@ async fn assert_gone(cluster: &PatroniCluster, leader: usize, db: &str, ids: &[S
         .await
         .unwrap()
         .get(0);
-    assert_eq!(left, 0, "{what}: acks answered 503 then not-held left their messages: {ids:?}");
+    assert_eq!(
+        left, 0,
+        "{what}: acks answered 503 then not-held left their messages: {ids:?}"
+    );
 }
 
 /// The same keys again are replays of the same messages.
