@@ -16,9 +16,21 @@
 //! `target_session_attrs=read-write`) stays right after any number of
 //! failovers, and the processes find the new primary by themselves, as
 //! they would behind a real orchestrator.
+//!
+//! # A Patroni cluster (`--patroni`)
+//!
+//! Three nodes under Patroni in strict synchronous mode, on three etcd
+//! members (`onceq_testdb::patroni`), every process finding the leader
+//! through every node's address. A [`failover`](Cluster::failover) then
+//! SIGKILLs the leader node (Patroni and its PostgreSQL) and lets Patroni
+//! promote a synchronous standby with no help; after the pause the node is
+//! started again and rejoins (rewound if it must be).
+//! [`kill_etcd`](Cluster::kill_etcd) SIGKILLs one etcd member: two of three
+//! keep the quorum.
 
 use std::time::Duration;
 
+use onceq_testdb::patroni::{PatroniCluster, PatroniOptions};
 use onceq_testdb::{ClusterOptions, StopMode, TestCluster};
 use tokio::sync::Mutex;
 
@@ -30,10 +42,16 @@ pub const STANDBY_NAME: &str = "chaos_standby";
 /// How long a failover may take to get a new synchronous standby attached.
 const SYNC_WITHIN: Duration = Duration::from_secs(60);
 
-/// The primary and, in an HA pair, its synchronous standby.
-struct Nodes {
-    primary: TestCluster,
-    standby: Option<TestCluster>,
+/// The primary and, in an HA pair, its synchronous standby; or a Patroni
+/// cluster. (One per run, behind a mutex, never moved: the pair's size
+/// does not matter.)
+#[allow(clippy::large_enum_variant)]
+enum Nodes {
+    Pair {
+        primary: TestCluster,
+        standby: Option<TestCluster>,
+    },
+    Patroni(Box<PatroniCluster>),
 }
 
 /// The cluster (or HA pair) and its two databases.
@@ -83,7 +101,27 @@ impl Cluster {
         Cluster {
             queue_url: url(&queue_db, &ports),
             app_url: url(&app_db, &ports),
-            nodes: Mutex::new(Nodes { primary, standby }),
+            nodes: Mutex::new(Nodes::Pair { primary, standby }),
+            ports,
+            app_db,
+        }
+    }
+
+    /// Starts a Patroni cluster (see the module doc) and creates both
+    /// databases on its leader.
+    pub async fn start_patroni() -> Cluster {
+        let patroni = PatroniCluster::start(PatroniOptions {
+            etcd_members: 3,
+            ..PatroniOptions::default()
+        })
+        .await;
+        let queue_db = patroni.create_database().await;
+        let app_db = patroni.create_database().await;
+        let ports: Vec<u16> = patroni.nodes.iter().map(|n| n.pg_port).collect();
+        Cluster {
+            queue_url: url(&queue_db, &ports),
+            app_url: url(&app_db, &ports),
+            nodes: Mutex::new(Nodes::Patroni(Box::new(patroni))),
             ports,
             app_db,
         }
@@ -102,12 +140,48 @@ impl Cluster {
     }
 
     /// Stops the primary in `mode`, waits `pause`, starts it again. The
-    /// standby, if any, reconnects by itself.
-    pub async fn restart(&self, mode: StopMode, pause: Duration) {
+    /// standby, if any, reconnects by itself. False (nothing done) under
+    /// Patroni, which would restart it itself.
+    pub async fn restart(&self, mode: StopMode, pause: Duration) -> bool {
         let nodes = self.nodes.lock().await;
-        nodes.primary.stop(mode).await;
+        let Nodes::Pair { primary, .. } = &*nodes else {
+            return false;
+        };
+        primary.stop(mode).await;
         tokio::time::sleep(pause).await;
-        nodes.primary.restart_server().await;
+        primary.restart_server().await;
+        true
+    }
+
+    /// SIGKILLs etcd member `which` (of three), waits `pause`, starts it
+    /// again. False (nothing done) without Patroni.
+    pub async fn kill_etcd(&self, pause: Duration, which: usize) -> bool {
+        let nodes = self.nodes.lock().await;
+        let Nodes::Patroni(patroni) = &*nodes else {
+            return false;
+        };
+        let member = &patroni.etcd[which % patroni.etcd.len()];
+        member.kill().await;
+        tokio::time::sleep(pause).await;
+        member.restart();
+        true
+    }
+
+    /// The leader node SIGKILLed; Patroni promotes; after `pause` the node
+    /// is started again; returns once the cluster is whole and synchronous.
+    async fn patroni_failover(patroni: &PatroniCluster, pause: Duration) -> FailoverTimes {
+        let within = Duration::from_secs(120);
+        let old = patroni.wait_for_leader(None, within).await;
+        patroni.nodes[old].kill().await;
+        let killed = tokio::time::Instant::now();
+        patroni.wait_for_leader(Some(old), within).await;
+        let promoted = killed.elapsed();
+        tokio::time::sleep(pause).await;
+        patroni.wait_healthy().await;
+        FailoverTimes {
+            promoted,
+            synchronous_again: killed.elapsed(),
+        }
     }
 
     /// SIGKILLs the primary's postmaster, waits `pause` (an orchestrator
@@ -122,25 +196,37 @@ impl Cluster {
     /// synchronous mode): no commit is ever acknowledged by one node alone.
     pub async fn failover(&self, pause: Duration) -> Option<FailoverTimes> {
         let mut nodes = self.nodes.lock().await;
-        let standby = nodes.standby.take()?;
-        nodes.primary.kill_postmaster();
+        let (primary, standby) = match &mut *nodes {
+            Nodes::Patroni(patroni) => return Some(Self::patroni_failover(patroni, pause).await),
+            Nodes::Pair { primary, standby } => (primary, standby),
+        };
+        let standby = standby.take()?;
+        primary.kill_postmaster();
         let killed = tokio::time::Instant::now();
         tokio::time::sleep(pause).await;
         standby.promote().await;
         let promoted = killed.elapsed();
         assert_inherited_sync_names(&standby).await;
-        let dead = std::mem::replace(&mut nodes.primary, standby);
+        let dead = std::mem::replace(primary, standby);
         let port = dead.port();
         // Drop stops its watchdog and removes its directory: blocking work.
         let _ = tokio::task::spawn_blocking(move || drop(dead)).await;
         let fresh =
-            TestCluster::start_standby_on_port(&nodes.primary, STANDBY_NAME, port, options()).await;
-        wait_for_sync_standby(&nodes.primary).await;
-        nodes.standby = Some(fresh);
+            TestCluster::start_standby_on_port(primary, STANDBY_NAME, port, options()).await;
+        wait_for_sync_standby(primary).await;
+        *standby_slot(&mut nodes) = Some(fresh);
         Some(FailoverTimes {
             promoted,
             synchronous_again: killed.elapsed(),
         })
+    }
+}
+
+/// The standby's place in a pair.
+fn standby_slot(nodes: &mut Nodes) -> &mut Option<TestCluster> {
+    match nodes {
+        Nodes::Pair { standby, .. } => standby,
+        Nodes::Patroni(_) => unreachable!("a failover of a pair"),
     }
 }
 

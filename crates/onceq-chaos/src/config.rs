@@ -61,8 +61,31 @@ pub struct Schedule {
     pub cut: Option<Duration>,
     /// SIGKILL the primary PostgreSQL, promote its synchronous standby after
     /// the pause, build a new standby. Any value runs PostgreSQL as an HA
-    /// pair (see [`crate::cluster`]).
+    /// pair (see [`crate::cluster`]). Under `--patroni`: SIGKILL the
+    /// leader node (Patroni and its PostgreSQL), Patroni promotes a
+    /// synchronous standby by itself, the node is started again after the
+    /// pause and rejoins.
     pub failover: Option<Duration>,
+    /// Under `--patroni` only: SIGKILL an etcd member (of three), restart
+    /// it after the pause.
+    pub kill_etcd: Option<Duration>,
+}
+
+impl Schedule {
+    /// How often `kind` fires; `None` = never.
+    pub fn every(&self, kind: crate::faults::Kind) -> Option<Duration> {
+        use crate::faults::Kind;
+        match kind {
+            Kind::KillServer => self.kill_server,
+            Kind::KillApi => self.kill_api,
+            Kind::KillWorker => self.kill_worker,
+            Kind::PgFast => self.pg_fast,
+            Kind::PgImmediate => self.pg_immediate,
+            Kind::Cut => self.cut,
+            Kind::Failover => self.failover,
+            Kind::KillEtcd => self.kill_etcd,
+        }
+    }
 }
 
 /// Everything a run needs. Build one with [`Config::small`] or
@@ -95,6 +118,10 @@ pub struct Config {
     pub short_timeout_ms: (u64, u64),
     /// The fault schedule.
     pub schedule: Schedule,
+    /// PostgreSQL is a Patroni cluster (three nodes in strict synchronous
+    /// mode on three etcd members) instead of a pair failed over by hand
+    /// (see [`crate::cluster`] and [`Config::with_patroni`]).
+    pub patroni: bool,
     /// How long a killed process (or PostgreSQL) stays down.
     pub pause: Duration,
     /// Work per export on normal workers (`EXPORTS_WORK_MS`).
@@ -151,7 +178,39 @@ pub struct Config {
 /// rarely more, as each costs a base backup.
 const FAILOVER_SMALL: f64 = 8.0;
 
+/// Under `--patroni`, seconds between leader kills and between etcd member
+/// kills, small run and large. Each leader kill holds the cluster until the
+/// node is back and synchronous (~20-30 s), so they come no faster than
+/// that whatever the schedule says.
+const PATRONI_SMALL: (f64, f64) = (8.0, 6.0);
+const PATRONI_LARGE: (f64, f64) = (45.0, 20.0);
+
 impl Config {
+    /// This run on a Patroni cluster: PostgreSQL's faults become
+    /// Patroni's — the leader node SIGKILLed (Patroni promotes a
+    /// synchronous standby; `failover`) and an etcd member SIGKILLed
+    /// (`kill_etcd`); restarts of PostgreSQL behind Patroni's back
+    /// (`pg_fast`, `pg_immediate`) are not done, as Patroni would undo
+    /// them. Every other fault stays.
+    pub fn with_patroni(mut self, size: Size) -> Config {
+        let (leader, etcd) = match size {
+            Size::Small => PATRONI_SMALL,
+            Size::Large => PATRONI_LARGE,
+        };
+        self.patroni = true;
+        self.schedule.pg_fast = None;
+        self.schedule.pg_immediate = None;
+        self.schedule.failover = Some(Duration::from_secs_f64(leader));
+        self.schedule.kill_etcd = Some(Duration::from_secs_f64(etcd));
+        if size == Size::Small {
+            // A leader kill is ~10 s without writes: the load and drain
+            // get the time the client would give it.
+            self.load_deadline = Duration::from_secs(90);
+            self.drain_deadline = Duration::from_secs(90);
+        }
+        self
+    }
+
     /// The CI run: 300 requests over ~15 s, 2 servers, 2 APIs, 2 workers
     /// (one slow), every kind of fault every few seconds.
     pub fn small() -> Config {
@@ -176,7 +235,9 @@ impl Config {
                 pg_immediate: every(7.0),
                 cut: every(3.0),
                 failover: every(FAILOVER_SMALL),
+                kill_etcd: None,
             },
+            patroni: false,
             pause: Duration::from_millis(400),
             work_ms: 5,
             visibility_secs: 2,
@@ -219,7 +280,9 @@ impl Config {
                 pg_immediate: every(30.0),
                 cut: every(5.0),
                 failover: every(30.0),
+                kill_etcd: None,
             },
+            patroni: false,
             load_deadline: Duration::from_secs(1_800),
             drain_deadline: Duration::from_secs(300),
             progress: true,
@@ -326,9 +389,20 @@ pub struct Args {
     #[arg(long)]
     pub cut_every: Option<f64>,
     /// Seconds between PostgreSQL failovers (0 = never, and PostgreSQL runs
-    /// as one node instead of an HA pair).
+    /// as one node instead of an HA pair). Under `--patroni`: between
+    /// SIGKILLs of the leader node.
     #[arg(long)]
     pub failover_every: Option<f64>,
+    /// PostgreSQL as a Patroni cluster: three nodes in strict synchronous
+    /// mode on three etcd members, found through every node's address
+    /// (`target_session_attrs=read-write`); faults: the leader killed,
+    /// etcd members killed, every other fault but PostgreSQL restarts.
+    #[arg(long)]
+    pub patroni: bool,
+    /// Under `--patroni`: seconds between SIGKILLs of an etcd member
+    /// (0 = never).
+    #[arg(long)]
+    pub kill_etcd_every: Option<f64>,
     /// Scale every fault interval by this factor (0.5 = twice as often).
     #[arg(long)]
     pub fault_scale: Option<f64>,
@@ -379,6 +453,9 @@ impl Args {
             Size::Large => Config::large(),
         }
         .with_app(self.app);
+        if self.patroni {
+            c = c.with_patroni(self.size);
+        }
         macro_rules! set {
             ($($field:ident),*) => { $(if let Some(v) = self.$field { c.$field = v; })* };
         }
@@ -407,7 +484,8 @@ impl Args {
             pg_fast_every => pg_fast,
             pg_immediate_every => pg_immediate,
             cut_every => cut,
-            failover_every => failover
+            failover_every => failover,
+            kill_etcd_every => kill_etcd
         );
         if let Some(scale) = self.fault_scale.filter(|s| *s > 0.0) {
             let s = &mut c.schedule;
@@ -419,6 +497,7 @@ impl Args {
                 &mut s.pg_immediate,
                 &mut s.cut,
                 &mut s.failover,
+                &mut s.kill_etcd,
             ]
             .into_iter()
             .flatten()

@@ -32,13 +32,16 @@ pub enum Kind {
     /// Every live connection of a random proxy cut.
     Cut,
     /// The primary SIGKILLed, the synchronous standby promoted, a new
-    /// standby built (an HA pair only, see [`crate::cluster`]).
+    /// standby built (an HA pair, see [`crate::cluster`]); under Patroni,
+    /// the leader node SIGKILLed, Patroni promoting, the node restarted.
     Failover,
+    /// An etcd member SIGKILLed, restarted after the pause (Patroni only).
+    KillEtcd,
 }
 
 impl Kind {
     /// Every kind, in report order.
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 8] = [
         Kind::KillServer,
         Kind::KillApi,
         Kind::KillWorker,
@@ -46,6 +49,7 @@ impl Kind {
         Kind::PgImmediate,
         Kind::Cut,
         Kind::Failover,
+        Kind::KillEtcd,
     ];
 
     fn index(self) -> usize {
@@ -63,6 +67,7 @@ impl fmt::Display for Kind {
             Kind::PgImmediate => "postgres restart (immediate)",
             Kind::Cut => "proxy cut",
             Kind::Failover => "postgres failover (kill -9 primary, promote standby)",
+            Kind::KillEtcd => "kill -9 etcd member",
         })
     }
 }
@@ -108,6 +113,7 @@ pub async fn run(
         (Kind::PgImmediate, s.pg_immediate),
         (Kind::Cut, s.cut),
         (Kind::Failover, s.failover),
+        (Kind::KillEtcd, s.kill_etcd),
     ];
     let mut tasks = tokio::task::JoinSet::new();
     for (n, (kind, every)) in plan.into_iter().enumerate() {
@@ -140,9 +146,9 @@ pub async fn run(
                         } else {
                             StopMode::Immediate
                         };
-                        cluster.restart(mode, pause).await;
-                        true
+                        cluster.restart(mode, pause).await
                     }
+                    Kind::KillEtcd => cluster.kill_etcd(pause, rng.random_range(0..3)).await,
                     Kind::Cut => {
                         let l = &pipeline.links[rng.random_range(0..pipeline.links.len())];
                         counts.connections_cut.fetch_add(l.cut(), Relaxed);

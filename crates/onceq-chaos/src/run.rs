@@ -48,7 +48,10 @@ pub async fn run(config: Config) -> anyhow::Result<Report> {
     // The standby is there for failovers only: without them a run keeps
     // the single PostgreSQL it always had.
     let ha = config.schedule.failover.is_some();
-    let cluster = Arc::new(Cluster::start(ha).await);
+    let cluster = Arc::new(match config.patroni {
+        true => Cluster::start_patroni().await,
+        false => Cluster::start(ha).await,
+    });
     let stop = CancellationToken::new();
     // Whatever happens below, the children die with the run.
     let _stop_guard = stop.clone().drop_guard();
@@ -170,7 +173,9 @@ fn setup_line(c: &Config, seed: u64) -> String {
         c.servers,
         c.apis,
         c.workers,
-        if c.schedule.failover.is_some() {
+        if c.patroni {
+            "Patroni, 3 nodes (strict synchronous mode) on 3 etcd members"
+        } else if c.schedule.failover.is_some() {
             "primary + synchronous standby"
         } else {
             "one node"

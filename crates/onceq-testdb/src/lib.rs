@@ -16,6 +16,8 @@
 //! - [`template`]: databases cloned from a template made once per process.
 //! - [`cases`]: the shared ledger's case tables (`crates/onceq/sql/cases/`)
 //!   and their runners, used by the server's and the toolkit's tests.
+//! - [`patroni`]: three nodes under Patroni on etcd, behind HAProxy
+//!   ([`patroni::shared_patroni`]): automatic failover and switchovers.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -32,6 +34,7 @@
 pub mod cases;
 pub mod cluster;
 pub mod host;
+pub mod patroni;
 pub mod pgbouncer;
 pub mod template;
 pub mod tls;

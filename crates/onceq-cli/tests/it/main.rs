@@ -17,7 +17,10 @@
 //! Chromium; `stall` freezes PostgreSQL under a running server; `container`
 //! builds and runs the image in a private podman (`podman`); `deb` builds,
 //! installs and runs the Debian package; `logs` checks the log's filter and
-//! JSON format; `traces` the spans exported to `otlp`, a small OTLP receiver.
+//! JSON format; `traces` the spans exported to `otlp`, a small OTLP receiver;
+//! `read_only` a write landing on a read-only node; `patroni` automatic
+//! failover, switchover and a cut-off leader on a Patroni cluster, through
+//! a multi-host URL and through HAProxy.
 
 mod accounts;
 mod admin_api;
@@ -40,9 +43,11 @@ mod node_package;
 mod node_tarball;
 mod otlp;
 mod outage_log;
+mod patroni;
 mod pgbouncer;
 mod podman;
 mod process;
+mod read_only;
 mod settings;
 mod stall;
 mod tls;

@@ -21,9 +21,11 @@
 //! one), so each call site reads the same in both modes.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use deadpool_postgres::{Object, Pool, PoolError, Status};
+use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Row, Statement};
 
@@ -62,18 +64,58 @@ impl Statements {
     }
 }
 
+/// When a statement of this pool last failed because its server is
+/// read-only (SQLSTATE 25006: a standby, or a primary fenced read-only
+/// during a switchover while a proxy or the pool still points at it).
+///
+/// Every connection opened up to that moment may be on that server, so
+/// none of them is handed out again: the pool's `pre_recycle` hook
+/// (`pool.rs`) drops each as it comes up ([`ReadOnlySeen::stale`]), the one
+/// that failed included, and the next request opens a new connection — with
+/// `target_session_attrs=read-write` to whichever host accepts writes now,
+/// through HAProxy to wherever it routes. Connections opened after it are
+/// kept: a second failure marks again.
+#[derive(Debug, Default)]
+pub(super) struct ReadOnlySeen(Mutex<Option<Instant>>);
+
+impl ReadOnlySeen {
+    /// Marks now if `e` is a write refused by a read-only server.
+    pub(super) fn note(&self, e: &tokio_postgres::Error) {
+        if is_read_only(e) {
+            *self.0.lock().expect("read-only mark") = Some(Instant::now());
+        }
+    }
+
+    /// Whether a connection opened at `created` predates the last mark.
+    pub(super) fn stale(&self, created: Instant) -> bool {
+        self.0
+            .lock()
+            .expect("read-only mark")
+            .is_some_and(|at| created <= at)
+    }
+}
+
+/// Whether `e` is SQLSTATE 25006, "cannot execute ... in a read-only
+/// transaction".
+pub(super) fn is_read_only(e: &tokio_postgres::Error) -> bool {
+    e.code() == Some(&SqlState::READ_ONLY_SQL_TRANSACTION)
+}
+
 /// The pool, and how its connections send statements. Cheap to clone.
 #[derive(Clone, Debug)]
 pub(super) struct Db {
     pool: Pool,
     statements: Arc<Statements>,
+    read_only: Arc<ReadOnlySeen>,
 }
 
 impl Db {
-    pub(super) fn new(pool: Pool, statements: Statements) -> Db {
+    /// `read_only` is the mark the pool's `pre_recycle` hook reads.
+    pub(super) fn new(pool: Pool, statements: Statements, read_only: Arc<ReadOnlySeen>) -> Db {
         Db {
             pool,
             statements: Arc::new(statements),
+            read_only,
         }
     }
 
@@ -82,6 +124,7 @@ impl Db {
         Ok(Conn {
             client: self.pool.get().await?,
             statements: self.statements.clone(),
+            read_only: self.read_only.clone(),
         })
     }
 
@@ -95,6 +138,7 @@ impl Db {
 pub(super) struct Conn {
     client: Object,
     statements: Arc<Statements>,
+    read_only: Arc<ReadOnlySeen>,
 }
 
 impl Conn {
@@ -103,6 +147,7 @@ impl Conn {
         Ok(Tx {
             tx: self.client.transaction().await?,
             statements: &self.statements,
+            read_only: &self.read_only,
         })
     }
 
@@ -146,6 +191,7 @@ impl Conn {
 pub(super) struct Tx<'a> {
     tx: deadpool_postgres::Transaction<'a>,
     statements: &'a Statements,
+    read_only: &'a ReadOnlySeen,
 }
 
 impl Tx<'_> {
@@ -248,6 +294,7 @@ macro_rules! generic_client {
                     Kind::Named(s) => c.query(s, params).await,
                     Kind::Unnamed { sql, types } => c.query_typed(sql, &typed(params, types)).await,
                 }
+                .inspect_err(|e| self.read_only.note(e))
             }
 
             async fn query_one(
@@ -262,6 +309,7 @@ macro_rules! generic_client {
                         c.query_typed_one(sql, &typed(params, types)).await
                     }
                 }
+                .inspect_err(|e| self.read_only.note(e))
             }
 
             async fn query_opt(
@@ -276,6 +324,7 @@ macro_rules! generic_client {
                         c.query_typed_opt(sql, &typed(params, types)).await
                     }
                 }
+                .inspect_err(|e| self.read_only.note(e))
             }
 
             async fn execute(
@@ -284,24 +333,29 @@ macro_rules! generic_client {
                 params: Params<'_>,
             ) -> Result<u64, tokio_postgres::Error> {
                 let c: &$raw = &self.$field;
-                match &stmt.0 {
-                    Kind::Named(s) => c.execute(s, params).await,
-                    Kind::Unnamed { sql, types } => {
-                        let rows = c.query_typed_raw(sql, typed(params, types)).await?;
-                        let mut rows = std::pin::pin!(rows);
-                        while futures_util::StreamExt::next(&mut rows)
-                            .await
-                            .transpose()?
-                            .is_some()
-                        {}
-                        Ok(rows.rows_affected().unwrap_or(0))
+                let run = async {
+                    match &stmt.0 {
+                        Kind::Named(s) => c.execute(s, params).await,
+                        Kind::Unnamed { sql, types } => {
+                            let rows = c.query_typed_raw(sql, typed(params, types)).await?;
+                            let mut rows = std::pin::pin!(rows);
+                            while futures_util::StreamExt::next(&mut rows)
+                                .await
+                                .transpose()?
+                                .is_some()
+                            {}
+                            Ok(rows.rows_affected().unwrap_or(0))
+                        }
                     }
-                }
+                };
+                run.await.inspect_err(|e| self.read_only.note(e))
             }
 
             async fn batch_execute(&self, sql: &str) -> Result<(), tokio_postgres::Error> {
                 let c: &$raw = &self.$field;
-                c.batch_execute(sql).await
+                c.batch_execute(sql)
+                    .await
+                    .inspect_err(|e| self.read_only.note(e))
             }
         }
     };

@@ -5,8 +5,10 @@
 //! "the database is not there right now": no connection, pool timeouts,
 //! an operation that got no answer within the store timeout ([`within`]),
 //! SQLSTATE classes 08 (connection exception) and 53 (insufficient
-//! resources), and 57P01-57P03 (the server is shutting down or starting).
-//! Everything else is `Internal`.
+//! resources), 57P01-57P03 (the server is shutting down or starting), and
+//! 25006 (a write refused by a read-only server: a standby, or an old
+//! primary during a switchover — the pool then drops every connection that
+//! may be on it, see `db::ReadOnlySeen`). Everything else is `Internal`.
 
 use std::future::Future;
 use std::time::Duration;
@@ -69,6 +71,13 @@ impl Error {
         }
     }
 
+    /// Whether the server refused a write as read-only: another attempt
+    /// takes another connection (the pool dropped those that may be on
+    /// that server), which may reach the new primary.
+    fn is_read_only(&self) -> bool {
+        matches!(self, Error::Db(e) if super::db::is_read_only(e))
+    }
+
     /// The reported form.
     pub(super) fn into_store(self) -> StoreError {
         match self {
@@ -121,7 +130,7 @@ pub(super) fn is_unavailable(e: &tokio_postgres::Error) -> bool {
         let code = code.code();
         return code.starts_with("08")
             || code.starts_with("53")
-            || matches!(code, "57P01" | "57P02" | "57P03");
+            || matches!(code, "57P01" | "57P02" | "57P03" | "25006");
     }
     if e.is_closed() {
         return true;
@@ -219,7 +228,7 @@ impl Retry {
     /// another, the reported error otherwise.
     pub(super) async fn after(&mut self, e: Error) -> crate::Result<()> {
         self.tries += 1;
-        if self.tries < ATTEMPTS && e.is_race() {
+        if self.tries < ATTEMPTS && (e.is_race() || e.is_read_only()) {
             tracing::debug!(error = ?e, tries = self.tries, "postgres: retrying after a lost race");
             // Let the winner finish before we go again.
             tokio::time::sleep(Duration::from_millis(u64::from(self.tries) * 5)).await;

@@ -127,6 +127,34 @@ pub(super) async fn check_existing(
     ))))
 }
 
+/// Refuses a read-only server before anything is tried on it: a standby
+/// (or a primary with `default_transaction_read_only` on) would fail the
+/// migration with a bare "db error". `Unavailable`: the node may be
+/// promoted, or the URL may reach the primary once it is fixed.
+pub(super) async fn check_writable(
+    client: &tokio_postgres::Client,
+    url: &str,
+) -> Result<(), Error> {
+    let row = client.query_one(super::sql::PING, &[]).await?;
+    let (in_recovery, read_only): (bool, &str) = (row.get(0), row.get(1));
+    if !in_recovery && read_only != "on" {
+        return Ok(());
+    }
+    let why = match in_recovery {
+        true => "a standby, in recovery",
+        false => "transaction_read_only is on",
+    };
+    Err(Error::Store(StoreError::Unavailable(
+        format!(
+            "the PostgreSQL server at {} is read-only ({why}): onceq migrates its schema and \
+             writes on the primary; give the primary's address, or list every host with \
+             target_session_attrs=read-write (or use the proxy that routes to the primary)",
+            crate::redact_url(url)
+        )
+        .into(),
+    )))
+}
+
 async fn locked(client: &mut tokio_postgres::Client) -> Result<refinery::Report, Error> {
     client
         .execute("SELECT pg_advisory_lock($1)", &[&LOCK_KEY])

@@ -107,9 +107,10 @@ impl PgStore {
     /// before anything is written to it.
     pub async fn connect_with(url: &str, options: StoreOptions) -> Result<PgStore> {
         let bound = options.op_timeout;
-        let (pool, pg, ours) = pool::build(url, bound)?;
+        let (pool, pg, ours, read_only) = pool::build(url, bound)?;
         let setup = async {
             let mut client = pool.get().await?;
+            migrate::check_writable(&client, url).await?;
             if options.mode == OpenMode::Existing {
                 migrate::check_existing(&client, url).await?;
             }
@@ -120,7 +121,7 @@ impl PgStore {
             }
         };
         let statements = setup.await.map_err(errors::Error::into_store)?;
-        let db = db::Db::new(pool, statements);
+        let db = db::Db::new(pool, statements, read_only);
         let publishes = publish_group::GroupCommit::start(db.clone(), bound);
         let acks = ack_group::AckGroup::start(db.clone(), bound);
         // LISTEN does not survive a pooler in transaction mode (it lands on
@@ -147,7 +148,7 @@ impl PgStore {
     ///
     /// `Unavailable` when the database cannot be reached.
     pub async fn migrate(url: &str) -> Result<()> {
-        let (_, pg, _) = pool::build(url, crate::DEFAULT_OP_TIMEOUT)?;
+        let (_, pg, _, _) = pool::build(url, crate::DEFAULT_OP_TIMEOUT)?;
         let into_store = |e| errors::Error::into_store(errors::Error::Db(e));
         let (mut client, connection) = pg.config().connect(pg.tls()).await.map_err(into_store)?;
         let connection = tokio::spawn(connection);

@@ -10,16 +10,24 @@
 //! in front: statements then go out unnamed (`db.rs`), committers set no
 //! session settings (`hot.rs`), and keys are not cached (`key_cache.rs`).
 //!
+//! A connection that may be on a read-only server is never handed out
+//! again: after a write was refused as read-only (a standby, or a fenced
+//! old primary still behind a proxy), every connection opened before that
+//! is dropped as it comes up ([`ReadOnlySeen`]), and new ones are opened.
+//!
 //! Nothing here waits longer than the store timeout: not for a free
 //! connection, not to open one (the URL's `connect_timeout` when shorter),
 //! and a connection whose sent data stays unacknowledged that long (the
 //! network black-holed) is closed by the kernel (`tcp_user_timeout`, unless
 //! the URL sets it).
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use deadpool_postgres::{ManagerConfig, Pool, RecyclingMethod, Runtime};
+use deadpool_postgres::{HookError, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use onceq_pg::PgConnect;
+
+use super::db::ReadOnlySeen;
 
 use crate::{Result, StoreError};
 
@@ -36,12 +44,16 @@ pub(super) struct Ours {
 }
 
 /// Builds the pool, and returns it with the connection settings it uses
-/// (for connections of its own, such as the key listener) and our own
-/// parameters; connects nothing yet. TLS, several hosts and timeouts come
+/// (for connections of its own, such as the key listener), our own
+/// parameters and the read-only mark its recycling obeys; connects nothing
+/// yet. TLS, several hosts and timeouts come
 /// from the URL as libpq reads it (`onceq-pg`). `bound` is the store
 /// timeout: the longest a request waits for a free connection, or for one
 /// to be opened, before it is answered `Unavailable`.
-pub(super) fn build(url: &str, bound: Duration) -> Result<(Pool, PgConnect, Ours)> {
+pub(super) fn build(
+    url: &str,
+    bound: Duration,
+) -> Result<(Pool, PgConnect, Ours, Arc<ReadOnlySeen>)> {
     let (url, ours) = take_ours(url)?;
     let pool_size = ours.pool_size;
     let mut pg = PgConnect::parse(&url).map_err(|e| StoreError::Invalid(e.to_string()))?;
@@ -61,14 +73,24 @@ pub(super) fn build(url: &str, bound: Duration) -> Result<(Pool, PgConnect, Ours
     let manager = pg.manager(ManagerConfig {
         recycling_method: RecyclingMethod::Fast,
     });
+    let read_only = Arc::new(ReadOnlySeen::default());
+    let seen = read_only.clone();
     Pool::builder(manager)
+        .pre_recycle(deadpool_postgres::Hook::sync_fn(
+            move |_, metrics| match seen.stale(metrics.created) {
+                true => Err(HookError::message(
+                    "opened before a write was refused as read-only",
+                )),
+                false => Ok(()),
+            },
+        ))
         .max_size(pool_size + COMMITTER_CONNECTIONS)
         .runtime(Runtime::Tokio1)
         .wait_timeout(Some(bound))
         .create_timeout(Some(connect_timeout))
         .recycle_timeout(Some(connect_timeout))
         .build()
-        .map(|pool| (pool, pg, ours))
+        .map(|pool| (pool, pg, ours, read_only))
         .map_err(StoreError::internal)
 }
 

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use crate::host::{self, RunAs};
 
-mod setup;
+pub(crate) mod setup;
 mod signals;
 mod standby;
 

@@ -23,7 +23,7 @@ pub struct ClusterOptions {
     pub files: Vec<(String, Vec<u8>)>,
 }
 
-pub(super) fn make_cluster_dir(run_as: RunAs) -> tempfile::TempDir {
+pub(crate) fn make_cluster_dir(run_as: RunAs) -> tempfile::TempDir {
     let parent = Path::new(PARENT_DIR);
     std::fs::create_dir_all(parent)
         .unwrap_or_else(|e| panic!("onceq-testdb: create {PARENT_DIR}: {e}"));
@@ -98,7 +98,7 @@ pub(super) fn write_setup(run_as: RunAs, data: &Path, options: &ClusterOptions) 
 }
 
 /// A port nobody listens on right now (the OS picks it).
-pub(super) fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
