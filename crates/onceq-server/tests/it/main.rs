@@ -39,6 +39,7 @@ mod metering;
 mod metrics;
 mod metrics_access;
 mod openapi;
+mod outbound;
 mod outage;
 mod pause;
 mod prom;
