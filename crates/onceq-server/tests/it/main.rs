@@ -24,6 +24,7 @@ mod dashboard_cancel;
 mod dashboard_controls;
 mod dashboard_cron;
 mod dashboard_life;
+mod dashboard_paging;
 mod discovery;
 mod early_answers;
 mod envelope;
