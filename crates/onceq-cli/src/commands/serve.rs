@@ -5,7 +5,9 @@ use std::{net::SocketAddr, time::Duration};
 use anyhow::Context;
 use clap::{ArgAction, Args};
 use onceq_server::{
-    ServerConfig, config::MetricsConfig, outbound::{OutboundLimits, PushConfig},
+    ServerConfig,
+    config::MetricsConfig,
+    outbound::{OutboundLimits, PushConfig},
     pricing::PriceTable,
     serve::ServeOptions,
 };
@@ -150,7 +152,11 @@ pub struct ServeArgs {
     outbound_max_per_project: usize,
     /// Outbound deliveries open at once to one destination (host:port),
     /// every project together.
-    #[arg(long, env = "ONCEQ_OUTBOUND_MAX_PER_DESTINATION", default_value_t = 100)]
+    #[arg(
+        long,
+        env = "ONCEQ_OUTBOUND_MAX_PER_DESTINATION",
+        default_value_t = 100
+    )]
     outbound_max_per_destination: usize,
     /// Account webhook attempts in flight at once in this process.
     #[arg(long, env = "ONCEQ_WEBHOOK_MAX_IN_FLIGHT", default_value_t = 32)]

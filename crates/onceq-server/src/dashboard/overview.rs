@@ -259,5 +259,10 @@ pub async fn live(
     let after = q.after.as_deref().filter(|a| !a.is_empty());
     let window = rows(&state, &viewer, after).await?;
     let content = body(&window).into_string();
-    Ok(fresh::answer(&headers, "queues-live", &live_url(after), content))
+    Ok(fresh::answer(
+        &headers,
+        "queues-live",
+        &live_url(after),
+        content,
+    ))
 }

@@ -104,7 +104,10 @@ mod tests {
     fn keyset_and_numbered_pages() {
         let names: Vec<String> = (0..120).map(|n| format!("q{n:03}")).collect();
         let first = after(names.clone(), |s| s, None);
-        assert_eq!((first.items.len(), first.skipped, first.has_next()), (50, 0, true));
+        assert_eq!(
+            (first.items.len(), first.skipped, first.has_next()),
+            (50, 0, true)
+        );
         let last = after(names.clone(), |s| s, Some("q099"));
         assert_eq!(last.items, names[100..]);
         assert!(!last.has_next());

@@ -160,7 +160,11 @@ fn write_outbound(f: &mut Families<'_>, limits: &crate::outbound::Limits) {
         "Outbound deliveries open now (requests sent, answer not yet read), by kind: push, webhook, cron.",
     );
     for (kind, n) in limits.in_flight() {
-        f.sample("onceq_outbound_in_flight", &[("kind", kind.name())], n as f64);
+        f.sample(
+            "onceq_outbound_in_flight",
+            &[("kind", kind.name())],
+            n as f64,
+        );
     }
     let caps = limits.config();
     f.gauge(
@@ -181,6 +185,10 @@ fn write_outbound(f: &mut Families<'_>, limits: &crate::outbound::Limits) {
         "Outbound deliveries that had to wait for room under a cap before being claimed or sent, by cap: project, destination, process, webhook_project (a webhook claim the project had no room in).",
     );
     for (cap, n) in limits.deferrals() {
-        f.sample("onceq_outbound_deferred_total", &[("cap", cap.name())], n as f64);
+        f.sample(
+            "onceq_outbound_deferred_total",
+            &[("cap", cap.name())],
+            n as f64,
+        );
     }
 }

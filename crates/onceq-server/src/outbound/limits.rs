@@ -58,7 +58,12 @@ pub enum Cap {
 }
 
 impl Cap {
-    const ALL: [Cap; 4] = [Cap::Project, Cap::Destination, Cap::Process, Cap::WebhookProject];
+    const ALL: [Cap; 4] = [
+        Cap::Project,
+        Cap::Destination,
+        Cap::Process,
+        Cap::WebhookProject,
+    ];
 
     /// Its label value.
     pub fn name(self) -> &'static str {
@@ -132,7 +137,12 @@ impl Limits {
 
     /// Room for one more delivery now, or `None` (nothing counted: the
     /// caller already holds one and only asks whether to take another).
-    pub fn try_acquire(self: &Arc<Self>, kind: Kind, project: &str, destination: &str) -> Option<Permit> {
+    pub fn try_acquire(
+        self: &Arc<Self>,
+        kind: Kind,
+        project: &str,
+        destination: &str,
+    ) -> Option<Permit> {
         let p = self.project(project).try_acquire_owned().ok()?;
         let d = self.destination(destination).try_acquire_owned().ok()?;
         let g = self.process.clone().try_acquire_owned().ok()?;
@@ -145,6 +155,17 @@ impl Limits {
         projects.get(project).map_or(0, |s| {
             self.config.max_per_project - s.available_permits().min(self.config.max_per_project)
         })
+    }
+
+    /// The projects with deliveries open now, each with how many.
+    pub fn busy_projects(&self) -> Vec<(String, usize)> {
+        let cap = self.config.max_per_project;
+        let projects = self.projects.lock().unwrap_or_else(|e| e.into_inner());
+        projects
+            .iter()
+            .map(|(p, s)| (p.clone(), cap - s.available_permits().min(cap)))
+            .filter(|(_, n)| *n > 0)
+            .collect()
     }
 
     /// Free room under the process's cap.
@@ -205,7 +226,11 @@ impl Limits {
     }
 
     fn destination(&self, destination: &str) -> Arc<Semaphore> {
-        entry(&self.destinations, destination, self.config.max_per_destination)
+        entry(
+            &self.destinations,
+            destination,
+            self.config.max_per_destination,
+        )
     }
 }
 
@@ -253,10 +278,19 @@ mod tests {
         let l = limits(3, 2, 2);
         let a1 = l.try_acquire(Kind::Push, "a", "x:1").unwrap();
         let _a2 = l.try_acquire(Kind::Push, "a", "y:1").unwrap();
-        assert!(l.try_acquire(Kind::Push, "a", "z:1").is_none(), "project cap");
+        assert!(
+            l.try_acquire(Kind::Push, "a", "z:1").is_none(),
+            "project cap"
+        );
         let _b1 = l.try_acquire(Kind::Webhook, "b", "x:1").unwrap();
-        assert!(l.try_acquire(Kind::Push, "c", "x:1").is_none(), "destination cap");
-        assert!(l.try_acquire(Kind::Push, "c", "w:1").is_none(), "process cap");
+        assert!(
+            l.try_acquire(Kind::Push, "c", "x:1").is_none(),
+            "destination cap"
+        );
+        assert!(
+            l.try_acquire(Kind::Push, "c", "w:1").is_none(),
+            "process cap"
+        );
         assert_eq!(l.project_busy("a"), 2);
         drop(a1);
         assert_eq!(l.project_busy("a"), 1);
@@ -282,6 +316,9 @@ mod tests {
         assert_eq!(l.project_busy("a"), 1);
         drop(got);
         assert_eq!(l.project_busy("a"), 0);
-        assert!(l.projects.lock().unwrap().is_empty(), "unused entries forgotten");
+        assert!(
+            l.projects.lock().unwrap().is_empty(),
+            "unused entries forgotten"
+        );
     }
 }

@@ -78,7 +78,11 @@ pub(super) fn spawn(ctx: Arc<Ctx>, record: SubscriptionRecord, tracker: &TaskTra
     };
     let margin = SignedDuration::try_from(ctx.state.config.push.lease_margin)
         .unwrap_or(SignedDuration::from_secs(30));
-    let kind = match record.queue.queue.starts_with(crate::cron::task::QUEUE_PREFIX) {
+    let kind = match record
+        .queue
+        .queue
+        .starts_with(crate::cron::task::QUEUE_PREFIX)
+    {
         true => Kind::Cron,
         false => Kind::Push,
     };

@@ -81,20 +81,28 @@ pub async fn run(state: AppState, tracker: TaskTracker) {
         if free == 0 || state.events.listeners.is_empty() {
             continue;
         }
-        // Each project's room: its webhook share and its outbound share,
-        // less what it has in flight.
+        // Each busy project's room: its webhook share less its attempts in
+        // flight here, within what its push deliveries leave of its
+        // outbound share. Every other project may take `per_project`.
         let per_project = caps.webhook_max_per_project.min(caps.max_per_project);
-        let project_room: Vec<(String, u32)> = busy
-            .snapshot()
+        let mut attempts: HashMap<String, usize> = busy.snapshot().into_iter().collect();
+        for (project, _) in limits.busy_projects() {
+            attempts.entry(project).or_default();
+        }
+        let project_room: Vec<(String, u32)> = attempts
             .into_iter()
             .map(|(project, n)| {
                 let outbound_room = caps.max_per_project - limits.project_busy(&project);
-                let room = (caps.webhook_max_per_project.saturating_sub(n)).min(outbound_room);
+                let room = caps
+                    .webhook_max_per_project
+                    .saturating_sub(n)
+                    .min(outbound_room);
                 if room == 0 {
                     limits.deferred(Cap::WebhookProject);
                 }
                 (project, room as u32)
             })
+            .filter(|(_, room)| (*room as usize) < per_project)
             .collect();
         let now = state.clock.now();
         let claimed = state

@@ -40,7 +40,9 @@ async fn overview_pages_queues_and_polls_send_what_changed(b: Backend) {
         .has(r#"id="queue-q-000""#)
         .has(&format!(r#"id="queue-{last_of_first}""#))
         .lacks(&format!(r#"id="queue-{first_of_next}""#))
-        .has(&format!(r#"rel="next" href="/dashboard?after={last_of_first}""#))
+        .has(&format!(
+            r#"rel="next" href="/dashboard?after={last_of_first}""#
+        ))
         .has(&format!("Queues 1–{PAGE} of {total}"))
         .has(r#"hx-get="/dashboard/live/queues" hx-trigger="every 3s""#);
     assert_eq!(

@@ -104,8 +104,14 @@ async fn a_hanging_receiver_holds_only_its_projects_share(b: Backend) {
         .text()
         .await
         .unwrap();
-    assert!(text.contains("onceq_outbound_in_flight{kind=\"push\"} 4"), "{text}");
-    assert!(text.contains("onceq_outbound_limit{cap=\"project\"} 4"), "{text}");
+    assert!(
+        text.contains("onceq_outbound_in_flight{kind=\"push\"} 4"),
+        "{text}"
+    );
+    assert!(
+        text.contains("onceq_outbound_limit{cap=\"project\"} 4"),
+        "{text}"
+    );
     let deferred = text
         .lines()
         .find(|l| l.starts_with("onceq_outbound_deferred_total{cap=\"project\"}"))
@@ -144,7 +150,6 @@ async fn a_hanging_receiver_holds_only_its_projects_share(b: Backend) {
         (Some(4), Some(26)),
         "the messages alpha has no room for are not leased: {stats}"
     );
-
 }
 both!(a_hanging_receiver_holds_only_its_projects_share);
 

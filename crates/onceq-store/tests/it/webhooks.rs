@@ -407,7 +407,11 @@ async fn webhook_claim_takes_projects_in_turn(mut h: Harness) {
     };
 
     // Oldest first would be five of the busy project's; turns give one each.
-    let got = h.store.webhook_delivery_claim(claim(2, u32::MAX, vec![])).await.unwrap();
+    let got = h
+        .store
+        .webhook_delivery_claim(claim(2, u32::MAX, vec![]))
+        .await
+        .unwrap();
     assert_eq!(projects(&got), [h.project.clone(), "other".to_owned()]);
     // The busy project's room is used up: nothing more of it is claimed.
     let got = h
