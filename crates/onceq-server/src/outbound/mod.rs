@@ -4,8 +4,8 @@
 //! tenant's choosing, and the caps that keep one tenant, or one receiver
 //! that accepts and never answers, from taking what the others need.
 //!
-//! - [`config`]: [`PushConfig`] (whom deliveries may reach, how they retry)
-//!   and [`OutboundLimits`] (how many may be open at once).
+//! - [`config`]: the settings, [`PushConfig`] (whom deliveries may reach,
+//!   how they retry) and [`OutboundLimits`] (how many may be open at once).
 //! - [`guard`]: the SSRF guard: which URLs and addresses deliveries may
 //!   reach.
 //! - [`client`]: the one HTTP client (resolving through the guard) and one
