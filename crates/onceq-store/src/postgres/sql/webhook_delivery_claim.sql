@@ -15,8 +15,10 @@ WITH due AS (
     ORDER BY due.turn, due.due_at, due.id
     LIMIT $3
 ), picked AS (
+    -- `due_at` again: a row another server claimed and committed since the
+    -- snapshot above is re-read here, and then no longer due.
     SELECT id FROM onceq_webhook_deliveries
-    WHERE id IN (SELECT id FROM fair)
+    WHERE id IN (SELECT id FROM fair) AND due_at <= $1
     FOR UPDATE SKIP LOCKED
 ), taken AS (
     UPDATE onceq_webhook_deliveries d
