@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use onceq_store::RateLimit;
 
-use crate::{pricing::PriceTable, push::PushConfig};
+use crate::{outbound::PushConfig, pricing::PriceTable};
 
 /// Settings of the HTTP layer and its background services.
 #[derive(Debug, Clone)]

@@ -61,8 +61,11 @@
 //! - [`outage`]: one WARN per database outage, not one per failed request.
 //! - [`openapi`]: the OpenAPI document generated from the handlers;
 //!   `GET /openapi.json`.
-//! - [`push`]: push subscriptions: the dispatcher that POSTs messages to
-//!   webhooks, its SSRF guard and its signatures.
+//! - [`outbound`]: what every outbound delivery (push, webhooks, cron
+//!   tasks) shares: the HTTP client, the SSRF guard, signatures, backoff,
+//!   and the per-project, per-destination and per-process caps.
+//! - [`push`]: push subscriptions: the dispatcher that POSTs a queue's
+//!   messages to a URL, through [`outbound`].
 //! - [`webhooks`]: account webhooks: events (`AppState::emit`), the
 //!   per-server cache of who listens, the outbox dispatcher.
 //! - [`serve`]: binds, bootstraps a key, runs until SIGTERM/Ctrl-C; the
@@ -96,6 +99,7 @@ pub mod messages;
 pub mod metrics;
 pub mod openapi;
 pub mod outage;
+pub mod outbound;
 pub mod payloads;
 pub mod pricing;
 pub mod principal;

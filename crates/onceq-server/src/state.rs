@@ -6,8 +6,8 @@ use onceq_store::{Store, traced::Traced};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    ServerConfig, accounts::Accounts, clock::Clock, metrics::Metrics, throughput::Throughput,
-    wakeup::Wakeups, webhooks::Events,
+    ServerConfig, accounts::Accounts, clock::Clock, metrics::Metrics, outbound::Outbound,
+    throughput::Throughput, wakeup::Wakeups, webhooks::Events,
 };
 
 /// Shared by all handlers and background services.
@@ -37,6 +37,9 @@ pub struct AppState {
     pub cron_wake: Arc<tokio::sync::Notify>,
     /// Account webhook events: who listens, the dispatcher's wake-up.
     pub events: Arc<Events>,
+    /// The HTTP client, SSRF guard and caps every outbound delivery (push,
+    /// webhooks, cron tasks) of this process shares.
+    pub outbound: Arc<Outbound>,
 }
 
 impl AppState {
@@ -47,6 +50,7 @@ impl AppState {
             store: Traced::wrap(store),
             clock: Clock::System,
             metrics: Metrics::new(config.metrics.clone()),
+            outbound: Arc::new(Outbound::new(&config.push)),
             config: Arc::new(config),
             wakeups: Arc::new(Wakeups::default()),
             shutdown: CancellationToken::new(),

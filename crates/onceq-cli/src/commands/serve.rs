@@ -5,7 +5,11 @@ use std::{net::SocketAddr, time::Duration};
 use anyhow::Context;
 use clap::{ArgAction, Args};
 use onceq_server::{
-    ServerConfig, config::MetricsConfig, pricing::PriceTable, push::PushConfig, serve::ServeOptions,
+    ServerConfig,
+    config::MetricsConfig,
+    outbound::{OutboundLimits, PushConfig},
+    pricing::PriceTable,
+    serve::ServeOptions,
 };
 use onceq_store::RateLimit;
 
@@ -137,6 +141,29 @@ pub struct ServeArgs {
     /// queues with work, in milliseconds.
     #[arg(long, env = "ONCEQ_PUSH_SCAN_MS", default_value_t = 1_000)]
     push_scan_ms: u64,
+    /// Outbound deliveries (push, webhooks, cron tasks) open at once in
+    /// this process, every project together. Each is one socket: keep it
+    /// well under the process's file descriptor limit.
+    #[arg(long, env = "ONCEQ_OUTBOUND_MAX_IN_FLIGHT", default_value_t = 512)]
+    outbound_max_in_flight: usize,
+    /// Outbound deliveries open at once for one project; its others wait
+    /// (unclaimed) for room.
+    #[arg(long, env = "ONCEQ_OUTBOUND_MAX_PER_PROJECT", default_value_t = 100)]
+    outbound_max_per_project: usize,
+    /// Outbound deliveries open at once to one destination (host:port),
+    /// every project together.
+    #[arg(
+        long,
+        env = "ONCEQ_OUTBOUND_MAX_PER_DESTINATION",
+        default_value_t = 100
+    )]
+    outbound_max_per_destination: usize,
+    /// Account webhook attempts in flight at once in this process.
+    #[arg(long, env = "ONCEQ_WEBHOOK_MAX_IN_FLIGHT", default_value_t = 32)]
+    webhook_max_in_flight: usize,
+    /// Account webhook attempts in flight at once for one project.
+    #[arg(long, env = "ONCEQ_WEBHOOK_MAX_PER_PROJECT", default_value_t = 8)]
+    webhook_max_per_project: usize,
 }
 
 /// `--*-rate` and `--*-burst` as a limit; 0 means none.
@@ -178,6 +205,18 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         "--max-connections must be positive"
     );
     anyhow::ensure!(args.push_scan_ms > 0, "--push-scan-ms must be positive");
+    anyhow::ensure!(
+        [
+            args.outbound_max_in_flight,
+            args.outbound_max_per_project,
+            args.outbound_max_per_destination,
+            args.webhook_max_in_flight,
+            args.webhook_max_per_project,
+        ]
+        .iter()
+        .all(|n| *n > 0),
+        "--outbound-max-in-flight, --outbound-max-per-project, --outbound-max-per-destination, --webhook-max-in-flight and --webhook-max-per-project must be positive"
+    );
     anyhow::ensure!(
         (1..=1000).contains(&args.max_batch),
         "--max-batch must be 1 to 1000"
@@ -233,6 +272,13 @@ fn push_config(args: &ServeArgs) -> PushConfig {
             .collect(),
         allow_loopback: args.push_allow_loopback,
         scan_interval: Duration::from_millis(args.push_scan_ms),
+        limits: OutboundLimits {
+            max_in_flight: args.outbound_max_in_flight,
+            max_per_project: args.outbound_max_per_project,
+            max_per_destination: args.outbound_max_per_destination,
+            webhook_max_in_flight: args.webhook_max_in_flight,
+            webhook_max_per_project: args.webhook_max_per_project,
+        },
         ..PushConfig::default()
     }
 }
@@ -255,6 +301,7 @@ mod tests {
         assert!(default.allow_http_hosts.is_empty());
         assert!(!default.allow_loopback);
         assert_eq!(default.scan_interval, Duration::from_secs(1));
+        assert_eq!(default.limits, OutboundLimits::default());
 
         let args = Cmd::try_parse_from([
             "serve",
@@ -263,6 +310,16 @@ mod tests {
             "--push-allow-loopback",
             "--push-scan-ms",
             "250",
+            "--outbound-max-in-flight",
+            "64",
+            "--outbound-max-per-project",
+            "8",
+            "--outbound-max-per-destination",
+            "4",
+            "--webhook-max-in-flight",
+            "6",
+            "--webhook-max-per-project",
+            "2",
         ])
         .unwrap()
         .serve;
@@ -270,5 +327,15 @@ mod tests {
         assert_eq!(push.allow_http_hosts, ["hooks.internal", "10.0.0.7"]);
         assert!(push.allow_loopback);
         assert_eq!(push.scan_interval, Duration::from_millis(250));
+        assert_eq!(
+            push.limits,
+            OutboundLimits {
+                max_in_flight: 64,
+                max_per_project: 8,
+                max_per_destination: 4,
+                webhook_max_in_flight: 6,
+                webhook_max_per_project: 2,
+            }
+        );
     }
 }

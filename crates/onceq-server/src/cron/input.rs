@@ -9,7 +9,11 @@ use onceq_types::cron::{CronCreate, CronUpdate, MAX_EXPR_BYTES, MAX_NAME_BYTES, 
 use serde_json::value::RawValue;
 
 use super::schedule::{self, Schedule};
-use crate::{ApiError, headers, push::config::PushConfig, push::guard::Guard, validate};
+use crate::{
+    ApiError, headers,
+    outbound::{config::PushConfig, guard::Guard},
+    validate,
+};
 
 /// A checked create.
 #[derive(Debug)]

@@ -18,6 +18,7 @@ use super::{
     error::DashError,
     format::{count, time_full, time_rel, url_part},
     layout::{self, Crumb},
+    paging::{self, PAGE_SIZE, PageQuery, Window},
     queue::controls::paused_badge,
     session::{SameOrigin, Viewer},
 };
@@ -104,9 +105,15 @@ fn runs_of(j: &CronRecord) -> String {
     }
 }
 
-/// `GET /dashboard/cron`.
-pub async fn page(State(state): State<AppState>, viewer: Viewer) -> Result<Response, DashError> {
-    let jobs: Vec<CronRecord> = state
+/// `GET /dashboard/cron` (`?page=N`: [`PAGE_SIZE`] schedules a page, in
+/// the store's order, oldest first).
+pub async fn page(
+    State(state): State<AppState>,
+    viewer: Viewer,
+    Query(q): Query<PageQuery>,
+) -> Result<Response, DashError> {
+    let number = paging::page_number(q.page.as_deref()).map_err(DashError::BadRequest)?;
+    let all: Vec<CronRecord> = state
         .store()
         .cron_list(&viewer.project)
         .await
@@ -114,10 +121,12 @@ pub async fn page(State(state): State<AppState>, viewer: Viewer) -> Result<Respo
         .into_iter()
         .filter(|j| visible(&viewer, j))
         .collect();
+    let window = paging::numbered(all, number);
+    let jobs = &window.items;
     let now = state.clock.now();
     let main = html! {
         div.page-head { h1 { "Cron schedules" } }
-        @if jobs.is_empty() {
+        @if jobs.is_empty() && window.total == 0 {
             div.empty {
                 p { strong { "No schedules." } }
                 p { "Create one with " code { "onceq cron create" } " or " code { "POST /v1/cron/create" } " (docs/cron.md)." }
@@ -135,7 +144,7 @@ pub async fn page(State(state): State<AppState>, viewer: Viewer) -> Result<Respo
                         th scope="col" { span.sr-only { "Actions" } }
                     } }
                     tbody {
-                        @for j in &jobs {
+                        @for j in jobs {
                             tr id=(super::format::dom_id("cron-", &j.job.job_id)) {
                                 th scope="row" {
                                     a href=(href(&j.job.job_id)) { (j.spec.name.as_deref().unwrap_or(&j.job.job_id)) }
@@ -158,8 +167,26 @@ pub async fn page(State(state): State<AppState>, viewer: Viewer) -> Result<Respo
             }
         }
     };
+    let main = html! { (main) (pager(&window, number)) };
     let crumbs = [Crumb::here("Cron schedules")];
     Ok(layout::html(layout::page("Cron schedules", &viewer, &crumbs, None, main)).into_response())
+}
+
+/// "First page", where this page is, "Next page".
+fn pager(window: &Window<CronRecord>, number: usize) -> Markup {
+    html! {
+        @if number > 1 || window.has_next() {
+            nav.pager aria-label="Pages" {
+                span.muted { "Schedules " (window.range()) ", " (PAGE_SIZE) " a page" }
+                @if number > 1 {
+                    a.btn href="/dashboard/cron" { "← First page" }
+                }
+                @if window.has_next() {
+                    a.btn rel="next" href=(format!("/dashboard/cron?page={}", number + 1)) { "Next page →" }
+                }
+            }
+        }
+    }
 }
 
 /// `GET /dashboard/cron/{job_id}`: one schedule and its recent runs.

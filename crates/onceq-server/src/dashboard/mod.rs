@@ -17,6 +17,9 @@
 //!   the queue's pause/resume and settings form are [`queue::controls`]
 //!   and [`queue::settings_page`].
 //! - [`cron`]: the cron schedules, their recent runs, pause/resume.
+//! - [`paging`]: pages of the lists that grow with a tenant (queues,
+//!   schedules), bounded; [`fresh`]: live refreshes that send nothing
+//!   while unchanged (`ETag`, `If-None-Match`).
 //! - [`overview`], [`queue`], [`message`], [`dlq`], [`finished`],
 //!   [`purge`]: the pages; [`dlq_table`] the dead letters' table (with
 //!   their last error).
@@ -36,10 +39,12 @@ pub mod dlq_table;
 pub mod error;
 pub mod finished;
 pub mod format;
+pub mod fresh;
 pub mod layout;
 pub mod life;
 pub mod message;
 pub mod overview;
+pub mod paging;
 pub mod purge;
 pub mod queue;
 pub mod session;

@@ -1,11 +1,15 @@
-//! The queues overview: every queue of the project with its depths, dead
-//! letters, oldest message and recent throughput.
+//! The queues overview: the project's queues, [`PAGE_SIZE`] a page by
+//! name (`?after=NAME`), with their depths, dead letters, oldest message
+//! and recent throughput. Only the page's queues are counted and drawn, so
+//! a project with thousands of queues costs one page's worth; the live
+//! refresh sends nothing while the page is unchanged (`super::fresh`).
 
 use std::collections::BTreeMap;
 
 use axum::{
-    extract::State,
-    response::{Html, IntoResponse, Response},
+    extract::{Query, State},
+    http::HeaderMap,
+    response::{IntoResponse, Response},
 };
 use maud::{Markup, html};
 use onceq_types::{QueueRecord, QueueStats};
@@ -13,7 +17,8 @@ use onceq_types::{QueueRecord, QueueStats};
 use super::{
     error::DashError,
     format::{age, count, dom_id, url_part},
-    layout,
+    fresh, layout,
+    paging::{self, PAGE_SIZE, PageQuery, Window},
     session::Viewer,
     sparkline,
 };
@@ -28,10 +33,14 @@ struct Row {
     dlq_of: Vec<String>,
 }
 
-/// Every queue's figures. One `queue_stats` per queue (each counts that
-/// queue's messages, as `GET /v1/queue/stats` does); a queue deleted in
-/// between is skipped.
-async fn rows(state: &AppState, viewer: &Viewer) -> Result<Vec<Row>, DashError> {
+/// The figures of the page's queues. One `queue_stats` per queue of the
+/// page (each counts that queue's messages, as `GET /v1/queue/stats`
+/// does); a queue deleted in between is skipped.
+async fn rows(
+    state: &AppState,
+    viewer: &Viewer,
+    after: Option<&str>,
+) -> Result<Window<Row>, DashError> {
     let records = state
         .store()
         .queue_list(&viewer.project)
@@ -50,8 +59,10 @@ async fn rows(state: &AppState, viewer: &Viewer) -> Result<Vec<Row>, DashError> 
         }
     }
     let now = state.clock.now();
-    let mut rows = Vec::with_capacity(records.len());
-    for record in records {
+    // Sorted by name (bytewise, as both stores list them).
+    let page = paging::after(records, |r| r.name.as_str(), after);
+    let mut rows = Vec::with_capacity(page.items.len());
+    for record in page.items {
         let q = viewer.queue(&record.name)?;
         let stats = match state.store().queue_stats(&q, now).await {
             Ok(stats) => stats,
@@ -65,10 +76,16 @@ async fn rows(state: &AppState, viewer: &Viewer) -> Result<Vec<Row>, DashError> 
             stats,
         });
     }
-    Ok(rows)
+    Ok(Window {
+        items: rows,
+        skipped: page.skipped,
+        total: page.total,
+    })
 }
 
-fn totals(rows: &[Row]) -> Markup {
+fn totals(window: &Window<Row>) -> Markup {
+    let rows = &window.items;
+    let paged = window.total > rows.len();
     let sum = |f: fn(&Row) -> i64| rows.iter().map(f).sum::<i64>();
     // Dead letters are counted once, at their source queues.
     let dead = sum(|r| r.stats.dead_lettered);
@@ -77,8 +94,8 @@ fn totals(rows: &[Row]) -> Markup {
         (p + rp, a + ra)
     });
     html! {
-        dl.tiles aria-label="Totals" {
-            div.tile { dt { "Queues" } dd { (count(rows.len() as i64)) } }
+        dl.tiles aria-label=(if paged { "Totals of the queues on this page" } else { "Totals" }) {
+            div.tile { dt { "Queues" } dd { (count(window.total as i64)) } }
             div.tile { dt { "Available" } dd { (count(sum(|r| r.stats.available))) } }
             div.tile { dt { "Delayed" } dd { (count(sum(|r| r.stats.delayed))) } }
             div.tile { dt { "In flight" } dd { (count(sum(|r| r.stats.in_flight))) } }
@@ -176,29 +193,76 @@ fn row(r: &Row) -> Markup {
     }
 }
 
-fn body(rows: &[Row]) -> Markup {
-    html! { (totals(rows)) (table(rows)) }
+/// "First page", where this page is, "Next page".
+fn pager(window: &Window<Row>) -> Markup {
+    let next = window
+        .has_next()
+        .then(|| window.items.last())
+        .flatten()
+        .map(|r| format!("/dashboard?after={}", url_part(&r.record.name)));
+    html! {
+        @if window.skipped > 0 || next.is_some() {
+            nav.pager aria-label="Pages" {
+                span.muted { "Queues " (window.range()) ", " (PAGE_SIZE) " a page" }
+                @if window.skipped > 0 {
+                    a.btn href="/dashboard" { "← First page" }
+                }
+                @if let Some(next) = next {
+                    a.btn rel="next" href=(next) { "Next page →" }
+                }
+            }
+        }
+    }
 }
 
-/// `GET /dashboard`.
-pub async fn page(State(state): State<AppState>, viewer: Viewer) -> Result<Response, DashError> {
-    let rows = rows(&state, &viewer).await?;
+fn body(window: &Window<Row>) -> Markup {
+    html! { (totals(window)) (table(&window.items)) (pager(window)) }
+}
+
+/// The live fragment's URL for the page after `after`.
+fn live_url(after: Option<&str>) -> String {
+    match after {
+        Some(a) => format!("/dashboard/live/queues?after={}", url_part(a)),
+        None => "/dashboard/live/queues".to_owned(),
+    }
+}
+
+/// `GET /dashboard` (`?after=NAME`: the page after that queue).
+pub async fn page(
+    State(state): State<AppState>,
+    viewer: Viewer,
+    Query(q): Query<PageQuery>,
+) -> Result<Response, DashError> {
+    let after = q.after.as_deref().filter(|a| !a.is_empty());
+    let window = rows(&state, &viewer, after).await?;
+    let content = body(&window).into_string();
     let main = html! {
         div.page-head {
             h1 { "Queues" }
-            p.sub { "Every queue of project " strong { (viewer.project) } ", live." }
+            p.sub { "The queues of project " strong { (viewer.project) } ", live." }
         }
-        (layout::live("queues-live", "/dashboard/live/queues", body(&rows)))
+        (fresh::region("queues-live", &live_url(after), &content))
     };
     let page = layout::page("Queues", &viewer, &[], None, main);
     Ok(layout::html(page).into_response())
 }
 
-/// `GET /dashboard/live/queues`: the live part of the overview.
+/// `GET /dashboard/live/queues`: the live part of the overview, for the
+/// same page (`?after=`); empty when it has not changed since the tag the
+/// poll sends.
 pub async fn live(
     State(state): State<AppState>,
     viewer: Viewer,
-) -> Result<Html<String>, DashError> {
-    let rows = rows(&state, &viewer).await?;
-    Ok(Html(body(&rows).into_string()))
+    Query(q): Query<PageQuery>,
+    headers: HeaderMap,
+) -> Result<Response, DashError> {
+    let after = q.after.as_deref().filter(|a| !a.is_empty());
+    let window = rows(&state, &viewer, after).await?;
+    let content = body(&window).into_string();
+    Ok(fresh::answer(
+        &headers,
+        "queues-live",
+        &live_url(after),
+        content,
+    ))
 }

@@ -12,7 +12,7 @@ use onceq_types::webhook::{
 
 use crate::{
     ApiError,
-    push::{guard::Guard, secret},
+    outbound::{guard::Guard, secret},
     validate,
 };
 
@@ -129,7 +129,7 @@ mod tests {
     use onceq_types::{ErrorCode, webhook::RegisterWebhook};
 
     use super::*;
-    use crate::push::PushConfig;
+    use crate::outbound::PushConfig;
 
     fn reg(body: serde_json::Value) -> Result<WebhookInput, ApiError> {
         let req: RegisterWebhook = serde_json::from_value(body).unwrap();

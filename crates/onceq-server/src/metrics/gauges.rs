@@ -37,6 +37,7 @@ pub(super) fn write(
     )
     .sample("onceq_metrics_queue_label_sets_max", &[], m.queues.cap() as f64);
     write_pools(&mut f, &state.store().pool_stats());
+    write_outbound(&mut f, &state.outbound.limits);
     f.gauge("onceq_build_info", "1, labelled with the server's version.")
         .sample(
             "onceq_build_info",
@@ -148,5 +149,46 @@ fn write_pools(f: &mut Families<'_>, pools: &[PoolStats]) {
                 f.sample(name, &[("pool", p.pool)], v as f64);
             }
         }
+    }
+}
+
+/// Outbound deliveries open now by kind, the caps, and how often a cap
+/// made a delivery wait (`crate::outbound::limits`).
+fn write_outbound(f: &mut Families<'_>, limits: &crate::outbound::Limits) {
+    f.gauge(
+        "onceq_outbound_in_flight",
+        "Outbound deliveries open now (requests sent, answer not yet read), by kind: push, webhook, cron.",
+    );
+    for (kind, n) in limits.in_flight() {
+        f.sample(
+            "onceq_outbound_in_flight",
+            &[("kind", kind.name())],
+            n as f64,
+        );
+    }
+    let caps = limits.config();
+    f.gauge(
+        "onceq_outbound_limit",
+        "The caps on outbound deliveries open at once: process (--outbound-max-in-flight), project (--outbound-max-per-project), destination (--outbound-max-per-destination), webhook_process (--webhook-max-in-flight), webhook_project (--webhook-max-per-project).",
+    );
+    for (cap, n) in [
+        ("process", caps.max_in_flight),
+        ("project", caps.max_per_project),
+        ("destination", caps.max_per_destination),
+        ("webhook_process", caps.webhook_max_in_flight),
+        ("webhook_project", caps.webhook_max_per_project),
+    ] {
+        f.sample("onceq_outbound_limit", &[("cap", cap)], n as f64);
+    }
+    f.counter(
+        "onceq_outbound_deferred_total",
+        "Outbound deliveries that had to wait for room under a cap before being claimed or sent, by cap: project, destination, process, webhook_project (a webhook claim the project had no room in).",
+    );
+    for (cap, n) in limits.deferrals() {
+        f.sample(
+            "onceq_outbound_deferred_total",
+            &[("cap", cap.name())],
+            n as f64,
+        );
     }
 }

@@ -18,26 +18,29 @@ use reqwest::header::CONTENT_TYPE;
 use serde_json::value::RawValue;
 use tokio::sync::OwnedSemaphorePermit;
 
-use super::{guard::Guard, signature, subscriber::Target};
-use crate::{AppState, metrics::ErrorSource};
+use super::subscriber::Target;
+use crate::{
+    AppState,
+    metrics::ErrorSource,
+    outbound::{Permit, backoff::backoff, client, signature},
+};
 
 /// What every delivery of this server shares.
 pub(super) struct Ctx {
     /// Store, clock, settings, shutdown.
     pub(super) state: AppState,
-    /// One connection pool for every endpoint.
+    /// One connection pool for every endpoint (`state.outbound`'s).
     pub(super) client: reqwest::Client,
-    /// The SSRF guard (also the client's resolver).
-    pub(super) guard: Guard,
 }
 
 /// Delivers `message` and settles it; `_slot` is the subscription's
-/// delivery slot, freed when this returns.
+/// delivery slot and `_permit` its room under the outbound caps, both
+/// freed when this returns.
 pub(super) async fn run(
     ctx: Arc<Ctx>,
     target: Arc<Target>,
     message: ClaimedMessage,
-    _slot: OwnedSemaphorePermit,
+    (_slot, _permit): (OwnedSemaphorePermit, Permit),
 ) {
     let grace = ctx.state.config.push.shutdown_grace;
     let shutdown = async {
@@ -72,7 +75,7 @@ async fn post(
 ) -> Result<reqwest::StatusCode, String> {
     // Again at each delivery: the operator's settings may have changed
     // since the subscription was made.
-    ctx.guard.check("url", &target.url)?;
+    ctx.state.outbound.guard.check("url", &target.url)?;
     let record = &target.record;
     let payload = RawValue::from_string(message.payload.clone())
         .map_err(|e| format!("stored payload is not JSON: {e}"))?;
@@ -98,7 +101,7 @@ async fn post(
         .header(HEADER_TIMESTAMP, timestamp.to_string())
         .header(HEADER_SIGNATURE, signature)
         .body(body);
-    super::client::send(request, timeout).await
+    client::send(request, timeout).await
 }
 
 fn lease(target: &Target, message: &ClaimedMessage) -> LeaseRef {
@@ -217,37 +220,5 @@ fn failed<T>(ctx: &Ctx, settled: &onceq_store::Result<T>) {
         ctx.state
             .metrics
             .db_error(ErrorSource::Push, matches!(e, StoreError::Unavailable(_)));
-    }
-}
-
-/// The wait after the `failures`-th failed delivery of a message:
-/// `base · 2^(failures − 1)`, at most `max`, of which the upper half is
-/// random (`jitter` in 0..=1). Half fixed so a retry never comes back much
-/// sooner than planned; half random so the messages of an endpoint that
-/// failed them all at once come back spread out, not in one burst.
-pub(crate) fn backoff(failures: i32, base: Duration, max: Duration, jitter: f64) -> Duration {
-    let doublings = failures.saturating_sub(1).clamp(0, 31) as u32;
-    let step = base.saturating_mul(1u32 << doublings).min(max);
-    let half = step / 2;
-    half + half.mul_f64(jitter.clamp(0.0, 1.0))
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use super::backoff;
-
-    #[test]
-    fn backoff_doubles_with_jitter_and_a_cap() {
-        let (base, max) = (Duration::from_secs(5), Duration::from_secs(3600));
-        let s = |secs: f64| Duration::from_secs_f64(secs);
-        assert_eq!(backoff(1, base, max, 0.0), s(2.5));
-        assert_eq!(backoff(1, base, max, 1.0), s(5.0));
-        assert_eq!(backoff(2, base, max, 1.0), s(10.0));
-        assert_eq!(backoff(3, base, max, 0.5), s(15.0));
-        assert_eq!(backoff(20, base, max, 1.0), max);
-        assert_eq!(backoff(i32::MAX, base, max, 0.0), max / 2);
-        assert_eq!(backoff(0, base, max, 1.0), base);
     }
 }

@@ -12,14 +12,13 @@ use std::sync::Arc;
 use onceq_store::SubscriptionDue;
 use tokio_util::task::TaskTracker;
 
-use super::{delivery::Ctx, guard::Guard, subscriber};
+use super::{delivery::Ctx, subscriber};
 use crate::{AppState, metrics::ErrorSource};
 
 /// Runs until shutdown.
 pub async fn run(state: AppState, tracker: TaskTracker) {
-    let guard = Guard::new(&state.config.push);
-    let client = match super::client::build(&guard) {
-        Ok(c) => c,
+    let client = match &state.outbound.client {
+        Ok(c) => c.clone(),
         Err(e) => {
             tracing::error!(error = %e, "push deliveries disabled: cannot build the HTTP client");
             return;
@@ -28,7 +27,6 @@ pub async fn run(state: AppState, tracker: TaskTracker) {
     let ctx = Arc::new(Ctx {
         state: state.clone(),
         client,
-        guard,
     });
     let mut running: HashMap<String, subscriber::Handle> = HashMap::new();
     let mut timer = tokio::time::interval(state.config.push.scan_interval);

@@ -11,11 +11,11 @@
 //! several share a database, and never overlaps another delivery of the same
 //! message (the lease outlives the request).
 //!
-//! - [`config`]: [`PushConfig`], the operator's settings.
-//! - [`guard`]: the SSRF guard: which URLs and addresses deliveries may
-//!   reach.
-//! - [`signature`]: the `Onceq-Signature` HMAC.
-//! - [`secret`]: the rule of a caller's secret, and generated ones.
+//! The HTTP side (client, SSRF guard, signature, secret, backoff) and the
+//! caps on deliveries open at once are `crate::outbound`'s, shared with
+//! account webhooks; the settings are [`PushConfig`] (re-exported here,
+//! where they were first defined).
+//!
 //! - `dispatcher`: the named background service: polls the store for every
 //!   subscription and whether its queue has work, and keeps one
 //!   `subscriber` per subscription.
@@ -23,23 +23,18 @@
 //!   has free delivery slots (`max_in_flight`, a semaphore), wakes on local
 //!   publishes and on the dispatcher's pokes.
 //! - `delivery`: one POST, then the ack or the nack with backoff and jitter.
-//! - `client`: the HTTP client deliveries share, and one POST's outcome
-//!   (shared with account webhooks, `crate::webhooks`, with `backoff`).
 //!
 //! One slow or dead endpoint never stalls other queues: each subscription
-//! has its own loop and slots, each request its own timeout.
+//! has its own loop and slots, each request its own timeout, and a
+//! delivery holds a permit of the outbound caps (its project's, its
+//! destination's, the process's) while open, so a tenant's hanging
+//! receivers fill that tenant's share only.
 
-pub mod config;
-pub mod guard;
-pub mod secret;
-pub mod signature;
-
-pub(crate) mod client;
-pub(crate) mod delivery;
+mod delivery;
 mod dispatcher;
 mod subscriber;
 
-pub use config::PushConfig;
+pub use crate::outbound::PushConfig;
 
 use tokio_util::task::TaskTracker;
 

@@ -5,6 +5,12 @@
 //! until a publish on this server wakes the queue, the dispatcher pokes it
 //! (its queue has work: published elsewhere, a retry come due), or it is
 //! stopped. A slow endpoint only ever fills its own slots.
+//!
+//! Each slot also needs room under the outbound caps (`crate::outbound`'s
+//! [`Limits`](crate::outbound::Limits)) before its message is claimed: the
+//! first slot waits for it, the others take it only if it is free now. So
+//! a subscription whose project (or destination, or process) is at its cap
+//! claims nothing and its messages stay available, not leased.
 
 use std::sync::Arc;
 
@@ -17,7 +23,10 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::delivery::{self, Ctx};
-use crate::metrics::ErrorSource;
+use crate::{
+    metrics::ErrorSource,
+    outbound::{self, Kind},
+};
 
 /// What one subscription's deliveries share.
 pub(super) struct Target {
@@ -27,6 +36,10 @@ pub(super) struct Target {
     pub(super) url: Url,
     /// The lease of each claim: the request timeout plus the margin.
     pub(super) lease: SignedDuration,
+    /// What its deliveries count as (a cron task's queue: `Cron`).
+    pub(super) kind: Kind,
+    /// Its URL's `host:port`, for the per-destination cap.
+    pub(super) destination: String,
 }
 
 /// The dispatcher's handle on a running subscriber.
@@ -65,8 +78,18 @@ pub(super) fn spawn(ctx: Arc<Ctx>, record: SubscriptionRecord, tracker: &TaskTra
     };
     let margin = SignedDuration::try_from(ctx.state.config.push.lease_margin)
         .unwrap_or(SignedDuration::from_secs(30));
+    let kind = match record
+        .queue
+        .queue
+        .starts_with(crate::cron::task::QUEUE_PREFIX)
+    {
+        true => Kind::Cron,
+        false => Kind::Push,
+    };
     let target = Arc::new(Target {
         lease: SignedDuration::from_secs(record.timeout_seconds.into()) + margin,
+        kind,
+        destination: outbound::destination(&url),
         url,
         record,
     });
@@ -89,6 +112,9 @@ async fn run(
     tracker: TaskTracker,
 ) {
     let record = &target.record;
+    let project = record.queue.project.as_str();
+    let limits = ctx.state.outbound.limits.clone();
+    let (kind, destination) = (target.kind, target.destination.as_str());
     let slots = Arc::new(Semaphore::new(record.max_in_flight.max(1) as usize));
     let wakeups = ctx.state.wakeups.clone();
     let published = wakeups.channel(&record.queue.project, &record.queue.queue);
@@ -99,12 +125,20 @@ async fn run(
             _ = stop.cancelled() => break,
             permit = slots.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
         };
-        let mut permits = vec![first];
+        let room = tokio::select! {
+            biased;
+            _ = stop.cancelled() => break,
+            room = limits.acquire(kind, project, destination) => room,
+        };
+        let mut permits = vec![(first, room)];
         while permits.len() < MAX_BATCH {
-            match slots.clone().try_acquire_owned() {
-                Ok(p) => permits.push(p),
-                Err(_) => break,
-            }
+            let Ok(slot) = slots.clone().try_acquire_owned() else {
+                break;
+            };
+            let Some(room) = limits.try_acquire(kind, project, destination) else {
+                break;
+            };
+            permits.push((slot, room));
         }
         // Registered before the claim, so a publish that lands between an
         // empty claim and the wait still wakes us.

@@ -22,7 +22,7 @@ use crate::{
     openapi::responses::{
         InvalidParams, NotFound, Ok, OkList, Refused, StoreFailed, TimedOut, TooLarge, Unauthorized,
     },
-    push::secret::generated as generated_secret,
+    outbound::secret::generated as generated_secret,
     validate,
 };
 

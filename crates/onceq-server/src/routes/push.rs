@@ -27,7 +27,7 @@ use crate::{
             Unauthorized,
         },
     },
-    push::{guard::Guard, secret},
+    outbound::{guard::Guard, secret},
     validate,
 };
 

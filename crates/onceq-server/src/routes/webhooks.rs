@@ -31,7 +31,7 @@ use crate::{
             Unauthorized,
         },
     },
-    push::{guard::Guard, secret},
+    outbound::{guard::Guard, secret},
     validate,
 };
 

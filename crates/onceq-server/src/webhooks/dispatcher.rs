@@ -7,25 +7,58 @@
 //! each send different deliveries, and one that dies leaves its deliveries
 //! due again when their claims end. While no project has a webhook it
 //! makes one query per tick (the refresh) and claims nothing.
+//!
+//! Fairness: the server has `webhook_max_in_flight` attempt slots, one
+//! project holds at most `webhook_max_per_project` of them (and no more
+//! than its room under the outbound per-project cap, shared with its push
+//! deliveries), and a claim gives projects turns, so a project whose
+//! endpoints hang fills its own share while another project's event goes
+//! out in the rest at once. An attempt that ends wakes the loop, so a freed
+//! slot is used without waiting for the timer.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use onceq_store::WebhookDeliveryClaim;
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 use tokio_util::task::TaskTracker;
 
 use super::sender::claim_for;
-use crate::{AppState, metrics::ErrorSource};
+use crate::{
+    AppState,
+    metrics::ErrorSource,
+    outbound::{self, Cap, Kind},
+};
 
-/// Attempts in flight at once per server.
-pub const MAX_CONCURRENT_ATTEMPTS: usize = 32;
+/// Attempts in flight on this server, per project.
+#[derive(Default)]
+struct Busy(Mutex<HashMap<String, usize>>);
+
+impl Busy {
+    fn add(&self, project: &str, n: isize) {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let count = map.entry(project.to_owned()).or_default();
+        *count = count.saturating_add_signed(n);
+        if *count == 0 {
+            map.remove(project);
+        }
+    }
+
+    fn snapshot(&self) -> Vec<(String, usize)> {
+        let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        map.iter().map(|(p, n)| (p.clone(), *n)).collect()
+    }
+}
 
 /// Runs until shutdown.
 pub async fn run(state: AppState, tracker: TaskTracker) {
     let Some(sender) = state.events.sender(&state) else {
         return;
     };
-    let slots = Arc::new(Semaphore::new(MAX_CONCURRENT_ATTEMPTS));
+    let caps = *state.outbound.limits.config();
+    let slots = Arc::new(Semaphore::new(caps.webhook_max_in_flight));
+    let busy = Arc::new(Busy::default());
+    let ended = Arc::new(Notify::new());
     let mut timer = tokio::time::interval(state.config.push.scan_interval);
     timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -33,6 +66,7 @@ pub async fn run(state: AppState, tracker: TaskTracker) {
             _ = state.shutdown.cancelled() => break,
             _ = timer.tick() => true,
             _ = state.events.recorded.notified() => false,
+            _ = ended.notified() => false,
         };
         if refresh {
             match state.store().webhook_scan().await {
@@ -42,10 +76,34 @@ pub async fn run(state: AppState, tracker: TaskTracker) {
         }
         // No webhook anywhere: no outbox row either (they go with their
         // webhook), so a server nobody uses webhooks on claims nothing.
-        let free = slots.available_permits();
+        let limits = &state.outbound.limits;
+        let free = slots.available_permits().min(limits.process_free());
         if free == 0 || state.events.listeners.is_empty() {
             continue;
         }
+        // Each busy project's room: its webhook share less its attempts in
+        // flight here, within what its push deliveries leave of its
+        // outbound share. Every other project may take `per_project`.
+        let per_project = caps.webhook_max_per_project.min(caps.max_per_project);
+        let mut attempts: HashMap<String, usize> = busy.snapshot().into_iter().collect();
+        for (project, _) in limits.busy_projects() {
+            attempts.entry(project).or_default();
+        }
+        let project_room: Vec<(String, u32)> = attempts
+            .into_iter()
+            .map(|(project, n)| {
+                let outbound_room = caps.max_per_project - limits.project_busy(&project);
+                let room = caps
+                    .webhook_max_per_project
+                    .saturating_sub(n)
+                    .min(outbound_room);
+                if room == 0 {
+                    limits.deferred(Cap::WebhookProject);
+                }
+                (project, room as u32)
+            })
+            .filter(|(_, room)| (*room as usize) < per_project)
+            .collect();
         let now = state.clock.now();
         let claimed = state
             .store()
@@ -53,6 +111,8 @@ pub async fn run(state: AppState, tracker: TaskTracker) {
                 now,
                 claim_until: now + claim_for(&state),
                 limit: free as u32,
+                per_project: per_project as u32,
+                project_room,
             })
             .await;
         let deliveries = match claimed {
@@ -67,14 +127,26 @@ pub async fn run(state: AppState, tracker: TaskTracker) {
                 break;
             };
             let (state, sender) = (state.clone(), sender.clone());
+            let (busy, ended) = (busy.clone(), ended.clone());
+            let project = d.webhook.project.clone();
+            busy.add(&project, 1);
             tracker.spawn(async move {
+                let destination = reqwest::Url::parse(&d.webhook.url)
+                    .map(|u| outbound::destination(&u))
+                    .unwrap_or_default();
+                // Room was checked before the claim; this waits only when
+                // push deliveries took it since (or for a busy destination).
+                let limits = state.outbound.limits.clone();
                 let grace = state.config.push.shutdown_grace;
                 let shutdown = async {
                     state.shutdown.cancelled().await;
                     tokio::time::sleep(grace).await;
                 };
                 tokio::select! {
-                    _ = sender.attempt(&state, &d) => {}
+                    _ = async {
+                        let _room = limits.acquire(Kind::Webhook, &project, &destination).await;
+                        sender.attempt(&state, &d).await
+                    } => {}
                     // Unsettled: its claim runs out and it is attempted
                     // again, by this server after a restart or by another.
                     _ = shutdown => tracing::info!(
@@ -84,6 +156,8 @@ pub async fn run(state: AppState, tracker: TaskTracker) {
                     ),
                 }
                 drop(slot);
+                busy.add(&project, -1);
+                ended.notify_one();
             });
         }
     }

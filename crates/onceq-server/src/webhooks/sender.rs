@@ -1,11 +1,11 @@
 //! [`Sender`]: one attempt of one delivery, made as a push delivery is
-//! (`crate::push`: the same client, SSRF guard, signature and backoff),
+//! (`crate::outbound`: the same client, SSRF guard, signature and backoff),
 //! then settled in the store: removed when the endpoint answered 2xx,
 //! rescheduled with backoff otherwise, or given up after
 //! [`MAX_ATTEMPTS`] attempts or once the event is [`MAX_EVENT_AGE_SECONDS`]
 //! old.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use jiff::{SignedDuration, Timestamp};
 use onceq_store::{WebhookAttemptRecord, WebhookDelivery, WebhookDeliverySettle};
@@ -22,31 +22,31 @@ use reqwest::{Url, header::CONTENT_TYPE};
 use crate::{
     AppState,
     metrics::ErrorSource,
-    push::{self, guard::Guard, signature},
+    outbound::{backoff::backoff, client, signature},
 };
 
-/// The HTTP client and the SSRF guard webhook deliveries share.
+/// The HTTP client webhook deliveries send through (`state.outbound`'s).
 #[derive(Debug)]
 pub struct Sender {
     client: reqwest::Client,
-    guard: Guard,
 }
 
 /// How long an attempt may hold its delivery: its timeout plus push's
 /// margin for the settle after it.
 pub(super) fn claim_for(state: &AppState) -> SignedDuration {
-    let margin = SignedDuration::try_from(state.config.push.lease_margin)
-        .unwrap_or(SignedDuration::from_secs(30));
-    SignedDuration::from_secs(ATTEMPT_TIMEOUT_SECONDS) + margin
+    let push = &state.config.push;
+    SignedDuration::try_from(push.webhook_timeout + push.lease_margin)
+        .unwrap_or(SignedDuration::from_secs(ATTEMPT_TIMEOUT_SECONDS + 30))
 }
 
 impl Sender {
     /// The sender of `state`'s settings; `None` (logged) when no HTTP
     /// client can be made.
     pub(super) fn new(state: &AppState) -> Option<Self> {
-        let guard = Guard::new(&state.config.push);
-        match push::client::build(&guard) {
-            Ok(client) => Some(Self { client, guard }),
+        match &state.outbound.client {
+            Ok(client) => Some(Self {
+                client: client.clone(),
+            }),
             Err(e) => {
                 tracing::error!(error = %e, "webhook deliveries disabled: cannot build the HTTP client");
                 None
@@ -119,7 +119,7 @@ impl Sender {
     ) -> Result<reqwest::StatusCode, String> {
         let url = Url::parse(&d.webhook.url).map_err(|e| format!("stored url: {e}"))?;
         // Again at each attempt: the operator's settings may have changed.
-        self.guard.check("url", &url)?;
+        state.outbound.guard.check("url", &url)?;
         let timestamp = state.clock.now().as_second();
         let signature = signature::sign(&d.webhook.secret, timestamp, d.body.as_bytes());
         let mut request = self.client.post(url);
@@ -137,7 +137,7 @@ impl Sender {
             .header(HEADER_TIMESTAMP, timestamp.to_string())
             .header(HEADER_SIGNATURE, signature)
             .body(d.body.clone());
-        push::client::send(request, Duration::from_secs(ATTEMPT_TIMEOUT_SECONDS as u64)).await
+        client::send(request, state.config.push.webhook_timeout).await
     }
 }
 
@@ -149,7 +149,7 @@ fn retry_at(state: &AppState, d: &WebhookDelivery, now: Timestamp) -> Option<Tim
         return None;
     }
     let config = &state.config.push;
-    let delay = push::delivery::backoff(
+    let delay = backoff(
         d.attempt,
         config.retry_base,
         config.retry_max,

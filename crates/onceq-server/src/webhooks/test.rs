@@ -30,5 +30,15 @@ pub async fn send_test(
             "webhook deliveries are disabled",
         ));
     };
+    // Sent at once, but within the project's outbound caps like any
+    // attempt: a test is no way around them.
+    let destination = reqwest::Url::parse(&delivery.webhook.url)
+        .map(|u| crate::outbound::destination(&u))
+        .unwrap_or_default();
+    let _room = state
+        .outbound
+        .limits
+        .acquire(crate::outbound::Kind::Webhook, project, &destination)
+        .await;
     Ok(Some(sender.attempt(state, &delivery).await))
 }

@@ -94,6 +94,27 @@ pub struct WebhookDeliveryClaim {
     pub claim_until: Timestamp,
     /// At most this many.
     pub limit: u32,
+    /// At most this many of one project's deliveries (`u32::MAX`: no
+    /// bound). Projects take turns: each project's oldest due delivery
+    /// first, then each one's second, and so on, so one project's backlog
+    /// never keeps another's event waiting behind it.
+    pub per_project: u32,
+    /// Projects allowed fewer than `per_project` this time (they have
+    /// attempts in flight already), each with how many it may take (0:
+    /// none).
+    pub project_room: Vec<(String, u32)>,
+}
+
+impl WebhookDeliveryClaim {
+    /// `project_room` as a JSON object, as both stores' claim reads it.
+    pub fn project_room_json(&self) -> String {
+        let map: serde_json::Map<String, serde_json::Value> = self
+            .project_room
+            .iter()
+            .map(|(p, n)| (p.clone(), serde_json::Value::from(*n)))
+            .collect();
+        serde_json::Value::Object(map).to_string()
+    }
 }
 
 /// A pending delivery handed out for an attempt.

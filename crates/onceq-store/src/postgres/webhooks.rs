@@ -141,7 +141,16 @@ impl PgStore {
         let client = self.client().await?;
         let claim = client.prepare_cached(sql::WEBHOOK_DELIVERY_CLAIM).await?;
         let rows = client
-            .query(&claim, &[&p.now, &p.claim_until, &i64::from(p.limit)])
+            .query(
+                &claim,
+                &[
+                    &p.now,
+                    &p.claim_until,
+                    &i64::from(p.limit),
+                    &i64::from(p.per_project),
+                    &p.project_room_json(),
+                ],
+            )
             .await?;
         Ok(rows.iter().map(delivery).collect())
     }

@@ -132,7 +132,9 @@ pub(super) fn claim(conn: &Connection, p: &WebhookDeliveryClaim) -> Result<Vec<W
             params![
                 time::micros(p.now),
                 time::micros(p.claim_until),
-                i64::from(p.limit)
+                i64::from(p.limit),
+                i64::from(p.per_project),
+                p.project_room_json()
             ],
             |r| {
                 Ok(Taken {

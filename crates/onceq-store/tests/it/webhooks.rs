@@ -25,6 +25,7 @@ conformance!(
     webhook_test_event_is_claimed_by_its_caller,
     webhook_attempts_are_bounded_newest_first,
     webhook_delete_drops_its_outbox,
+    webhook_claim_takes_projects_in_turn,
 );
 
 conformance!(multi_thread webhook_claims_split_between_servers);
@@ -83,6 +84,8 @@ async fn claim_on(store: &Arc<dyn Store>, now: Timestamp, limit: u32) -> Vec<Web
             now,
             claim_until: now + SignedDuration::from_secs(60),
             limit,
+            per_project: u32::MAX,
+            project_room: Vec::new(),
         })
         .await
         .expect("webhook_delivery_claim")
@@ -376,4 +379,54 @@ async fn webhook_claims_split_between_servers(h: Harness) {
     let distinct: HashSet<_> = all.iter().collect();
     assert_eq!(all.len(), 60, "each delivery claimed once");
     assert_eq!(distinct.len(), 60);
+}
+
+/// One project's backlog of older deliveries does not keep another's
+/// newer one waiting: projects take turns, within `per_project`, and a
+/// project without room (attempts in flight elsewhere) takes none.
+async fn webhook_claim_takes_projects_in_turn(mut h: Harness) {
+    h.register("https://busy.example/", &["*"]).await;
+    for n in 0..5 {
+        h.event(&format!("evt_busy{n}"), "queue.created").await;
+    }
+    h.now += SignedDuration::from_secs(1);
+    let other = h.as_project("other").await;
+    other.register("https://quiet.example/", &["*"]).await;
+    other.event("evt_quiet", "queue.created").await;
+    let claim = |limit, per_project, room: Vec<(String, u32)>| WebhookDeliveryClaim {
+        now: h.now,
+        claim_until: h.now + SignedDuration::from_secs(60),
+        limit,
+        per_project,
+        project_room: room,
+    };
+    let projects = |got: &[WebhookDelivery]| -> Vec<String> {
+        let mut p: Vec<String> = got.iter().map(|d| d.webhook.project.clone()).collect();
+        p.sort();
+        p
+    };
+
+    // Oldest first would be five of the busy project's; turns give one each.
+    let got = h
+        .store
+        .webhook_delivery_claim(claim(2, u32::MAX, vec![]))
+        .await
+        .unwrap();
+    let mut both = vec![h.project.clone(), "other".to_owned()];
+    both.sort();
+    assert_eq!(projects(&got), both);
+    // The busy project's room is used up: nothing more of it is claimed.
+    let got = h
+        .store
+        .webhook_delivery_claim(claim(10, 3, vec![(h.project.clone(), 0)]))
+        .await
+        .unwrap();
+    assert!(got.is_empty(), "{got:?}");
+    // With room for two of its four left, it gets two, not four.
+    let got = h
+        .store
+        .webhook_delivery_claim(claim(10, 2, vec![]))
+        .await
+        .unwrap();
+    assert_eq!(projects(&got), [h.project.clone(), h.project.clone()]);
 }

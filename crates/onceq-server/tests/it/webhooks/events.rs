@@ -144,6 +144,8 @@ async fn only_what_is_listened_to(b: Backend) {
             now: s.clock.now(),
             claim_until: s.clock.now(),
             limit: 100,
+            per_project: u32::MAX,
+            project_room: Vec::new(),
         })
         .await
         .unwrap();

@@ -33,6 +33,8 @@ async fn restart_mid_attempt_delivers_after_the_claim(b: Backend) {
         now: at,
         claim_until: at,
         limit: 10,
+        per_project: u32::MAX,
+        project_room: Vec::new(),
     };
     // Still held by the stopped server's claim (30 s + 30 s).
     let held = t0 + SignedDuration::from_secs(59);

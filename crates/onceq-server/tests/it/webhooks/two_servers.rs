@@ -43,6 +43,8 @@ async fn each_event_delivered_once() {
             now: far,
             claim_until: far,
             limit: 100,
+            per_project: u32::MAX,
+            project_room: Vec::new(),
         })
         .await
         .unwrap();

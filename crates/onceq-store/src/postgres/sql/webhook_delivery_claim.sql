@@ -1,10 +1,24 @@
 -- Takes up to $3 deliveries due at $1, holding each until $2 and counting
--- its attempt. SKIP LOCKED: servers claiming at once take different rows.
-WITH picked AS (
-    SELECT id FROM onceq_webhook_deliveries
-    WHERE due_at <= $1
-    ORDER BY due_at, id
+-- its attempt. Projects take turns (`turn`: a delivery's rank among its
+-- project's due ones), each project at most $4, or what $5 (a JSON object
+-- project -> room) allows it. SKIP LOCKED: servers claiming at once take
+-- different rows.
+WITH due AS (
+    SELECT d.id, d.due_at, w.project,
+           row_number() OVER (PARTITION BY w.project ORDER BY d.due_at, d.id) AS turn
+    FROM onceq_webhook_deliveries d JOIN onceq_webhooks w ON w.id = d.webhook_id
+    WHERE d.due_at <= $1
+), fair AS (
+    SELECT due.id FROM due
+    LEFT JOIN jsonb_each_text(CAST($5::text AS jsonb)) room ON room.key = due.project
+    WHERE due.turn <= COALESCE(room.value::bigint, $4)
+    ORDER BY due.turn, due.due_at, due.id
     LIMIT $3
+), picked AS (
+    -- `due_at` again: a row another server claimed and committed since the
+    -- snapshot above is re-read here, and then no longer due.
+    SELECT id FROM onceq_webhook_deliveries
+    WHERE id IN (SELECT id FROM fair) AND due_at <= $1
     FOR UPDATE SKIP LOCKED
 ), taken AS (
     UPDATE onceq_webhook_deliveries d

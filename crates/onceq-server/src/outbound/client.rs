@@ -1,6 +1,6 @@
 //! The HTTP client every delivery of this server shares (one connection
-//! pool), and one POST's outcome: what push deliveries and account webhook
-//! deliveries (`crate::webhooks`) both send through.
+//! pool), and one POST's outcome: what push deliveries, cron task runs and
+//! account webhook deliveries all send through.
 
 use std::time::Duration;
 
@@ -10,7 +10,7 @@ use super::guard::Guard;
 /// addresses the guard allows), follows no redirect (a 3xx is a failed
 /// delivery, not a way to reach another host) and ignores proxy settings
 /// from the environment (the guard checks the real destination).
-pub(crate) fn build(guard: &Guard) -> reqwest::Result<reqwest::Client> {
+pub fn build(guard: &Guard) -> reqwest::Result<reqwest::Client> {
     reqwest::Client::builder()
         .dns_resolver(guard.clone())
         .redirect(reqwest::redirect::Policy::none())
@@ -21,7 +21,7 @@ pub(crate) fn build(guard: &Guard) -> reqwest::Result<reqwest::Client> {
 
 /// Sends `request` within `timeout`: the endpoint's status, or why there is
 /// none, in a few words.
-pub(crate) async fn send(
+pub async fn send(
     request: reqwest::RequestBuilder,
     timeout: Duration,
 ) -> Result<reqwest::StatusCode, String> {

@@ -17,7 +17,7 @@
 //! goes to an address that was checked, so a name that resolves to a public
 //! address at subscribe time and to 10.0.0.5 later (DNS rebinding) is
 //! refused. Redirects are not followed and proxies from the environment are
-//! not used (see `push::client`), so neither can lead a delivery elsewhere.
+//! not used (see `outbound::client`), so neither can lead a delivery elsewhere.
 
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -27,7 +27,7 @@ use onceq_types::push::MAX_URL_BYTES;
 use reqwest::Url;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
-use super::PushConfig;
+use super::config::PushConfig;
 
 /// The policy, from the operator's settings. Cheap to clone.
 #[derive(Debug, Clone)]
