@@ -575,6 +575,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/queue/ack_batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete up to 10 messages held under leases, in one call
+         * @description Each entry (1 to 10, each message once; a message named twice is 400) names a message and its receipt and may carry a result, as ack does (each at most 64 KiB compact; 413 beyond). All are done in one transaction and each is answered: successful lists the acks that ended their lease, failed the others with code LEASE_NOT_HELD (the message is not in flight under that receipt: acked already, its lease expired and it was handed out again, cancelled, or unknown) and sender_fault true, as SQS's DeleteMessageBatch answers. An unknown queue fails every entry.
+         */
+        post: operations["ack_batch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/queue/cancel": {
         parameters: {
             query?: never;
@@ -605,8 +625,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Take up to 10 messages under a lease
-         * @description Hands out available messages (priority first, then oldest) under a lease of visibility_timeout seconds; with wait_seconds it long-polls until a message arrives or the wait ends (then items is empty).
+         * Take up to 10 messages under a lease (and ack the previous ones)
+         * @description Hands out available messages (priority first, then oldest) under a lease of visibility_timeout seconds; with wait_seconds it long-polls until a message arrives or the wait ends (then items is empty). acks (0 to 10, each message once, each with its receipt) are the previous batch's acks: applied and committed before the claim and before any wait, answered in acks as ack_batch answers (absent when the request carried none), so a worker makes one call per batch.
          */
         post: operations["consume"];
         delete?: never;
@@ -1010,6 +1030,58 @@ export interface components {
              */
             result?: unknown;
         };
+        /** @description `POST /v1/queue/ack_batch`. */
+        AckBatch: {
+            /** @description 1..=10 acks, each message once. */
+            entries: components["schemas"]["AckEntry"][];
+            /** @description The queue. */
+            queue: string;
+        };
+        /**
+         * @description `ack_batch`, and `consume`'s `acks`: which acks ended their lease and
+         *     which did not, each entry in one of the two lists (in the order sent),
+         *     as SQS's DeleteMessageBatch answers.
+         */
+        AckBatchResult: {
+            /** @description The acks that did not. */
+            failed: components["schemas"]["AckFailed"][];
+            /** @description The acks that ended their lease (as `ack` answering `acked: true`). */
+            successful: components["schemas"]["AckSucceeded"][];
+        };
+        /** @description One ack of an `ack_batch` (or of `consume`'s `acks`). */
+        AckEntry: {
+            /** @description The message. */
+            message_id: string;
+            /**
+             * @description The lease's receipt, as the consume that handed the message out
+             *     answered it.
+             */
+            receipt: string;
+            /**
+             * @description What the work produced, as `ack`'s `result` (at most 64 KiB
+             *     as compact JSON).
+             */
+            result?: unknown;
+        };
+        /** @description An ack of a batch that did not end its lease, and why. */
+        AckFailed: {
+            /** @description Why: [`LEASE_NOT_HELD`] (the only one today). */
+            code: string;
+            /** @description The reason in words. */
+            message: string;
+            /** @description The message. */
+            message_id: string;
+            /**
+             * @description True when the entry itself is at fault (a lease the caller no
+             *     longer holds): sending it again changes nothing.
+             */
+            sender_fault: boolean;
+        };
+        /** @description An ack of a batch that ended its lease. */
+        AckSucceeded: {
+            /** @description The message. */
+            message_id: string;
+        };
         /** @description `ack`. */
         Acked: {
             /** @description True only when the message was in flight under the given receipt. */
@@ -1138,6 +1210,12 @@ export interface components {
         /** @description `POST /v1/queue/consume`. */
         Consume: {
             /**
+             * @description The previous batch's acks (0..=10, each message once), applied
+             *     and committed before the claim (and before any wait); answered
+             *     in `acks` as `ack_batch` answers.
+             */
+            acks?: components["schemas"]["AckEntry"][];
+            /**
              * Format: int64
              * @description 1..=10, default 1.
              */
@@ -1154,6 +1232,15 @@ export interface components {
              * @description Long poll: wait up to this many seconds (0..=20) for a message.
              */
             wait_seconds?: number | null;
+        };
+        /**
+         * @description `consume`: the messages handed out, and the outcome of the acks the
+         *     call carried (only when it carried some).
+         */
+        Consumed: {
+            acks?: components["schemas"]["AckBatchResult"] | null;
+            /** @description The messages handed out. */
+            items: components["schemas"]["ConsumedMessage"][];
         };
         /** @description An item of a `consume` answer. */
         ConsumedMessage: {
@@ -1321,8 +1408,13 @@ export interface components {
             overlap_policy: components["schemas"]["OverlapPolicy"];
             /** @description Paused schedules do not fire. */
             paused: boolean;
-            /** @description Any JSON value but null, at most 262144 bytes as compact JSON. */
-            payload: Record<string, never> | unknown[] | string | number | boolean;
+            /** @description The stored payload; null when withheld (payload_withheld: the key lacks peek). */
+            payload?: Record<string, never> | unknown[] | string | number | boolean | null;
+            /**
+             * @description `true` when the key may not read payloads (it lacks `peek`,
+             *     [`crate::capability::PAYLOAD_ACTION`]): `payload` is then `null`.
+             */
+            payload_withheld?: boolean;
             /** @description The queue it publishes to, or `null`. */
             queue?: string | null;
             /**
@@ -1614,8 +1706,17 @@ export interface components {
             message_group_id?: string | null;
             /** @description The message's id. */
             message_id: string;
-            /** @description The payload as published (compact form). */
-            payload: unknown;
+            /**
+             * @description The payload as published (compact form); `null` when withheld
+             *     (`payload_withheld`).
+             */
+            payload?: unknown;
+            /**
+             * @description `true` when the key may not read payloads (it lacks the `peek`
+             *     action, [`crate::capability::PAYLOAD_ACTION`]): `payload` and
+             *     `result` are then `null` whatever the message holds.
+             */
+            payload_withheld?: boolean;
             /**
              * Format: int32
              * @description As stored (0 where the queue ignores priority).
@@ -8778,6 +8879,309 @@ export interface operations {
             };
         };
     };
+    ack_batch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AckBatch"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AckBatchResult"];
+                        error: null;
+                        metadata: components["schemas"]["Metadata"];
+                        /** @enum {boolean} */
+                        ok: true;
+                    };
+                };
+            };
+            /** @description INVALID_PARAMS (a field is missing, malformed or out of range; the message names it) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_PARAMS";
+                            /** @description One short sentence on what to do about it; null where nothing useful can be said. */
+                            hint: string | null;
+                            /** @description What went wrong; names the offending field for bad input. */
+                            message: string;
+                            /** @description Whether the same call may succeed if retried unchanged. */
+                            retryable: boolean;
+                        };
+                        metadata: components["schemas"]["Metadata"];
+                        /** @enum {boolean} */
+                        ok: false;
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED (missing, unknown, revoked or expired API key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            /** @description One short sentence on what to do about it; null where nothing useful can be said. */
+                            hint: string | null;
+                            /** @description What went wrong; names the offending field for bad input. */
+                            message: string;
+                            /** @description Whether the same call may succeed if retried unchanged. */
+                            retryable: boolean;
+                        };
+                        metadata: components["schemas"]["Metadata"];
+                        /** @enum {boolean} */
+                        ok: false;
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_CREDIT (the call would pass the project's credit limit; nothing was done) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_CREDIT";
+                            /** @description One short sentence on what to do about it; null where nothing useful can be said. */
+                            hint: string | null;
+                            /** @description What went wrong; names the offending field for bad input. */
+                            message: string;
+                            /** @description Whether the same call may succeed if retried unchanged. */
+                            retryable: boolean;
+                        };
+                        metadata: components["schemas"]["Metadata"];
+                        /** @enum {boolean} */
+                        ok: false;
+                    };
+                };
+            };
+            /** @description FORBIDDEN (the key's scope does not allow this call or this queue) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        error: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            /** @description One short sentence on what to do about it; null where nothing useful can be said. */
+                            hint: string | null;
+                            /** @description What went wrong; names the offending field for bad input. */
+                            message: string;
+                            /** @description Whether the same call may succeed if retried unchanged. */
+                            retryable: boolean;
+                        };
+                        metadata: components["schemas"]["Metadata"];
+                        /** @enum {boolean} */
+                        ok: false;
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT (the request body did not arrive in time; the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        error: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @description One short sentence on what to do about it; null where nothing useful can be said. */
+                            hint: string | null;
+                            /** @description What went wrong; names the offending field for bad input. */
+                            message: string;
+                            /** @description Whether the same call may succeed if retried unchanged. */
+                            retryable: boolean;
+                        };
+                        metadata: components["schemas"]["Metadata"];
+                        /** @enum {boolean} */
+                        ok: false;
+                    };
+                };
+            };
+            /** @description QUEUE_ALREADY_EXISTS or REQUEST_IN_FLIGHT (a queue of that name exists with different settings (create), or a call with this Idempotency-Key is still being carried out (see Retry-After)) */
+            409: {
+                headers: {
+                    /** @description With REQUEST_IN_FLIGHT: seconds until the first call's claim ends. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        error: {
+                            /** @enum {string} */
+                            code: "QUEUE_ALREADY_EXISTS" | "REQUEST_IN_FLIGHT";
+                            /** @description One short sentence on what to do about it; null where nothing useful can be said. */
+                            hint: string | null;
+                            /** @description What went wrong; names the offending field for bad input. */
+                            message: string;
+                            /** @description Whether the same call may succeed if retried unchanged. */
+                            retryable: boolean;
+                        };
+                        metadata: components["schemas"]["Metadata"];
+                        /** @enum {boolean} */
+                        ok: false;
+                    };
+                };
+            };
+            /** @description QUEUE_MESSAGE_TOO_LARGE (the request body or a payload is too large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        error: {
+                            /** @enum {string} */
+                            code: "QUEUE_MESSAGE_TOO_LARGE";
+                            /** @description One short sentence on what to do about it; null where nothing useful can be said. */
+                            hint: string | null;
+                            /** @description What went wrong; names the offending field for bad input. */
+                            message: string;
+                            /** @description Whether the same call may succeed if retried unchanged. */
+                            retryable: boolean;
+                        };
+                        metadata: components["schemas"]["Metadata"];
+                        /** @enum {boolean} */
+                        ok: false;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED (an idempotency key was reused with a different payload) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
+                            /** @description One short sentence on what to do about it; null where nothing useful can be said. */
+                            hint: string | null;
+                            /** @description What went wrong; names the offending field for bad input. */
+                            message: string;
+                            /** @description Whether the same call may succeed if retried unchanged. */
+                            retryable: boolean;
+                        };
+                        metadata: components["schemas"]["Metadata"];
+                        /** @enum {boolean} */
+                        ok: false;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED (the key's or the project's rate limit; see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @description One short sentence on what to do about it; null where nothing useful can be said. */
+                            hint: string | null;
+                            /** @description What went wrong; names the offending field for bad input. */
+                            message: string;
+                            /** @description Whether the same call may succeed if retried unchanged. */
+                            retryable: boolean;
+                        };
+                        metadata: components["schemas"]["Metadata"];
+                        /** @enum {boolean} */
+                        ok: false;
+                    };
+                };
+            };
+            /** @description INTERNAL (an unexpected failure; never answered for bad input) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            /** @description One short sentence on what to do about it; null where nothing useful can be said. */
+                            hint: string | null;
+                            /** @description What went wrong; names the offending field for bad input. */
+                            message: string;
+                            /** @description Whether the same call may succeed if retried unchanged. */
+                            retryable: boolean;
+                        };
+                        metadata: components["schemas"]["Metadata"];
+                        /** @enum {boolean} */
+                        ok: false;
+                    };
+                };
+            };
+            /** @description UNAVAILABLE (the store is unreachable; nothing was done) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAVAILABLE";
+                            /** @description One short sentence on what to do about it; null where nothing useful can be said. */
+                            hint: string | null;
+                            /** @description What went wrong; names the offending field for bad input. */
+                            message: string;
+                            /** @description Whether the same call may succeed if retried unchanged. */
+                            retryable: boolean;
+                        };
+                        metadata: components["schemas"]["Metadata"];
+                        /** @enum {boolean} */
+                        ok: false;
+                    };
+                };
+            };
+        };
+    };
     cancel: {
         parameters: {
             query?: never;
@@ -9125,9 +9529,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            items: components["schemas"]["ConsumedMessage"][];
-                        };
+                        data: components["schemas"]["Consumed"];
                         error: null;
                         metadata: components["schemas"]["Metadata"];
                         /** @enum {boolean} */
