@@ -109,7 +109,10 @@ async fn a_worker_processes_each_message_in_a_consumer_span_its_ack_within() {
     let exporter = spans();
     let (env, ctl) = support::env().await;
     let id = support::publish(&env, Some("export:traced"), "req-traced").await;
-    let worker = support::worker(&env, &ctl, |_| {}).await;
+    // Per-message acks: each is sent inside its message's process span. A
+    // batched ack (the default) is one call for many messages, sent after
+    // their spans ended, so no one message's trace holds it.
+    let worker = support::worker(&env, &ctl, |c| c.batch_acks = false).await;
     assert_eq!(worker.drain().await.unwrap().done, 1);
     let finished = exporter.get_finished_spans().unwrap();
     let process = finished
@@ -162,8 +165,9 @@ async fn one_trace_from_the_publisher_to_the_workers_handler() {
         traceparent.contains(&publisher_cx.trace_id().to_string()),
         "{traceparent}"
     );
-    // The worker runs outside any span of the publisher's.
-    let worker = support::worker(&env, &ctl, |_| {}).await;
+    // The worker runs outside any span of the publisher's; per-message acks
+    // so the ack joins the message's trace (see the test above).
+    let worker = support::worker(&env, &ctl, |c| c.batch_acks = false).await;
     assert_eq!(worker.drain().await.unwrap().done, 1);
     let finished = exporter.get_finished_spans().unwrap();
     let in_trace: Vec<_> = finished
