@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use onceq_server::{input, push::{PushConfig, guard::Guard}};
+use onceq_server::{input, outbound::{PushConfig, guard::Guard}};
 use onceq_types::webhook::{ALL_EVENTS, EVENT_TYPES, RegisterWebhook};
 
 mod common;
