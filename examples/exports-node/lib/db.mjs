@@ -41,30 +41,13 @@ export async function atStart(what, step, log) {
   }
 }
 
-/** Creates `exports` if missing (exports.sql). */
-export async function ensureExportsTable(p) {
-  const db = await p.connect();
-  try {
-    await db.query("BEGIN");
-    await db.query(EXPORTS_SQL);
-    await db.query("COMMIT");
-  } catch (e) {
-    await db.query("ROLLBACK").catch(() => {});
-    throw e;
-  } finally {
-    db.release();
-  }
-}
-
 /**
- * Whether every table of `names` exists: the package's `migrate` is then
- * skipped at start, because its `CREATE INDEX IF NOT EXISTS` locks the table
- * against writers first and so waits behind every write in flight (seconds,
- * while a promoted primary waits for its new synchronous standby).
+ * Creates `exports` if missing (exports.sql). One simple query: its
+ * statements run as one implicit transaction, so the advisory lock holds
+ * to the end; `pool.query` listens for the connection's errors meanwhile.
  */
-export async function tablesExist(p, names) {
-  const r = await p.query("SELECT bool_and(to_regclass(n) IS NOT NULL) AS ok FROM unnest($1::text[]) AS n", [names]);
-  return r.rows[0]?.ok === true;
+export async function ensureExportsTable(p) {
+  await p.query(EXPORTS_SQL);
 }
 
 /** One single-host URL per host, in order, and `connect_timeout` (ms). */
