@@ -11,7 +11,7 @@ import express from "express";
 import { Client, migrate } from "onceq";
 import { idempotency, startPurger } from "onceq/express";
 
-import { atStart, pool as makePool, tablesExist } from "./lib/db.mjs";
+import { atStart, pool as makePool } from "./lib/db.mjs";
 import { ledgerLog, log } from "./lib/log.mjs";
 import { common, flag, text, whole } from "./lib/settings.mjs";
 
@@ -34,8 +34,7 @@ if (skipLedger) {
   log.warn("serving WITHOUT the Idempotency-Key middleware (chaos teeth mode)");
   app.post("/api/exports", express.json(), createExport);
 } else {
-  const tables = ["onceq_request_ledger", "onceq_job_facts"];
-  await atStart("creating the ledger", async () => (await tablesExist(pool, tables)) || (await migrate(pool)), log);
+  await atStart("creating the ledger", () => migrate(pool), log);
   startPurger({ pool, every: 300_000, log: ledgerLog });
   app.post("/api/exports", idempotency({ pool, leaseMs: leaseSecs * 1000, log: ledgerLog }), createExport);
 }

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 
 import { Client, Worker, migrate } from "onceq";
 
-import { atStart, ensureExportsTable, pool as makePool, tablesExist } from "./lib/db.mjs";
+import { atStart, ensureExportsTable, pool as makePool } from "./lib/db.mjs";
 import { log } from "./lib/log.mjs";
 import { runNaive } from "./lib/naive.mjs";
 import { common, flag, whole } from "./lib/settings.mjs";
@@ -25,14 +25,13 @@ const naive = flag("EXPORTS_UNSAFE_NAIVE_WORKER");
 
 const pool = makePool(env.databaseUrl, log);
 const client = new Client({ baseUrl: env.onceqUrl, apiKey: env.apiKey });
-await atStart("creating the exports table", async () => (await tablesExist(pool, ["exports"])) || (await ensureExportsTable(pool)), log);
+await atStart("creating the exports table", () => ensureExportsTable(pool), log);
 
 if (naive) {
   log.warn("running the naive worker WITHOUT job facts (chaos teeth mode)");
   await runNaive({ client, pool, queue: env.queue, visibilitySecs, workMs, log });
 } else {
-  const tables = ["onceq_request_ledger", "onceq_job_facts"];
-  await atStart("creating the job facts", async () => (await tablesExist(pool, tables)) || (await migrate(pool)), log);
+  await atStart("creating the job facts", () => migrate(pool), log);
   const worker = new Worker({
     client,
     pool,

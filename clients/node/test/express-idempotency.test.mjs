@@ -8,6 +8,7 @@ import express from "express";
 import pg from "pg";
 
 import { idempotency, keepRawBody, migrate, startPurger } from "../dist/express.js";
+import { migrate as migrateAll } from "../dist/index.js";
 import { errorOf, freshLedgerPool, gate, post, testClock } from "./ledger-support.mjs";
 
 let db;
@@ -343,6 +344,35 @@ test("the purger deletes expired entries and stops cleanly", async (t) => {
   clock.advance(61_000);
   assert.equal(await purger.runOnce(), 1);
   await purger.stop();
+});
+
+test("migrate where the tables exist takes no lock on them: a process start never waits behind a write in flight", async () => {
+  const fresh = `ledger_w_${process.pid}`;
+  const admin = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+  await admin.query(`DROP SCHEMA IF EXISTS ${fresh} CASCADE; CREATE SCHEMA ${fresh}`);
+  const options = `-c search_path=${fresh}`;
+  const first = new pg.Pool({ connectionString: process.env.DATABASE_URL, options });
+  // The next process's connection: a wait for a table lock fails instead of hanging.
+  const next = new pg.Pool({ connectionString: process.env.DATABASE_URL, options: `${options} -c lock_timeout=10s`, max: 1 });
+  const writer = await first.connect();
+  try {
+    await migrateAll(first);
+    const { rows } = await admin.query("SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname = $2", [
+      fresh,
+      "onceq_request_ledger_expires_at",
+    ]);
+    assert.equal(rows.length, 1, "the purge's index is made in the ledger's own schema");
+    // A write in flight on each table (what an INSERT holds, until COMMIT).
+    await writer.query("BEGIN");
+    await writer.query("LOCK TABLE onceq_request_ledger, onceq_job_facts IN ROW EXCLUSIVE MODE");
+    await migrateAll(next);
+  } finally {
+    await writer.query("ROLLBACK").catch(() => {});
+    writer.release();
+    await Promise.all([first.end(), next.end()]);
+    await admin.query(`DROP SCHEMA ${fresh} CASCADE`);
+    await admin.end();
+  }
 });
 
 test("migrate is safe when many processes start at once", async () => {

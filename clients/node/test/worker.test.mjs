@@ -5,6 +5,7 @@
 // fenced, heartbeats push both leases, and a SIGTERM stop finishes or
 // releases what it holds.
 import assert from "node:assert/strict";
+import { once } from "node:events";
 import test from "node:test";
 
 import { Worker } from "../dist/index.js";
@@ -100,6 +101,30 @@ test("a handler that throws after writing: effect rolled back, fact released, re
   const t2 = await w.runOnce();
   assert.equal(t2.done, 1);
   assert.deepEqual(seen, [1, 2]);
+  assert.deepEqual(await effects(fact), ["w"]);
+});
+
+// On a worker without the listener the "error" event is thrown inside pg's
+// socket handler and the job never settles: the timeout makes that a failure.
+test("the job's connection breaking between its queries fails the job, not the process", { timeout: 30_000 }, async () => {
+  const q = queueName("w-lost");
+  const fact = `${q}:x`;
+  const w = worker(q, async (job, tx) => {
+    if (job.delivery_count > 1) return writeEffect("w")(job, tx);
+    const { rows } = await tx.query("SELECT pg_backend_pid() AS pid");
+    // The database ends the connection while the handler waits on something
+    // else: pg hears it with no query running and emits "error" on the client.
+    const closed = once(tx.connection.stream, "close");
+    await db.query("SELECT pg_terminate_backend($1)", [rows[0].pid]);
+    await closed;
+    await writeEffect("w")(job, tx);
+  });
+  await c.publish(q, { job_fact: fact });
+  const t1 = await w.runOnce();
+  assert.equal(t1.failed, 1, "the job failed on its broken connection");
+  assert.deepEqual(await effects(fact), []);
+  const t2 = await w.runOnce();
+  assert.equal(t2.done, 1, "redelivered and done on a good connection");
   assert.deepEqual(await effects(fact), ["w"]);
 });
 

@@ -72,7 +72,28 @@ struct Ctx {
     stats: Arc<ClientStats>,
     timeout: Duration,
     short_timeout_ms: (u64, u64),
-    deadline: Instant,
+    started: Instant,
+    /// How long the run may go without any 202 before the client gives up.
+    stall: Duration,
+    /// When the last 202 came, in ms since `started`.
+    last_202_ms: AtomicU64,
+}
+
+impl Ctx {
+    /// The client gives up once no key has had a 202 for `stall`: the
+    /// pipeline stopped answering. A slow machine makes a run long, never
+    /// this long without an answer, so it is not a limit on the run's
+    /// length (which would fail a loaded machine for being slow: under
+    /// faults that come by the clock, a longer load meets more of them).
+    fn stalled(&self) -> bool {
+        let last = self.started + Duration::from_millis(self.last_202_ms.load(Relaxed));
+        Instant::now() >= last + self.stall
+    }
+
+    fn answered(&self) {
+        let ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_202_ms.fetch_max(ms, Relaxed);
+    }
 }
 
 /// The key of request `i` in run `run_id`.
@@ -80,8 +101,8 @@ pub fn key_of(run_id: &str, i: u64) -> String {
     format!("chaos-{run_id}-{i:06}")
 }
 
-/// Sends every request and returns when each has a 202 or the load
-/// deadline has passed.
+/// Sends every request and returns when each has a 202 or no key has had
+/// one for the load deadline ([`Config::load_deadline`]).
 pub async fn run(
     config: &Config,
     run_id: &str,
@@ -100,7 +121,9 @@ pub async fn run(
         stats: stats.clone(),
         timeout: config.timeout,
         short_timeout_ms: config.short_timeout_ms,
-        deadline: started + config.load_deadline,
+        started,
+        stall: config.load_deadline,
+        last_202_ms: AtomicU64::new(0),
     });
     let permits = Arc::new(tokio::sync::Semaphore::new(config.concurrency.max(1)));
     let mut pace = (config.rate > 0.0).then(|| {
@@ -180,7 +203,7 @@ async fn one_key(ctx: &Ctx, record: KeyRecord, format: &str, plan: Plan, rng: St
     shared.into_inner().expect("record lock")
 }
 
-/// Sends until a 202 (true), an unexpected answer or the deadline (false).
+/// Sends until a 202 (true), an unexpected answer or a stall (false).
 async fn send_until_202(
     ctx: &Ctx,
     record: &Mutex<KeyRecord>,
@@ -191,7 +214,7 @@ async fn send_until_202(
     let key = record.lock().expect("record lock").key.clone();
     let stats = &ctx.stats;
     for attempt in 0u32.. {
-        if Instant::now() >= ctx.deadline {
+        if ctx.stalled() {
             return false;
         }
         // Impatient: the first two sends give up after a few milliseconds,
@@ -236,6 +259,7 @@ async fn send_until_202(
                 };
                 match status {
                     202 => {
+                        ctx.answered();
                         stats.accepted.fetch_add(1, Relaxed);
                         if replayed {
                             stats.replayed.fetch_add(1, Relaxed);

@@ -153,7 +153,9 @@ pub struct Config {
     pub app: App,
     /// A protection to switch off.
     pub broken: Option<Break>,
-    /// The client gives up on keys still without a 202 after this long.
+    /// The client gives up on the keys still without a 202 once no key
+    /// has had a 202 for this long (the pipeline stopped answering); a slow
+    /// run that keeps answering runs on.
     pub load_deadline: Duration,
     /// The drain gives up after this long.
     pub drain_deadline: Duration,
@@ -294,12 +296,11 @@ impl Config {
     /// about a second to start (several on a loaded machine) where the Rust
     /// binary takes milliseconds: killed as often as the Rust ones, its
     /// APIs would be down for most of the run and the client would give up
-    /// on keys. So they are killed half as often, and the client keeps
-    /// trying twice as long; every other fault is the same.
+    /// on keys. So they are killed half as often; every other fault is the
+    /// same.
     pub fn with_app(mut self, app: App) -> Config {
         self.app = app;
         if app == App::Node {
-            self.load_deadline *= 2;
             let s = &mut self.schedule;
             for d in [&mut s.kill_api, &mut s.kill_worker].into_iter().flatten() {
                 *d *= 2;
@@ -418,7 +419,8 @@ pub struct Args {
     /// Share of requests re-sent after their 202 (0..1).
     #[arg(long)]
     pub replay: Option<f64>,
-    /// Seconds the client keeps trying before it gives up on a key.
+    /// Seconds without any 202 after which the client gives up on the
+    /// keys still unanswered.
     #[arg(long)]
     pub load_deadline_secs: Option<u64>,
     /// Seconds the drain waits for the queue to empty.

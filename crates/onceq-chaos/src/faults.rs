@@ -1,6 +1,8 @@
 //! The fault schedule: one timer per kind (interval from the
 //! [`Schedule`](crate::config::Schedule), jittered ±50 %), running while the
-//! client sends. The last kind of fault, leases shorter than the work, is
+//! client sends; the database's own faults take turns, each after a quiet
+//! as long as the last one's outage ([`DatabaseTurns`]). The last kind of
+//! fault, leases shorter than the work, is
 //! not an event: it is how the slow workers are configured
 //! ([`Config::slow_workers`](crate::Config::slow_workers)).
 
@@ -115,16 +117,18 @@ pub async fn run(
         (Kind::Failover, s.failover),
         (Kind::KillEtcd, s.kill_etcd),
     ];
+    let database = Arc::new(DatabaseTurns::default());
     let mut tasks = tokio::task::JoinSet::new();
     for (n, (kind, every)) in plan.into_iter().enumerate() {
         let Some(every) = every.filter(|d| !d.is_zero()) else {
             continue;
         };
-        let (cluster, pipeline, counts, stop) = (
+        let (cluster, pipeline, counts, stop, database) = (
             cluster.clone(),
             pipeline.clone(),
             counts.clone(),
             stop.clone(),
+            database.clone(),
         );
         let pause = config.pause;
         let mut rng = StdRng::seed_from_u64(seed.wrapping_add(n as u64 * 7919));
@@ -135,6 +139,15 @@ pub async fn run(
                     () = stop.cancelled() => return,
                     () = tokio::time::sleep(wait) => {}
                 }
+                let _turn = match kind {
+                    Kind::PgFast | Kind::PgImmediate | Kind::Failover => {
+                        match database.turn(&stop).await {
+                            Some(turn) => Some(turn),
+                            None => return,
+                        }
+                    }
+                    _ => None,
+                };
                 let fired = match kind {
                     Kind::KillServer => kill_one(&pipeline.servers, &mut rng).await,
                     Kind::KillApi => kill_one(&pipeline.apis, &mut rng).await,
@@ -173,6 +186,56 @@ pub async fn run(
         });
     }
     while tasks.join_next().await.is_some() {}
+}
+
+/// The database's faults (restarts and failovers) take turns, and each
+/// waits, after the one before it ended, as long as that one lasted: the
+/// database takes writes at least half of the run, however slow the
+/// machine. Without this a loaded machine stretches every outage (a
+/// failover's new synchronous standby took 14 s at a load average of 20,
+/// longer than the 8 s between failovers), the load stretches with them,
+/// and with it the count of faults: the database was down for most of
+/// such a run and keys went unanswered whatever the app did. On an idle
+/// machine an outage is a second or two and the schedule barely moves.
+#[derive(Default)]
+struct DatabaseTurns {
+    /// When the next database fault may start.
+    next: tokio::sync::Mutex<Option<tokio::time::Instant>>,
+}
+
+/// A database fault's turn: held while it runs; on drop, the next may
+/// start after as long again.
+struct Turn<'a> {
+    next: tokio::sync::MutexGuard<'a, Option<tokio::time::Instant>>,
+    started: tokio::time::Instant,
+}
+
+impl DatabaseTurns {
+    /// Waits for the other database faults and the quiet after them; None
+    /// when `stop` comes first.
+    async fn turn(&self, stop: &CancellationToken) -> Option<Turn<'_>> {
+        let next = tokio::select! {
+            () = stop.cancelled() => return None,
+            next = self.next.lock() => next,
+        };
+        if let Some(at) = *next {
+            tokio::select! {
+                () = stop.cancelled() => return None,
+                () = tokio::time::sleep_until(at) => {}
+            }
+        }
+        Some(Turn {
+            next,
+            started: tokio::time::Instant::now(),
+        })
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        let now = tokio::time::Instant::now();
+        *self.next = Some(now + (now - self.started));
+    }
 }
 
 /// Kills a random process of `procs` that is up; false when none is.

@@ -22,10 +22,6 @@ export function pool(url, log, max = 16) {
       ? new pg.Pool({ ...options, connectionString: urls[0] })
       : new pg.Pool({ ...options, Client: writableClient(urls, connectTimeoutMs) });
   p.on("error", (e) => log.warn("idle database connection lost", { error: e.message }));
-  // A connection that breaks while checked out but between queries (a job's
-  // transaction while its handler waits) emits "error" on its client, and an
-  // unheard "error" ends the process; the next query on it fails anyway.
-  p.on("connect", (c) => c.on("error", (e) => log.warn("database connection lost", { error: e.message })));
   return p;
 }
 
@@ -45,30 +41,13 @@ export async function atStart(what, step, log) {
   }
 }
 
-/** Creates `exports` if missing (exports.sql). */
-export async function ensureExportsTable(p) {
-  const db = await p.connect();
-  try {
-    await db.query("BEGIN");
-    await db.query(EXPORTS_SQL);
-    await db.query("COMMIT");
-  } catch (e) {
-    await db.query("ROLLBACK").catch(() => {});
-    throw e;
-  } finally {
-    db.release();
-  }
-}
-
 /**
- * Whether every table of `names` exists: the package's `migrate` is then
- * skipped at start, because its `CREATE INDEX IF NOT EXISTS` locks the table
- * against writers first and so waits behind every write in flight (seconds,
- * while a promoted primary waits for its new synchronous standby).
+ * Creates `exports` if missing (exports.sql). One simple query: its
+ * statements run as one implicit transaction, so the advisory lock holds
+ * to the end; `pool.query` listens for the connection's errors meanwhile.
  */
-export async function tablesExist(p, names) {
-  const r = await p.query("SELECT bool_and(to_regclass(n) IS NOT NULL) AS ok FROM unnest($1::text[]) AS n", [names]);
-  return r.rows[0]?.ok === true;
+export async function ensureExportsTable(p) {
+  await p.query(EXPORTS_SQL);
 }
 
 /** One single-host URL per host, in order, and `connect_timeout` (ms). */
@@ -139,10 +118,6 @@ function writableClient(urls, connectTimeoutMs = 2000) {
   return class WritableClient extends pg.Client {
     constructor(config) {
       super({ ...config, connectionString: urls[known] });
-      // An error reaches the query or connect that was running, and the
-      // pool's own listeners; one arriving after that (the server's
-      // shutdown notice on a connection given up) must not end the process.
-      this.on("error", () => {});
     }
 
     connect(callback) {
@@ -157,10 +132,17 @@ function writableClient(urls, connectTimeoutMs = 2000) {
       // Built on another host's URL, perhaps: point it at the chosen one.
       this.host = targets[at].host;
       this.port = targets[at].port;
+      // The pool listens for this client's errors once connect returns; a
+      // break before that (during the probe query) reaches the query, and
+      // its "error" event must not end the process. Left on when the
+      // connection is given up, for what arrives after (a shutdown notice).
+      const meanwhile = () => {};
+      this.on("error", meanwhile);
       try {
         await super.connect();
         const r = await this.query("SHOW transaction_read_only");
         if (r.rows[0]?.transaction_read_only !== "off") throw new Error(`host ${at + 1} of ${urls.length} is read-only (a standby)`);
+        this.off("error", meanwhile);
         return this;
       } catch (e) {
         lost(at);

@@ -4,6 +4,7 @@
 // sleeping.
 import type pg from "pg";
 
+import { runSchema } from "../schema.js";
 import { decodeHeaders, encodeHeaders, type Header } from "./headers.js";
 import { SQL } from "./sql.js";
 
@@ -58,17 +59,7 @@ export type Queryable = Pick<pg.Pool, "query">;
  * lock for the transaction).
  */
 export async function migrate(pool: pg.Pool): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    await client.query(SQL.schema);
-    await client.query("COMMIT");
-  } catch (e) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw e;
-  } finally {
-    client.release();
-  }
+  await runSchema(pool, SQL.schema);
 }
 
 /** The request ledger on a pool. */

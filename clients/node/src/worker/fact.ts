@@ -5,6 +5,7 @@
 import type pg from "pg";
 
 import type { ConsumedMessage } from "../client/types.js";
+import { runSchema } from "../schema.js";
 import { sqlFile } from "./sql.js";
 
 const sql = (name: string) => sqlFile(`job_fact/postgres/${name}.sql`);
@@ -37,17 +38,7 @@ type Queryable = Pick<pg.ClientBase, "query">;
  * schema takes an advisory lock, so many workers starting at once are safe).
  */
 export async function migrate(pool: pg.Pool): Promise<void> {
-  const db = await pool.connect();
-  try {
-    await db.query("BEGIN");
-    await db.query(sql("schema"));
-    await db.query("COMMIT");
-  } catch (e) {
-    await db.query("ROLLBACK").catch(() => {});
-    throw e;
-  } finally {
-    db.release();
-  }
+  await runSchema(pool, sql("schema"));
 }
 
 /** Claims `fact` for one attempt (`claim` is the attempt's token). */

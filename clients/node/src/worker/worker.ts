@@ -436,6 +436,16 @@ export class Worker {
     } catch (e) {
       return this.#fail(job, undefined, e);
     }
+    // A checked-out pg client has no "error" listener (the pool's idle one
+    // is off while it is out), and an unheard "error" event ends the
+    // process: a connection that breaks between the job's queries (a
+    // database restart while the handler waits on something else) would
+    // take the whole worker down. Heard here, the next query on it fails
+    // and the job fails as any other; the pool's listener is back on at
+    // release.
+    const lost = (e: Error) =>
+      this.#log.warn("database connection lost during a job", { message_id: job.message_id, fact: job.fact, error: errorText(e) });
+    db.on("error", lost);
     // Destroyed instead of returned when abandoned: the handler may still
     // be using it, and closing it rolls its transaction back.
     let released = false;
@@ -461,6 +471,7 @@ export class Worker {
           return "superseded";
         case "abandoned":
           released = true;
+          db.off("error", lost);
           db.release(new Error("job abandoned"));
           this.#log.warn("shutdown grace over: job released", { message_id: job.message_id, fact: job.fact });
           await this.#release(undefined, job, token);
@@ -476,7 +487,10 @@ export class Worker {
       });
       return "done";
     } finally {
-      if (!released) db.release();
+      if (!released) {
+        db.off("error", lost);
+        db.release();
+      }
     }
   }
 
@@ -581,8 +595,16 @@ export class Worker {
 
   async #release(db: pg.PoolClient | undefined, job: Job, token: string): Promise<void> {
     try {
-      if (db) await releaseFact(db, job.fact, token);
-      else await releaseFact(this.#pool, job.fact, token);
+      if (db) {
+        try {
+          await releaseFact(db, job.fact, token);
+          return;
+        } catch {
+          // The job's own connection broke (what failed the job, perhaps):
+          // on another one, so the next delivery need not wait out the lease.
+        }
+      }
+      await releaseFact(this.#pool, job.fact, token);
     } catch (e) {
       this.#log.warn("fact not released; it is taken over when its lease ends", { fact: job.fact, error: String(e) });
     }

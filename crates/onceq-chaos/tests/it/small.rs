@@ -11,9 +11,13 @@ async fn small_run_loses_and_duplicates_nothing() {
     small_run(support::config(onceq_chaos::Config::small())).await;
 }
 
-// The same run with the Node app is `onceq-chaos --app node` (docs/chaos.md),
-// not yet part of the suite: on this 2-core machine its small run did not
-// answer every key before the client's deadline.
+/// The same run with the Node app (examples/exports-node, on the npm
+/// package) as the APIs and workers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_run_of_the_node_app_loses_and_duplicates_nothing() {
+    small_run(support::node_config(onceq_chaos::Config::small())).await;
+}
+
 async fn small_run(config: onceq_chaos::Config) {
     let _one_at_a_time = support::SERIAL.lock().await;
     let started = std::time::Instant::now();

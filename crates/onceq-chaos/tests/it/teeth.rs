@@ -1,7 +1,7 @@
 //! Teeth: with one layer's protection off, the same harness must report
 //! duplicated (or lost) work and fail. Small runs: the broken layer is
-//! exercised from the first requests on. `broken_run` takes either app;
-//! the suite runs the Rust one.
+//! exercised from the first requests on. Each break is run on the Rust app
+//! and on the Node one.
 
 use onceq_chaos::{App, Break, Config};
 
@@ -36,8 +36,15 @@ async fn a_worker_without_job_facts_is_caught() {
     caught(broken_run(App::Rust, Break::Facts).await, "job facts");
 }
 
-// The Node app's two breaks (`--app node --break ledger|facts`) are
-// documented commands, not run here yet: docs/chaos.md says what they showed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_route_without_the_ledger_is_caught() {
+    caught(broken_run(App::Node, Break::Ledger).await, "ledger");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_worker_without_job_facts_is_caught() {
+    caught(broken_run(App::Node, Break::Facts).await, "job facts");
+}
 
 fn caught(report: onceq_chaos::Report, missing: &str) {
     assert!(

@@ -6,11 +6,13 @@
 //! - [`kept`]: the seed behaviour that stays.
 //! - [`cases`]: the shared case table (`sql/cases/ledger.json`) on both
 //!   ledgers, its HTTP answers through the layer, and the fingerprint vectors.
+//! - [`schema`]: creating an existing PostgreSQL ledger takes no table lock.
 
 mod app;
 mod cases;
 mod holes;
 mod kept;
+mod schema;
 
 /// Generates a `postgres` and a `sqlite` test for each `async fn(Backend)`.
 macro_rules! on_both_ledgers {

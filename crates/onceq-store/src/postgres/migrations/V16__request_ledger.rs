@@ -4,6 +4,13 @@
 //! the same claim/select/complete/release/purge files as they do
 //! (docs/state-machines.md, "A request-ledger entry"). V13's rows move
 //! over with their meaning (`ledger_adopt.sql`), and its table goes.
+//!
+//! The schema is `ledger_schema_v16.sql`, the shared `schema.sql` as it was
+//! when this migration shipped, frozen: refinery refuses to start on a
+//! database whose applied migration's text has changed (its checksum), and
+//! the shared file has changed since (its index is created only when
+//! missing, without locking the table: see that file). The table and index
+//! it makes are the same.
 
 /// refinery's entry point for a Rust migration. (It pastes this file into
 /// `migrate.rs`, so paths start from the crate's manifest.)
@@ -11,7 +18,7 @@ pub fn migration() -> String {
     [
         include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../onceq/sql/ledger/postgres/schema.sql"
+            "/src/postgres/sql/ledger_schema_v16.sql"
         )),
         include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),

@@ -35,5 +35,23 @@ CREATE TABLE IF NOT EXISTS onceq_request_ledger (
     )
 );
 
-CREATE INDEX IF NOT EXISTS onceq_request_ledger_expires_at
-    ON onceq_request_ledger (expires_at);
+-- The purge's index, created only when missing. Not a bare CREATE INDEX
+-- IF NOT EXISTS: that takes its SHARE lock on the table before it looks
+-- for the index, so on every process start it would wait behind each write
+-- in flight and hold up the writes queued behind it (seconds after a
+-- failover, while a promoted primary waits for its synchronous standby).
+-- Looking in the catalog first takes no table lock. Same test as IF NOT
+-- EXISTS: a relation of that name in the table's schema.
+DO $$
+BEGIN
+    IF NOT EXISTS (
+        SELECT 1 FROM pg_class
+        WHERE relname = 'onceq_request_ledger_expires_at'
+          AND relnamespace = (SELECT relnamespace FROM pg_class
+                              WHERE oid = 'onceq_request_ledger'::regclass)
+    ) THEN
+        CREATE INDEX IF NOT EXISTS onceq_request_ledger_expires_at
+            ON onceq_request_ledger (expires_at);
+    END IF;
+END
+$$;
