@@ -299,7 +299,7 @@ async fn set_paused(
     let id = job_id(id)?;
     // Not found for a schedule the key may not see, as for none.
     let j = job(state, viewer, &id).await?;
-    let record = set_job_paused(state, j.job, paused).await?;
+    let (record, _) = set_job_paused(state, j.job, paused).await?;
     let said = if record.paused { "yes" } else { "no" };
     Ok(Redirect::to(&format!("{}?paused={said}", href(&id))).into_response())
 }
