@@ -30,6 +30,7 @@ mod dashboard_paging;
 mod discovery;
 mod doc_tables;
 mod early_answers;
+mod fair_share;
 mod envelope;
 mod fifo;
 mod flood;
