@@ -27,6 +27,7 @@ mod dashboard_controls;
 mod dashboard_cron;
 mod dashboard_life;
 mod dashboard_paging;
+mod dashboard_webhooks;
 mod discovery;
 mod doc_tables;
 mod early_answers;
