@@ -167,7 +167,8 @@ pub async fn page(
             }
         }
     };
-    let main = html! { (main) (paging::numbered_pager(&window, number, "/dashboard/cron", "Schedules")) };
+    let main =
+        html! { (main) (paging::numbered_pager(&window, number, "/dashboard/cron", "Schedules")) };
     let crumbs = [Crumb::here("Cron schedules")];
     Ok(layout::html(layout::page("Cron schedules", &viewer, &crumbs, None, main)).into_response())
 }

@@ -93,7 +93,10 @@ pub fn routes() -> Router<AppState> {
         .route("/dashboard/webhooks", get(webhooks::page))
         .route("/dashboard/webhooks/live", get(webhooks::live))
         .route("/dashboard/webhooks/{id}", get(webhooks::deliveries))
-        .route("/dashboard/webhooks/{id}/live", get(webhooks::deliveries_live))
+        .route(
+            "/dashboard/webhooks/{id}/live",
+            get(webhooks::deliveries_live),
+        )
         .route("/dashboard/queues/{queue}", get(queue::page))
         .route("/dashboard/queues/{queue}/live", get(queue::live))
         .route(

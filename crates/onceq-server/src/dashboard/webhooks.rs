@@ -57,7 +57,11 @@ fn number(q: &PageQuery) -> Result<usize, DashError> {
     paging::page_number(q.page.as_deref()).map_err(DashError::BadRequest)
 }
 
-async fn list(state: &AppState, viewer: &Viewer, number: usize) -> Result<Window<WebhookRecord>, DashError> {
+async fn list(
+    state: &AppState,
+    viewer: &Viewer,
+    number: usize,
+) -> Result<Window<WebhookRecord>, DashError> {
     every_queue(viewer)?;
     let all = state
         .store()
@@ -131,7 +135,12 @@ pub async fn live(
     let number = number(&q)?;
     let window = list(&state, &viewer, number).await?;
     let content = list_body(&window, number, state.clock.now()).into_string();
-    Ok(fresh::answer(&headers, "webhooks-live", &live_url(BASE, number), content))
+    Ok(fresh::answer(
+        &headers,
+        "webhooks-live",
+        &live_url(BASE, number),
+        content,
+    ))
 }
 
 /// A webhook id from the path, checked as the API checks it.

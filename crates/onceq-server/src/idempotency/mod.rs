@@ -197,7 +197,10 @@ async fn claimed(state: &AppState, req: Request) -> Result<Claimed, ApiError> {
                 record::release(state, held).await;
                 return Err(refused);
             }
-            Ok(Claimed::Run { req: req(), ledger: held })
+            Ok(Claimed::Run {
+                req: req(),
+                ledger: held,
+            })
         }
         Some(answer) => {
             if replay {

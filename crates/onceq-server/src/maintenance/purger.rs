@@ -68,7 +68,10 @@ pub async fn pass(state: &AppState) -> Result<(), onceq_store::StoreError> {
         reclaimed += n;
     }
     if reclaimed > 0 {
-        tracing::debug!(bytes = reclaimed, "gave purged space back to the file system");
+        tracing::debug!(
+            bytes = reclaimed,
+            "gave purged space back to the file system"
+        );
     }
     Ok(())
 }

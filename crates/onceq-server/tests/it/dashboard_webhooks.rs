@@ -34,7 +34,7 @@ async fn webhooks_and_deliveries_are_paged_escaped_and_polled(b: Backend) {
         )
         .await;
     hook.ok();
-    let id = hook.data()["webhook_id"].as_str().unwrap().to_owned();
+    let id = hook.data()["id"].as_str().unwrap().to_owned();
     register(&s, &rx.url("/other"), json!(["*"])).await;
 
     let list = me.get("/dashboard/webhooks").await;
@@ -59,7 +59,9 @@ async fn webhooks_and_deliveries_are_paged_escaped_and_polled(b: Backend) {
     assert_eq!(first.status, StatusCode::OK);
     assert_eq!(first.body.matches(r#"<tr class="delivery">"#).count(), PAGE);
     first
-        .has(&format!(r#"rel="next" href="/dashboard/webhooks/{id}?page=2""#))
+        .has(&format!(
+            r#"rel="next" href="/dashboard/webhooks/{id}?page=2""#
+        ))
         .has(&format!("Deliveries 1–{PAGE} of {}", PAGE + 1))
         .has("delivered")
         .lacks(SECRET);
@@ -116,7 +118,10 @@ async fn webhooks_and_deliveries_are_paged_escaped_and_polled(b: Backend) {
     let bad = me.get(&format!("{path}?page=0")).await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
     bad.has("page must be a whole number from 1");
-    assert_eq!(me.get("/dashboard/webhooks/whk_nope").await.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        me.get("/dashboard/webhooks/whk_nope").await.status,
+        StatusCode::NOT_FOUND
+    );
     let other = Browser::signed_in(&s, &s.other_key);
     assert_eq!(other.get(&path).await.status, StatusCode::NOT_FOUND);
     let scoped = s.scoped_key("alpha", "read", "a-*").await;

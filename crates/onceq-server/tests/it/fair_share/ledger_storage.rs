@@ -78,14 +78,23 @@ async fn hostile_no_op_keyed_calls_stay_in_bound_while_the_victim_replays(b: Bac
                 assert!(msg.contains("nothing was done"), "{msg}");
                 let after: u64 = r.headers["retry-after"].to_str().unwrap().parse().unwrap();
                 assert!(after > 3600, "until the first key's window ends: {after}");
-                assert!(r.body["error"]["hint"].as_str().unwrap().contains("--ledger-max-entries"));
+                assert!(
+                    r.body["error"]["hint"]
+                        .as_str()
+                        .unwrap()
+                        .contains("--ledger-max-entries")
+                );
                 refused += 1;
             }
         }
     }
     assert_eq!((stored, refused), (MAX, 400 - MAX));
     let hostile = usage(&s, "alpha").await;
-    assert_eq!(hostile.entries, u64::from(MAX), "refused calls keep nothing");
+    assert_eq!(
+        hostile.entries,
+        u64::from(MAX),
+        "refused calls keep nothing"
+    );
     assert!(
         hostile.bytes <= u64::from(MAX) * 8,
         "no-op answers are kept as a mark, not the 250 KB schedule: {} bytes",
@@ -109,10 +118,26 @@ async fn hostile_no_op_keyed_calls_stay_in_bound_while_the_victim_replays(b: Bac
     for n in 0..5 {
         let key = format!("v-{n}");
         let body = json!({"name": format!("v-{n}")});
-        let first = call_as(&s, victim(&s), Method::POST, "/v1/queue/create", Some(body.clone()), &key).await;
+        let first = call_as(
+            &s,
+            victim(&s),
+            Method::POST,
+            "/v1/queue/create",
+            Some(body.clone()),
+            &key,
+        )
+        .await;
         first.ok();
         assert_eq!(first.body["metadata"]["idempotent_replay"], false);
-        let replay = call_as(&s, victim(&s), Method::POST, "/v1/queue/create", Some(body), &key).await;
+        let replay = call_as(
+            &s,
+            victim(&s),
+            Method::POST,
+            "/v1/queue/create",
+            Some(body),
+            &key,
+        )
+        .await;
         replay.ok();
         assert_eq!(replay.body["metadata"]["idempotent_replay"], true);
         assert_eq!(replay.data(), first.data());
@@ -121,7 +146,9 @@ async fn hostile_no_op_keyed_calls_stay_in_bound_while_the_victim_replays(b: Bac
 
     // Past the window the hostile's entries end and its room comes back.
     s.clock.advance(SignedDuration::from_hours(25));
-    onceq_server::maintenance::purger::pass(&s.state).await.unwrap();
+    onceq_server::maintenance::purger::pass(&s.state)
+        .await
+        .unwrap();
     assert_eq!(usage(&s, "alpha").await.entries, 0);
     call(&s, Method::POST, &pause, None, "later").await.ok();
 }
@@ -142,7 +169,14 @@ async fn hostile_large_answers_stop_at_the_byte_bound(b: Backend) {
     let mut stored = 0;
     for n in 0..20 {
         let body = json!({"job_id": job, "name": format!("n-{n}")});
-        let r = call(&s, Method::POST, "/v1/cron/update", Some(body), &format!("u-{n}")).await;
+        let r = call(
+            &s,
+            Method::POST,
+            "/v1/cron/update",
+            Some(body),
+            &format!("u-{n}"),
+        )
+        .await;
         if r.status == 200 {
             stored += 1;
         } else {
@@ -158,7 +192,15 @@ async fn hostile_large_answers_stop_at_the_byte_bound(b: Backend) {
         hostile.bytes
     );
     // The victim's room is its own.
-    let r = call_as(&s, victim(&s), Method::POST, "/v1/queue/create", Some(json!({"name": "v"})), "v").await;
+    let r = call_as(
+        &s,
+        victim(&s),
+        Method::POST,
+        "/v1/queue/create",
+        Some(json!({"name": "v"})),
+        "v",
+    )
+    .await;
     r.ok();
     assert_eq!(usage(&s, "beta").await.entries, 1);
 }
