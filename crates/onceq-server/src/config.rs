@@ -12,6 +12,8 @@ use crate::{outbound::PushConfig, pricing::PriceTable};
 pub struct ServerConfig {
     /// How long a publish idempotency key is remembered (default 24 h).
     pub dedupe_window: Duration,
+    /// What the call ledger keeps per project (`Idempotency-Key` answers).
+    pub ledger: LedgerLimits,
     /// How often expired leases are returned to their queue (default 1 s).
     /// An expired lease is invisible to consumers until this pass runs.
     pub lease_reap_interval: Duration,
@@ -112,6 +114,26 @@ impl Default for MetricsConfig {
     }
 }
 
+/// The call ledger's bounds per project (docs/security.md): a keyed call
+/// that would take a project past either is refused with 429
+/// `RATE_LIMITED` before it runs, until the project's first entry ends.
+#[derive(Debug, Clone, Copy)]
+pub struct LedgerLimits {
+    /// Most live entries per project (default 10 000).
+    pub max_entries: u32,
+    /// Most bytes of recorded answers per project (default 64 MiB).
+    pub max_bytes: u64,
+}
+
+impl Default for LedgerLimits {
+    fn default() -> Self {
+        Self {
+            max_entries: 10_000,
+            max_bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
 impl std::fmt::Debug for MetricsConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MetricsConfig")
@@ -127,6 +149,7 @@ impl Default for ServerConfig {
     fn default() -> Self {
         Self {
             dedupe_window: Duration::from_secs(24 * 3600),
+            ledger: LedgerLimits::default(),
             lease_reap_interval: Duration::from_secs(1),
             lease_reap_batch: 1000,
             purge_interval: Duration::from_secs(60),

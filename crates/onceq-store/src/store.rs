@@ -426,6 +426,19 @@ pub trait Store: Send + Sync + 'static {
     /// Deletes at most `limit` call-ledger entries whose window ended at or
     /// before `now` (call again while it returns `limit`).
     async fn ledger_purge(&self, now: jiff::Timestamp, limit: u32) -> crate::Result<u64>;
+    /// The live call-ledger entries of `project` at `now` (window not
+    /// over), reading at most `limit` of them (`LedgerUsage`).
+    async fn ledger_usage(
+        &self,
+        project: &str,
+        now: jiff::Timestamp,
+        limit: u32,
+    ) -> crate::Result<crate::LedgerUsage>;
+    /// Gives the space purges freed back to the file system, at most
+    /// `max_pages` database pages a call; the bytes given back. The
+    /// embedded store's file (`PRAGMA incremental_vacuum`); PostgreSQL
+    /// reuses freed space itself (autovacuum) and answers 0.
+    async fn space_reclaim(&self, max_pages: u32) -> crate::Result<u64>;
 
     // ------------------------------------------------------------ maintenance
 

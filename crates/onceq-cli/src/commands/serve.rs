@@ -6,7 +6,7 @@ use anyhow::Context;
 use clap::{ArgAction, Args};
 use onceq_server::{
     ServerConfig,
-    config::MetricsConfig,
+    config::{LedgerLimits, MetricsConfig},
     outbound::{OutboundLimits, PushConfig},
     pricing::PriceTable,
     serve::ServeOptions,
@@ -29,6 +29,14 @@ pub struct ServeArgs {
     /// How long publish idempotency keys are remembered, in seconds.
     #[arg(long, env = "ONCEQ_DEDUPE_WINDOW_SECS", default_value_t = 86_400)]
     dedupe_window_secs: u64,
+    /// Most live call-ledger entries (Idempotency-Key answers) per
+    /// project; a keyed call past it is refused 429 before it runs.
+    #[arg(long, env = "ONCEQ_LEDGER_MAX_ENTRIES", default_value_t = 10_000)]
+    ledger_max_entries: u32,
+    /// Most bytes of call-ledger answers per project; a keyed call past it
+    /// is refused 429 before it runs.
+    #[arg(long, env = "ONCEQ_LEDGER_MAX_BYTES", default_value_t = 64 * 1024 * 1024)]
+    ledger_max_bytes: u64,
     /// Most messages one publish_batch may carry. The contract's limit is
     /// 10; more is an extension for onceq's own clients (e.g. `onceq bench
     /// --batch-size 100`). The body size limit grows with it.
@@ -185,6 +193,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         args.dedupe_window_secs > 0,
         "--dedupe-window-secs must be positive"
     );
+    anyhow::ensure!(
+        args.ledger_max_entries > 0 && args.ledger_max_bytes > 0,
+        "--ledger-max-entries and --ledger-max-bytes must be positive"
+    );
     anyhow::ensure!(args.lease_reap_ms > 0, "--lease-reap-ms must be positive");
     anyhow::ensure!(
         args.store_timeout_ms > 0,
@@ -223,6 +235,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     );
     let config = ServerConfig {
         dedupe_window: Duration::from_secs(args.dedupe_window_secs),
+        ledger: LedgerLimits {
+            max_entries: args.ledger_max_entries,
+            max_bytes: args.ledger_max_bytes,
+        },
         lease_reap_interval: Duration::from_millis(args.lease_reap_ms),
         purge_interval: Duration::from_secs(args.purge_secs),
         cron_poll_interval: Duration::from_millis(args.cron_poll_ms),

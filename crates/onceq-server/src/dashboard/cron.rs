@@ -18,7 +18,7 @@ use super::{
     error::DashError,
     format::{count, time_full, time_rel, url_part},
     layout::{self, Crumb},
-    paging::{self, PAGE_SIZE, PageQuery, Window},
+    paging::{self, PageQuery},
     queue::controls::paused_badge,
     session::{SameOrigin, Viewer},
 };
@@ -105,7 +105,7 @@ fn runs_of(j: &CronRecord) -> String {
     }
 }
 
-/// `GET /dashboard/cron` (`?page=N`: [`PAGE_SIZE`] schedules a page, in
+/// `GET /dashboard/cron` (`?page=N`: [`PAGE_SIZE`](paging::PAGE_SIZE) schedules a page, in
 /// the store's order, oldest first).
 pub async fn page(
     State(state): State<AppState>,
@@ -167,26 +167,10 @@ pub async fn page(
             }
         }
     };
-    let main = html! { (main) (pager(&window, number)) };
+    let main =
+        html! { (main) (paging::numbered_pager(&window, number, "/dashboard/cron", "Schedules")) };
     let crumbs = [Crumb::here("Cron schedules")];
     Ok(layout::html(layout::page("Cron schedules", &viewer, &crumbs, None, main)).into_response())
-}
-
-/// "First page", where this page is, "Next page".
-fn pager(window: &Window<CronRecord>, number: usize) -> Markup {
-    html! {
-        @if number > 1 || window.has_next() {
-            nav.pager aria-label="Pages" {
-                span.muted { "Schedules " (window.range()) ", " (PAGE_SIZE) " a page" }
-                @if number > 1 {
-                    a.btn href="/dashboard/cron" { "← First page" }
-                }
-                @if window.has_next() {
-                    a.btn rel="next" href=(format!("/dashboard/cron?page={}", number + 1)) { "Next page →" }
-                }
-            }
-        }
-    }
 }
 
 /// `GET /dashboard/cron/{job_id}`: one schedule and its recent runs.
@@ -299,7 +283,7 @@ async fn set_paused(
     let id = job_id(id)?;
     // Not found for a schedule the key may not see, as for none.
     let j = job(state, viewer, &id).await?;
-    let record = set_job_paused(state, j.job, paused).await?;
+    let (record, _) = set_job_paused(state, j.job, paused).await?;
     let said = if record.paused { "yes" } else { "no" };
     Ok(Redirect::to(&format!("{}?paused={said}", href(&id))).into_response())
 }

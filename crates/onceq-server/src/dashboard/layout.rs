@@ -84,6 +84,7 @@ pub fn page(
                         nav.main-nav aria-label="Main" {
                             a href="/dashboard" { "Queues" }
                             a href="/dashboard/cron" { "Cron" }
+                            a href="/dashboard/webhooks" { "Webhooks" }
                         }
                         span.project title=(format!("Signed in with key {}", viewer.key_id)) {
                             "Project " strong { (viewer.project) }

@@ -17,6 +17,8 @@
 //!   the queue's pause/resume and settings form are [`queue::controls`]
 //!   and [`queue::settings_page`].
 //! - [`cron`]: the cron schedules, their recent runs, pause/resume.
+//! - [`webhooks`]: the account webhooks and each one's recent deliveries,
+//!   paged, polled with `fresh`.
 //! - [`paging`]: pages of the lists that grow with a tenant (queues,
 //!   schedules), bounded; [`fresh`]: live refreshes that send nothing
 //!   while unchanged (`ETag`, `If-None-Match`).
@@ -50,6 +52,7 @@ pub mod queue;
 pub mod session;
 pub mod sparkline;
 pub mod subscriptions;
+pub mod webhooks;
 
 use axum::{
     Router,
@@ -87,6 +90,13 @@ pub fn routes() -> Router<AppState> {
         .route("/dashboard/cron/{job_id}", get(cron::job_page))
         .route("/dashboard/cron/{job_id}/pause", post(cron::pause))
         .route("/dashboard/cron/{job_id}/resume", post(cron::resume))
+        .route("/dashboard/webhooks", get(webhooks::page))
+        .route("/dashboard/webhooks/live", get(webhooks::live))
+        .route("/dashboard/webhooks/{id}", get(webhooks::deliveries))
+        .route(
+            "/dashboard/webhooks/{id}/live",
+            get(webhooks::deliveries_live),
+        )
         .route("/dashboard/queues/{queue}", get(queue::page))
         .route("/dashboard/queues/{queue}/live", get(queue::live))
         .route(

@@ -9,8 +9,10 @@
 //! which no store index can page by; the page is then cut from it. Two
 //! ways of cutting: after a key (`?after=NAME`, a keyset on a list sorted
 //! by that key: the queues, by name) or by page number (`?page=N`, for a
-//! list in creation order: the schedules).
+//! list in creation order: the schedules, the webhooks and a webhook's
+//! deliveries).
 
+use maud::{Markup, html};
 use serde::Deserialize;
 
 /// Rows per page.
@@ -81,6 +83,24 @@ pub fn numbered<T>(all: Vec<T>, page: usize) -> Window<T> {
         items,
         skipped,
         total,
+    }
+}
+
+/// The pager of a numbered list at `base` (`/dashboard/cron`): where
+/// this page is among `noun` ("Schedules"), "First page", "Next page".
+pub fn numbered_pager<T>(window: &Window<T>, number: usize, base: &str, noun: &str) -> Markup {
+    html! {
+        @if number > 1 || window.has_next() {
+            nav.pager aria-label="Pages" {
+                span.muted { (noun) " " (window.range()) ", " (PAGE_SIZE) " a page" }
+                @if number > 1 {
+                    a.btn href=(base) { "← First page" }
+                }
+                @if window.has_next() {
+                    a.btn rel="next" href=(format!("{base}?page={}", number + 1)) { "Next page →" }
+                }
+            }
+        }
     }
 }
 

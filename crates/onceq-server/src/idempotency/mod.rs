@@ -15,6 +15,7 @@
 //! | K in flight, lease over (its request died)     | take the claim over, run the handler again          |
 //! | K used with a different request                | 422 `IDEMPOTENCY_KEY_REUSED`                        |
 //! | the handler refused (4xx) or failed (5xx)      | the claim is released: nothing was done, so a retry is a first try |
+//! | a new K past the project's bound (`bound`)     | 429 `RATE_LIMITED` + `Retry-After`, the claim released; nothing done |
 //!
 //! A request is its method, its path (path parameters included) and its
 //! body (JSON in canonical form, so key order and spacing do not matter).
@@ -23,6 +24,13 @@
 //! the dedupe window (`--dedupe-window`, default 24 h) and are purged by the
 //! purger.
 //!
+//! A call that changed nothing (pausing a paused schedule) marks its
+//! answer [`Unchanged`]: the ledger keeps a small mark instead of the
+//! answer (which may echo a large record), and a replay asks the handler
+//! again with [`Reread`], which reads the record and changes nothing. So
+//! such a replay shows the record as it is then; the call did nothing, so
+//! there is no effect of its own to report (docs/api.md).
+//!
 //! # Opting a route in
 //!
 //! One line: its capability in [`IDEMPOTENT`]. `app::routes` puts
@@ -30,7 +38,10 @@
 //! is known), and the OpenAPI document gains the `Idempotency-Key` header
 //! parameter on its operations (`openapi::idempotency_header`).
 
+mod bound;
 mod record;
+
+pub use record::{Reread, Unchanged};
 
 use axum::{
     extract::{Request, State},
@@ -103,6 +114,10 @@ pub async fn guard_call(State(state): State<AppState>, req: Request, next: Next)
             record::finish(&state, ledger, res).await
         }
         Ok(Claimed::Answered(res)) => res,
+        Ok(Claimed::Reread(mut req)) => {
+            req.extensions_mut().insert(Reread);
+            record::marked(next.run(*req).await).await
+        }
         Err(e) => e.into_response(),
     }
 }
@@ -118,6 +133,8 @@ enum Claimed {
     Run { req: Box<Request>, ledger: Held },
     /// Answered from the ledger (a replay).
     Answered(Response),
+    /// A replay of an [`Unchanged`] answer: the handler reads it again.
+    Reread(Box<Request>),
 }
 
 async fn claimed(state: &AppState, req: Request) -> Result<Claimed, ApiError> {
@@ -163,14 +180,28 @@ async fn claimed(state: &AppState, req: Request) -> Result<Claimed, ApiError> {
         .await
         .map_err(|e| ApiError::from_store(e, ""))?;
     let replay = matches!(outcome, LedgerClaimOutcome::Completed(_));
+    let req = || Box::new(Request::from_parts(parts, axum::body::Body::from(bytes)));
+    if let LedgerClaimOutcome::Completed(answer) = &outcome
+        && record::is_unchanged(answer)
+    {
+        caller.call.replayed();
+        return Ok(Claimed::Reread(req()));
+    }
     match answer_for(outcome, &key, caller.capability().id, now) {
-        None => Ok(Claimed::Run {
-            req: Box::new(Request::from_parts(parts, axum::body::Body::from(bytes))),
-            ledger: Held {
+        None => {
+            let held = Held {
                 key: ledger_key,
                 token,
-            },
-        }),
+            };
+            if let Err(refused) = bound::check(state, &held, now).await {
+                record::release(state, held).await;
+                return Err(refused);
+            }
+            Ok(Claimed::Run {
+                req: req(),
+                ledger: held,
+            })
+        }
         Some(answer) => {
             if replay {
                 caller.call.replayed();

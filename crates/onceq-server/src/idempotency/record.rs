@@ -15,6 +15,28 @@ use crate::{AppState, envelope};
 /// one) goes out unrecorded and its claim is released.
 const MAX_RECORDED: usize = 1024 * 1024;
 
+/// Set by a handler on an answer when its call changed nothing: the
+/// ledger keeps [`UNCHANGED`] in its place, not the answer.
+#[derive(Debug, Clone, Copy)]
+pub struct Unchanged;
+
+/// Set on the request a replay of an [`Unchanged`] answer runs with: the
+/// handler answers what it would, reading, and changes nothing.
+#[derive(Debug, Clone, Copy)]
+pub struct Reread;
+
+/// The header the kept mark carries (a header, not the body, so no answer
+/// the handler could give is mistaken for it); its body is `{}`.
+const UNCHANGED: (&str, &str) = ("onceq-answer", "unchanged");
+
+/// Whether `answer` is the mark of an [`Unchanged`] answer.
+pub(super) fn is_unchanged(answer: &LedgerAnswer) -> bool {
+    answer
+        .headers
+        .iter()
+        .any(|(n, v)| n == UNCHANGED.0 && v == UNCHANGED.1)
+}
+
 /// Records `res` if the call succeeded (200), else releases the claim: a
 /// refused or failed call changed nothing (the contract's "nothing
 /// half-done"), so its retry is a first try and may succeed.
@@ -23,6 +45,7 @@ pub(super) async fn finish(state: &AppState, held: Held, res: Response) -> Respo
         release(state, held).await;
         return res;
     }
+    let unchanged = res.extensions().get::<Unchanged>().is_some();
     let (parts, body) = res.into_parts();
     let bytes = match axum::body::to_bytes(body, MAX_RECORDED).await {
         Ok(b) => b,
@@ -35,11 +58,18 @@ pub(super) async fn finish(state: &AppState, held: Held, res: Response) -> Respo
     let complete = LedgerComplete {
         key: held.key,
         token: held.token,
-        answer: LedgerAnswer {
-            status: parts.status.as_u16(),
-            // The replay sets its own (content type, replay marker).
-            headers: Vec::new(),
-            body: bytes.to_vec(),
+        answer: match unchanged {
+            true => LedgerAnswer {
+                status: parts.status.as_u16(),
+                headers: vec![(UNCHANGED.0.to_owned(), UNCHANGED.1.to_owned())],
+                body: b"{}".to_vec(),
+            },
+            false => LedgerAnswer {
+                status: parts.status.as_u16(),
+                // The replay sets its own (content type, replay marker).
+                headers: Vec::new(),
+                body: bytes.to_vec(),
+            },
         },
         now: state.clock.now(),
     };
@@ -53,7 +83,7 @@ pub(super) async fn finish(state: &AppState, held: Held, res: Response) -> Respo
     Response::from_parts(parts, Body::from(bytes))
 }
 
-async fn release(state: &AppState, held: Held) {
+pub(super) async fn release(state: &AppState, held: Held) {
     let release = LedgerRelease {
         key: held.key,
         token: held.token,
@@ -68,7 +98,27 @@ async fn release(state: &AppState, held: Held) {
 /// `idempotent_replay: true`; and `Idempotent-Replayed: true`.
 pub(super) fn replay(answer: LedgerAnswer) -> Response {
     let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::OK);
-    let body = match serde_json::from_slice::<serde_json::Value>(&answer.body) {
+    as_replay(status, answer.body)
+}
+
+/// The handler's answer to a [`Reread`], marked as a replay as
+/// [`replay`] marks a kept one; a refusal (the record has gone since: 404)
+/// goes out as it is.
+pub(super) async fn marked(res: Response) -> Response {
+    if res.status() != StatusCode::OK {
+        return res;
+    }
+    match axum::body::to_bytes(res.into_body(), MAX_RECORDED).await {
+        Ok(body) => as_replay(StatusCode::OK, body.to_vec()),
+        Err(e) => {
+            tracing::warn!(error = %e, "a reread answer could not be read");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
+}
+
+fn as_replay(status: StatusCode, body: Vec<u8>) -> Response {
+    let body = match serde_json::from_slice::<serde_json::Value>(&body) {
         Ok(mut envelope) => {
             if let Some(obj) = envelope.as_object_mut() {
                 let meta = envelope::metadata(0.0, true);
@@ -77,9 +127,9 @@ pub(super) fn replay(answer: LedgerAnswer) -> Response {
                     serde_json::to_value(meta).unwrap_or_default(),
                 );
             }
-            serde_json::to_vec(&envelope).unwrap_or(answer.body)
+            serde_json::to_vec(&envelope).unwrap_or(body)
         }
-        Err(_) => answer.body,
+        Err(_) => body,
     };
     let mut res = (status, body).into_response();
     res.headers_mut().insert(

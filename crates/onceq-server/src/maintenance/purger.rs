@@ -14,6 +14,11 @@ const FINISHED_BATCH: u32 = 10_000;
 /// batch), for the same reason.
 const LEDGER_BATCH: u32 = onceq_types::ledger::PURGE_BATCH as u32;
 
+/// Free pages one `space_reclaim` hands back at most (16 MiB of 4 KiB
+/// pages): one short write on the embedded store's writer thread, repeated
+/// while it finds pages.
+const RECLAIM_PAGES: u32 = 4096;
+
 /// Runs until shutdown.
 pub async fn run(state: AppState) {
     let interval = state.config.purge_interval;
@@ -50,6 +55,22 @@ pub async fn pass(state: &AppState) -> Result<(), onceq_store::StoreError> {
             messages,
             finished,
             "purged expired dedupe keys, call-ledger entries, old messages and finished messages"
+        );
+    }
+    // What was purged is handed back to the file system (the embedded
+    // store's file shrinks; PostgreSQL reuses it by itself).
+    let mut reclaimed = 0;
+    loop {
+        let n = state.store().space_reclaim(RECLAIM_PAGES).await?;
+        if n == 0 {
+            break;
+        }
+        reclaimed += n;
+    }
+    if reclaimed > 0 {
+        tracing::debug!(
+            bytes = reclaimed,
+            "gave purged space back to the file system"
         );
     }
     Ok(())

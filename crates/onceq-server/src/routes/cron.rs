@@ -2,8 +2,10 @@
 //! update, pause, resume, delete. Firing is `maintenance::cron_firing`.
 
 use axum::{
+    Extension,
     extract::{FromRequestParts, State},
     http::request::Parts,
+    response::{IntoResponse, Response},
 };
 use onceq_store::{CronInsert, CronPause, CronRecord, CronRef, CronTarget, CronUpdate as Update};
 use onceq_types::{
@@ -19,6 +21,7 @@ use crate::{
     cron::{input, shown, task},
     envelope::Reply,
     extract::Body,
+    idempotency::{Reread, Unchanged},
     openapi::responses::{
         InvalidParams, NotFound, Ok, OkList, Refused, StoreFailed, TimedOut, TooLarge, Unauthorized,
     },
@@ -255,8 +258,9 @@ pub async fn pause(
     State(state): State<AppState>,
     caller: Caller,
     JobPath(job_id): JobPath,
-) -> Result<Reply<CronJob>, ApiError> {
-    set_paused(state, caller, job_id, true).await
+    reread: Option<Extension<Reread>>,
+) -> Result<Response, ApiError> {
+    set_paused(state, caller, job_id, true, reread.is_some()).await
 }
 
 /// `POST /v1/cron/resume/{job_id}`.
@@ -274,28 +278,44 @@ pub async fn resume(
     State(state): State<AppState>,
     caller: Caller,
     JobPath(job_id): JobPath,
-) -> Result<Reply<CronJob>, ApiError> {
-    set_paused(state, caller, job_id, false).await
+    reread: Option<Extension<Reread>>,
+) -> Result<Response, ApiError> {
+    set_paused(state, caller, job_id, false, reread.is_some()).await
 }
 
+/// A pause or resume; with `reread` (a replay of one that changed
+/// nothing, `idempotency::Reread`) only the schedule as it is now. One
+/// that changes nothing marks its answer `Unchanged`, so the call ledger
+/// keeps a mark, not the schedule (whose payload may be large).
 async fn set_paused(
     state: AppState,
     caller: Caller,
     job_id: String,
     paused: bool,
-) -> Result<Reply<CronJob>, ApiError> {
-    let record = set_job_paused(&state, job_ref(&caller, &job_id), paused).await?;
-    Ok(caller.reply(shown::job(record, caller.payloads())?))
+    reread: bool,
+) -> Result<Response, ApiError> {
+    let (record, changed) = match reread {
+        true => (found(&state, &caller, &job_id).await?, false),
+        false => set_job_paused(&state, job_ref(&caller, &job_id), paused).await?,
+    };
+    let mut res = caller
+        .reply(shown::job(record, caller.payloads())?)
+        .into_response();
+    if !changed {
+        res.extensions_mut().insert(Unchanged);
+    }
+    Ok(res)
 }
 
 /// Pauses or resumes the schedule `job` (404 when there is none): the one
 /// path of the API's pause/resume and the dashboard's buttons. A resume
-/// skips the ticks missed while paused and wakes the cron loop.
+/// skips the ticks missed while paused and wakes the cron loop. With
+/// whether it changed anything (false: it was so already).
 pub(crate) async fn set_job_paused(
     state: &AppState,
     job: CronRef,
     paused: bool,
-) -> Result<CronRecord, ApiError> {
+) -> Result<(CronRecord, bool), ApiError> {
     let job_id = job.job_id.clone();
     let old = state
         .store()
@@ -304,7 +324,7 @@ pub(crate) async fn set_job_paused(
         .map_err(|e| ApiError::from_store(e, ""))?
         .ok_or_else(|| not_found(&job_id))?;
     if old.paused == paused {
-        return Ok(old);
+        return Ok((old, false));
     }
     let now = state.clock.now();
     let next_run_at = match (&old.spec.cron_expr, old.next_run_at) {
@@ -330,7 +350,7 @@ pub(crate) async fn set_job_paused(
     if !paused {
         state.cron_wake.notify_one();
     }
-    Ok(record)
+    Ok((record, true))
 }
 
 /// `DELETE /v1/cron/delete/{job_id}`.

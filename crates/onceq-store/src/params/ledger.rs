@@ -86,3 +86,17 @@ pub struct LedgerRelease {
     /// The claim's token.
     pub token: String,
 }
+
+/// `ledger_usage`: what a project's live entries hold (the server's
+/// per-project bound on the call ledger, docs/security.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LedgerUsage {
+    /// Entries in their window (answered or in flight), counted up to the
+    /// limit asked for plus one: past the bound the exact count is not
+    /// needed.
+    pub entries: u64,
+    /// Bytes of their recorded answers' bodies.
+    pub bytes: u64,
+    /// When the first of them ends: a refused caller's `Retry-After`.
+    pub first_expiry: Option<Timestamp>,
+}

@@ -6,7 +6,9 @@ use super::db::GenericClient;
 use super::errors::Error;
 use super::{PgStore, sql};
 use crate::rules::ledger::{self, Entry};
-use crate::{LedgerAnswer, LedgerClaim, LedgerClaimOutcome, LedgerComplete, LedgerRelease};
+use crate::{
+    LedgerAnswer, LedgerClaim, LedgerClaimOutcome, LedgerComplete, LedgerRelease, LedgerUsage,
+};
 
 impl PgStore {
     /// One claim + read. An entry that changed between the two is a
@@ -99,5 +101,26 @@ impl PgStore {
         let client = self.client().await?;
         let stmt = client.prepare_cached(sql::LEDGER_PURGE).await?;
         Ok(client.execute(&stmt, &[&now, &i64::from(limit)]).await?)
+    }
+
+    /// One `ledger_usage.sql`.
+    pub(super) async fn ledger_usage_once(
+        &self,
+        project: &str,
+        now: jiff::Timestamp,
+        limit: u32,
+    ) -> Result<LedgerUsage, Error> {
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(sql::LEDGER_USAGE).await?;
+        let (from, to) = ledger::project_range(project);
+        let row = client
+            .query_one(&stmt, &[&from, &to, &now, &i64::from(limit)])
+            .await?;
+        let count = |name| u64::try_from(row.get::<_, i64>(name)).unwrap_or(0);
+        Ok(LedgerUsage {
+            entries: count("entries"),
+            bytes: count("bytes"),
+            first_expiry: row.get("first_expiry"),
+        })
     }
 }

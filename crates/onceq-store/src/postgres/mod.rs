@@ -544,6 +544,21 @@ impl crate::Store for PgStore {
         errors::retrying(self.bound, || self.ledger_purge_once(now, limit)).await
     }
 
+    async fn ledger_usage(
+        &self,
+        project: &str,
+        now: jiff::Timestamp,
+        limit: u32,
+    ) -> Result<crate::LedgerUsage> {
+        errors::retrying(self.bound, || self.ledger_usage_once(project, now, limit)).await
+    }
+
+    /// PostgreSQL reuses the space of deleted rows itself (autovacuum):
+    /// nothing to give back by hand.
+    async fn space_reclaim(&self, _max_pages: u32) -> Result<u64> {
+        Ok(0)
+    }
+
     async fn lease_expire(&self, now: jiff::Timestamp, limit: u32) -> Result<crate::LeaseExpiry> {
         errors::retrying(self.bound, || self.lease_expire_once(now, limit)).await
     }

@@ -187,5 +187,7 @@ statements! {
     LEDGER_COMPLETE => "../../../../onceq/sql/ledger/postgres/complete.sql",
     LEDGER_RELEASE => "../../../../onceq/sql/ledger/postgres/release.sql",
     LEDGER_PURGE => "../../../../onceq/sql/ledger/postgres/purge.sql",
+    // The server's own policy on it: per-project bounds.
+    LEDGER_USAGE => "ledger_usage.sql",
     PING => "ping.sql",
 }

@@ -27,6 +27,15 @@ pub(crate) fn project_prefix(project: &str) -> String {
     format!("server:{}:{project} ", project.len())
 }
 
+/// The scopes of `project` as a key range, `[from, to)`: every scope that
+/// begins with [`project_prefix`] (which ends in a space, 0x20), and no
+/// other, since a scope's next byte after the prefix is a capability's.
+pub(crate) fn project_range(project: &str) -> (String, String) {
+    let from = project_prefix(project);
+    let to = format!("{}!", &from[..from.len() - 1]);
+    (from, to)
+}
+
 /// The headers column: a JSON array of `[name, value]` pairs.
 pub(crate) fn headers_json(a: &LedgerAnswer) -> String {
     serde_json::to_string(&a.headers).unwrap_or_else(|_| "[]".to_owned())
@@ -121,5 +130,10 @@ mod tests {
         );
         assert!(scope(&key("proj-a", "queue.nack")).starts_with(&project_prefix("proj-a")));
         assert!(!scope(&key("proj-ab", "queue.nack")).starts_with(&project_prefix("proj-a")));
+        let (from, to) = project_range("proj-a");
+        let inside = |s: &str| from.as_str() <= s && s < to.as_str();
+        assert!(inside(&scope(&key("proj-a", "queue.nack"))));
+        assert!(!inside(&scope(&key("proj-ab", "queue.nack"))));
+        assert!(!inside(&scope(&key("proj-", "a queue.nack"))));
     }
 }

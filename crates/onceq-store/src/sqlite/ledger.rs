@@ -8,7 +8,10 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::time;
 use crate::rules::ledger::{self, CLAIM_ATTEMPTS, Entry, contended};
-use crate::{LedgerAnswer, LedgerClaim, LedgerClaimOutcome, LedgerComplete, LedgerRelease, Result};
+use crate::{
+    LedgerAnswer, LedgerClaim, LedgerClaimOutcome, LedgerComplete, LedgerRelease, LedgerUsage,
+    Result,
+};
 
 /// A statement of the shared ledger, by name.
 macro_rules! shared {
@@ -103,4 +106,29 @@ pub(super) fn purge(conn: &Connection, now: Timestamp, limit: u32) -> Result<u64
         .prepare_cached(shared!("purge"))?
         .execute(params![time::micros(now), i64::from(limit)])?;
     Ok(n as u64)
+}
+
+/// `Store::ledger_usage`: `ledger_usage.sql` on a reader.
+pub(super) fn usage(
+    conn: &Connection,
+    project: &str,
+    now: Timestamp,
+    limit: u32,
+) -> Result<LedgerUsage> {
+    let (from, to) = ledger::project_range(project);
+    let read = conn
+        .prepare_cached(include_str!("sql/ledger_usage.sql"))?
+        .query_row(
+            params![from, to, time::micros(now), i64::from(limit)],
+            |r| {
+                let entries: i64 = r.get(0)?;
+                let bytes: i64 = r.get(1)?;
+                Ok((entries, bytes, time::get_opt(r, 2)?))
+            },
+        )?;
+    Ok(LedgerUsage {
+        entries: u64::try_from(read.0).unwrap_or(0),
+        bytes: u64::try_from(read.1).unwrap_or(0),
+        first_expiry: read.2,
+    })
 }

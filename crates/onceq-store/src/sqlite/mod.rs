@@ -67,6 +67,7 @@ mod reader;
 mod subscriptions;
 mod time;
 mod triage;
+mod vacuum;
 mod webhooks;
 mod writer;
 
@@ -101,6 +102,7 @@ impl SqliteStore {
                 OpenMode::Existing => migrate::check_existing(&dir, &path)?,
             }
             let mut conn = conn::open_writer(&path)?;
+            vacuum::ensure_incremental(&conn, mode)?;
             migrate::run(&mut conn, mode)?;
             Ok((conn, path))
         })
@@ -501,6 +503,24 @@ impl Store for SqliteStore {
     async fn ledger_purge(&self, now: Timestamp, limit: u32) -> Result<u64> {
         self.writer
             .run(move |tx| ledger::purge(tx, now, limit))
+            .await
+    }
+
+    async fn ledger_usage(
+        &self,
+        project: &str,
+        now: Timestamp,
+        limit: u32,
+    ) -> Result<crate::LedgerUsage> {
+        let project = project.to_owned();
+        self.readers
+            .run(move |conn| ledger::usage(conn, &project, now, limit))
+            .await
+    }
+
+    async fn space_reclaim(&self, max_pages: u32) -> Result<u64> {
+        self.writer
+            .run(move |tx| vacuum::reclaim(tx, max_pages))
             .await
     }
 
