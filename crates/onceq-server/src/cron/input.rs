@@ -155,16 +155,20 @@ fn when(
                     EXPR_HINT,
                 ));
             }
+            // croner reads a tab or a newline as a field separator; a
+            // stored expression must read the same in every tool that
+            // shows it (and in logs), so control characters are refused.
+            if let Some((at, c)) = expr.char_indices().find(|(_, c)| c.is_control()) {
+                return Err(refused(
+                    "cron_expr",
+                    format!("must not contain control characters (got {c:?} at byte {at})"),
+                    "separate the fields with spaces",
+                ));
+            }
             Ok((Some(expr), None))
         }
         (None, Some(at)) => {
-            let ts: Timestamp = at.parse().map_err(|_| {
-                refused(
-                    "run_at",
-                    format!("{at:?} is not an RFC 3339 time"),
-                    "send a time such as 2026-12-24T18:00:00Z or 2026-12-24T18:00:00+01:00",
-                )
-            })?;
+            let ts = validate::timestamp("run_at", &at, "2026-12-24T18:00:00Z")?;
             // Stored to the microsecond on both backends: answer what a
             // later read returns.
             let micros = Timestamp::from_microsecond(ts.as_microsecond()).unwrap_or(ts);

@@ -10,7 +10,8 @@
 //! |------------------------------------------------|-----------------------------------------------------|
 //! | no header                                      | the handler, untouched (no store call)              |
 //! | nothing (or an entry past the window)          | claim K, run the handler, record a 200 answer      |
-//! | K answered, same request                       | the recorded answer, `metadata.idempotent_replay: true`, `cost_usd: 0`; nothing done |
+//! | K answered, same request, a key allowed it now | the recorded answer, `metadata.idempotent_replay: true`, `cost_usd: 0`; nothing done |
+//! | K answered, same request, a narrower key       | 403 `FORBIDDEN`, as the call itself would answer ([`needs`]) |
 //! | K in flight, lease running                     | 409 `REQUEST_IN_FLIGHT` + `Retry-After`             |
 //! | K in flight, lease over (its request died)     | take the claim over, run the handler again          |
 //! | K used with a different request                | 422 `IDEMPOTENCY_KEY_REUSED`                        |
@@ -30,7 +31,10 @@
 //! is known), and the OpenAPI document gains the `Idempotency-Key` header
 //! parameter on its operations (`openapi::idempotency_header`).
 
+mod needs;
 mod record;
+
+pub use needs::Needs;
 
 use axum::{
     extract::{Request, State},
@@ -98,9 +102,13 @@ pub async fn guard_call(State(state): State<AppState>, req: Request, next: Next)
         return next.run(req).await;
     }
     match claimed(&state, req).await {
-        Ok(Claimed::Run { req, ledger }) => {
+        Ok(Claimed::Run {
+            req,
+            ledger,
+            caller,
+        }) => {
             let res = next.run(*req).await;
-            record::finish(&state, ledger, res).await
+            record::finish(&state, ledger, &caller, res).await
         }
         Ok(Claimed::Answered(res)) => res,
         Err(e) => e.into_response(),
@@ -114,8 +122,13 @@ pub(crate) struct Held {
 }
 
 enum Claimed {
-    /// Run the handler with this request; record into `ledger`.
-    Run { req: Box<Request>, ledger: Held },
+    /// Run the handler with this request; record into `ledger`, with
+    /// what `caller`'s checks passed.
+    Run {
+        req: Box<Request>,
+        ledger: Held,
+        caller: Box<Caller>,
+    },
     /// Answered from the ledger (a replay).
     Answered(Response),
 }
@@ -163,6 +176,10 @@ async fn claimed(state: &AppState, req: Request) -> Result<Claimed, ApiError> {
         .await
         .map_err(|e| ApiError::from_store(e, ""))?;
     let replay = matches!(outcome, LedgerClaimOutcome::Completed(_));
+    if let LedgerClaimOutcome::Completed(answer) = &outcome {
+        // A replay only to a key allowed the call now (`needs`).
+        Needs::of(answer).check(&caller)?;
+    }
     match answer_for(outcome, &key, caller.capability().id, now) {
         None => Ok(Claimed::Run {
             req: Box::new(Request::from_parts(parts, axum::body::Body::from(bytes))),
@@ -170,6 +187,7 @@ async fn claimed(state: &AppState, req: Request) -> Result<Claimed, ApiError> {
                 key: ledger_key,
                 token,
             },
+            caller: Box::new(caller),
         }),
         Some(answer) => {
             if replay {

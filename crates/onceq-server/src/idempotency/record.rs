@@ -9,7 +9,7 @@ use axum::{
 use onceq_store::{LedgerAnswer, LedgerComplete, LedgerRelease};
 
 use super::Held;
-use crate::{AppState, envelope};
+use crate::{AppState, caller::Caller, envelope};
 
 /// Largest answer recorded; a bigger one (none of today's routes makes
 /// one) goes out unrecorded and its claim is released.
@@ -18,7 +18,12 @@ const MAX_RECORDED: usize = 1024 * 1024;
 /// Records `res` if the call succeeded (200), else releases the claim: a
 /// refused or failed call changed nothing (the contract's "nothing
 /// half-done"), so its retry is a first try and may succeed.
-pub(super) async fn finish(state: &AppState, held: Held, res: Response) -> Response {
+pub(super) async fn finish(
+    state: &AppState,
+    held: Held,
+    caller: &Caller,
+    res: Response,
+) -> Response {
     if res.status() != StatusCode::OK {
         release(state, held).await;
         return res;
@@ -37,8 +42,9 @@ pub(super) async fn finish(state: &AppState, held: Held, res: Response) -> Respo
         token: held.token,
         answer: LedgerAnswer {
             status: parts.status.as_u16(),
-            // The replay sets its own (content type, replay marker).
-            headers: Vec::new(),
+            // The replay sets its own (content type, replay marker); the
+            // one entry kept is what a replay must check first (`needs`).
+            headers: vec![caller.needs().recorded()],
             body: bytes.to_vec(),
         },
         now: state.clock.now(),

@@ -119,7 +119,7 @@ async fn check_target(
     operation_id = "cron_list",
     tag = "cron",
     summary = "The project's cron schedules",
-    description = "Oldest first, each without its runs (GET /v1/cron/get/{job_id} shows them).",
+    description = "Oldest first, each without its runs (GET /v1/cron/get/{job_id} shows them). A key limited to some queues sees only the schedules publishing into them (and every task schedule).",
     responses(OkList<CronJob>, Unauthorized, Refused, StoreFailed)
 )]
 pub async fn list(
@@ -132,6 +132,7 @@ pub async fn list(
         .await
         .map_err(|e| ApiError::from_store(e, ""))?
         .into_iter()
+        .filter(|j| visible(&caller, j))
         .map(|j| shown::job(j, caller.payloads()))
         .collect::<Result<_, _>>()?;
     Ok(caller.reply(Items { items }))
@@ -157,13 +158,29 @@ pub async fn get(
     Ok(caller.reply(shown::job(job, caller.payloads())?))
 }
 
+/// The schedule `job_id` of the caller's project, if the key may use it:
+/// 403 for one publishing into a queue its patterns do not match (as that
+/// queue's own calls answer; the dashboard hides it the same way).
 async fn found(state: &AppState, caller: &Caller, job_id: &str) -> Result<CronRecord, ApiError> {
-    state
+    let job = state
         .store()
         .cron_get(&job_ref(caller, job_id))
         .await
         .map_err(|e| ApiError::from_store(e, ""))?
-        .ok_or_else(|| not_found(job_id))
+        .ok_or_else(|| not_found(job_id))?;
+    if let CronTarget::Queue(queue) = &job.spec.target {
+        caller.queue(queue)?;
+    }
+    Ok(job)
+}
+
+/// Whether the key's patterns let it see `job` (a task schedule's queue is
+/// its own: every key of the project sees it).
+fn visible(caller: &Caller, job: &CronRecord) -> bool {
+    match &job.spec.target {
+        CronTarget::Queue(queue) => caller.may_use(queue),
+        CronTarget::Task(_) => true,
+    }
 }
 
 fn job_ref(caller: &Caller, job_id: &str) -> CronRef {
@@ -284,6 +301,8 @@ async fn set_paused(
     job_id: String,
     paused: bool,
 ) -> Result<Reply<CronJob>, ApiError> {
+    // The key must be allowed the schedule's queue (403 otherwise).
+    found(&state, &caller, &job_id).await?;
     let record = set_job_paused(&state, job_ref(&caller, &job_id), paused).await?;
     Ok(caller.reply(shown::job(record, caller.payloads())?))
 }
