@@ -43,7 +43,9 @@ pub async fn create(
     Body(req): Body<CronCreate>,
 ) -> Result<Reply<CronJob>, ApiError> {
     let input = input::create(req, &state.config.push)?;
-    check_target(&state, &caller, &input.spec.target).await?;
+    check_target(&caller, &input.spec.target)?;
+    let delivery = input.delivery.clone();
+    let body_key = input.idempotency_key.clone().unwrap_or_default();
     let now = state.clock.now();
     let next_run_at = input.schedule.first(now).map_err(|e| {
         ApiError::invalid(format!("cron_expr: {}", e.0))
@@ -65,17 +67,35 @@ pub async fn create(
         .await
         .map_err(|e| ApiError::from_store(e, ""))?;
     let mut secret = None;
-    if let (Some(url), true) = (task_url, inserted.created) {
-        let job = job_ref(&caller, &inserted.job.job.job_id);
-        match task::provision(&state, &job.project, &job.job_id, &url, generated_secret()).await {
-            Ok(subscription) => secret = Some(subscription.secret),
-            Err(e) => {
-                // Nothing half-stored: the schedule goes with its queue.
-                let _ = task::unprovision(&state, &job.project, &job.job_id).await;
-                let _ = state.store().cron_delete(&job).await;
-                return Err(ApiError::from_store(e, ""));
+    let job = job_ref(&caller, &inserted.job.job.job_id);
+    match (task_url, inserted.created) {
+        (Some(url), true) => {
+            let signing = delivery.secret.clone().unwrap_or_else(generated_secret);
+            match task::provision(&state, &job.project, &job.job_id, &url, signing, &delivery).await
+            {
+                Ok(subscription) => secret = Some(subscription.secret),
+                Err(e) => {
+                    // Nothing half-stored: the schedule goes with its queue.
+                    let _ = task::unprovision(&state, &job.project, &job.job_id).await;
+                    let _ = state.store().cron_delete(&job).await;
+                    return Err(ApiError::from_store(e, ""));
+                }
             }
         }
+        // A create retried with its idempotency_key answers what the first
+        // did, the secret included: a client that lost the first answer
+        // learns it here (and nowhere else).
+        (Some(_), false) => {
+            let found = task::secret_of(&state, &job.project, &job.job_id)
+                .await
+                .map_err(|e| ApiError::from_store(e, ""))?;
+            match found {
+                Some(s) => secret = Some(s),
+                // The first create is still making its subscription.
+                None => return Err(ApiError::in_flight(1, &body_key)),
+            }
+        }
+        (None, _) => {}
     }
     state.cron_wake.notify_one();
     let shown = CronJob {
@@ -85,29 +105,12 @@ pub async fn create(
     Ok(caller.reply(shown).replay(!inserted.created))
 }
 
-/// A target the caller may use: an existing queue of its project that its
-/// key's patterns allow, or a task URL (already checked by the SSRF guard).
-async fn check_target(
-    state: &AppState,
-    caller: &Caller,
-    target: &CronTarget,
-) -> Result<(), ApiError> {
+/// A target the caller may use: a queue of its project that its key's
+/// patterns allow (it need not exist yet: a run creates it, as a publish
+/// does, queue-api.md), or a task URL (already checked by the SSRF guard).
+fn check_target(caller: &Caller, target: &CronTarget) -> Result<(), ApiError> {
     match target {
-        CronTarget::Queue(queue) => {
-            let q = caller.queue(queue)?;
-            let found = state
-                .store()
-                .queue_get(&q)
-                .await
-                .map_err(|e| ApiError::from_store(e, queue))?;
-            if found.is_none() {
-                return Err(ApiError::invalid(format!(
-                    "queue: {queue:?} does not exist in this project"
-                ))
-                .with_hint("create the queue first (POST /v1/queue/create), or check its name"));
-            }
-            Ok(())
-        }
+        CronTarget::Queue(queue) => caller.queue(queue).map(drop),
         CronTarget::Task(_) => Ok(()),
     }
 }
@@ -228,7 +231,7 @@ pub async fn update(
             )
             .with_hint("delete the schedule and create a new one with the new target"));
         }
-        check_target(&state, &caller, &spec.target).await?;
+        check_target(&caller, &spec.target)?;
     }
     let now = state.clock.now();
     let ended = spec.max_runs.is_some_and(|max| old.run_count >= max);
