@@ -54,7 +54,8 @@ request! {
         /// The IANA zone `cron_expr` is read in; default `UTC`.
         #[serde(skip_serializing_if = "Option::is_none")]
         pub timezone: Option<String>,
-        /// An existing queue of the caller's project each run publishes to.
+        /// A queue of the caller's project each run publishes to (the
+        /// first run creates it if it does not exist yet).
         #[serde(skip_serializing_if = "Option::is_none")]
         #[cfg_attr(
             feature = "openapi",
@@ -62,7 +63,7 @@ request! {
         )]
         pub queue: Option<String>,
         /// A URL each run is delivered to, as a push delivery is (signed
-        /// with the generated secret the answer shows once).
+        /// with `secret`, or a generated one; the answer shows it).
         #[serde(skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 2048))]
         pub task: Option<String>,

@@ -444,7 +444,7 @@ export interface paths {
         };
         /**
          * The project's cron schedules
-         * @description Oldest first, each without its runs (GET /v1/cron/get/{job_id} shows them).
+         * @description Oldest first, each without its runs (GET /v1/cron/get/{job_id} shows them). A key limited to some queues sees only the schedules publishing into them (and every task schedule).
          */
         get: operations["cron_list"];
         put?: never;
@@ -1344,7 +1344,10 @@ export interface components {
             headers?: {
                 [key: string]: string;
             } | null;
-            /** @description A repeated create with the same key answers the first schedule. */
+            /**
+             * @description A repeated create with the same key answers the first schedule
+             *     (a task schedule's `secret` included).
+             */
             idempotency_key?: string | null;
             /**
              * Format: int64
@@ -1353,21 +1356,45 @@ export interface components {
             max_runs?: number | null;
             /** @description A name to show; any text up to 200 bytes. */
             name?: string | null;
+            /**
+             * @description Not supported: refused (400) with a hint. A run that fails emits
+             *     the account webhook event `cron.run_failed`, naming the schedule.
+             */
+            on_failure_webhook?: string | null;
             overlap_policy?: components["schemas"]["OverlapPolicy"] | null;
             /** @description Any JSON value but null, at most 262144 bytes as compact JSON. */
             payload?: Record<string, never> | unknown[] | string | number | boolean;
             /** @description An existing queue of the caller's project each run publishes to. */
             queue?: string | null;
             /**
+             * Format: int64
+             * @description `task` only: how many times a run's failed delivery is retried
+             *     (with backoff) before the run is recorded failed; 0..=100,
+             *     default 3.
+             */
+            retry?: number | null;
+            /**
              * Format: date-time
              * @description One run at this RFC 3339 time.
              */
             run_at?: string | null;
             /**
+             * @description `task` only: the secret each run's delivery is signed with
+             *     (16 to 255 bytes of visible ASCII); generated (`whsec_…`) when
+             *     left out. Either way the answer shows it.
+             */
+            secret?: string | null;
+            /**
              * @description A URL each run is delivered to, as a push delivery is (signed
              *     with the generated secret the answer shows once).
              */
             task?: string | null;
+            /**
+             * Format: int64
+             * @description `task` only: each delivery attempt's timeout in seconds, 1..=300,
+             *     default 30.
+             */
+            timeout_seconds?: number | null;
             /** @description The IANA zone `cron_expr` is read in; default `UTC`. */
             timezone?: string | null;
         };
@@ -1478,18 +1505,32 @@ export interface components {
             max_runs?: number | null;
             /** @description A new name. */
             name?: string | null;
+            /** @description Refused (400), as at create. */
+            on_failure_webhook?: string | null;
             overlap_policy?: components["schemas"]["OverlapPolicy"] | null;
             /** @description Any JSON value but null, at most 262144 bytes as compact JSON. */
             payload?: Record<string, never> | unknown[] | string | number | boolean;
             /** @description A new target queue (drops `task`). */
             queue?: string | null;
             /**
+             * Format: int64
+             * @description Refused (400): a task schedule's retries are set at create.
+             */
+            retry?: number | null;
+            /**
              * Format: date-time
              * @description A new one-shot time (the expression is dropped).
              */
             run_at?: string | null;
+            /** @description Refused (400): a task schedule's secret is set at create. */
+            secret?: string | null;
             /** @description A new target URL (drops `queue`). */
             task?: string | null;
+            /**
+             * Format: int64
+             * @description Refused (400): a task schedule's timeout is set at create.
+             */
+            timeout_seconds?: number | null;
             /** @description A new zone. */
             timezone?: string | null;
         };
@@ -2960,7 +3001,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3241,7 +3282,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3931,7 +3972,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -4888,7 +4929,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -5215,7 +5256,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -5992,7 +6033,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -6319,7 +6360,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -6622,7 +6663,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -6903,7 +6944,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -7588,7 +7629,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -7869,7 +7910,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -8150,7 +8191,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -8580,7 +8621,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -8883,7 +8924,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -9186,7 +9227,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -9787,7 +9828,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -10114,7 +10155,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -10441,7 +10482,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -10719,7 +10760,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -10997,7 +11038,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -11328,7 +11369,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -12259,7 +12300,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -12562,7 +12603,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -12840,7 +12881,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Used when the body has no idempotency_key: 1 to 255 characters of printable ASCII. */
+                /** @description Used when the body has no idempotency_key: 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string | null;
             };
             path?: never;
@@ -13117,7 +13158,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The stem of the keys of items without their own: item i takes `<key>:<i>`. 1 to 255 characters of printable ASCII, short enough for the longest derived key to be 255. */
+                /** @description The stem of the keys of items without their own: item i takes `<key>:<i>`. 1 to 255 characters of visible ASCII (! to ~, no spaces), short enough for the longest derived key to be 255. */
                 "Idempotency-Key"?: string | null;
             };
             path?: never;
@@ -13396,7 +13437,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -13674,7 +13715,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -14231,7 +14272,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -14514,7 +14555,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -14797,7 +14838,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -15300,7 +15341,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
