@@ -87,7 +87,11 @@ impl Caller {
 
     /// What the call's handler checked and passed so far.
     pub(crate) fn needs(&self) -> Needs {
-        self.call.needs.lock().map(|n| n.clone()).unwrap_or_default()
+        self.call
+            .needs
+            .lock()
+            .map(|n| n.clone())
+            .unwrap_or_default()
     }
 
     /// The capability called.

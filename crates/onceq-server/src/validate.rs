@@ -228,28 +228,6 @@ fn truncate(s: &str) -> String {
     s.chars().take(100).collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn strict_json_refuses_duplicates_and_deep_nesting() {
-        assert_eq!(
-            strict_json(r#"{"b": [1, 2.5, "x", null, true], "a": {}}"#).unwrap(),
-            serde_json::json!({"a": {}, "b": [1, 2.5, "x", null, true]})
-        );
-        assert!(strict_json(r#"{"a": 1, "a": 2}"#).is_err());
-        assert!(strict_json(r#"[{"x": {"a": 1, "a": 1}}]"#).is_err());
-        assert!(strict_json(&format!("{}{}", "[".repeat(200), "]".repeat(200))).is_err());
-        assert!(strict_json("1e400").is_err());
-        assert!(strict_json("1 2").is_err());
-        assert_eq!(
-            strict_json("-9223372036854775808").unwrap(),
-            serde_json::json!(i64::MIN)
-        );
-    }
-}
-
 /// An RFC 3339 time in `field` (`example` shows one). Two refusals, each
 /// saying which it is: not RFC 3339 at all, or RFC 3339 but outside the
 /// times the server can hold (`9999-12-31T23:59:59Z` is a valid RFC 3339
@@ -270,11 +248,34 @@ pub fn timestamp(field: &str, value: &str, example: &str) -> Result<jiff::Timest
         ))
         .with_hint(format!("send a time within that range, such as {example}")))
     } else {
-        Err(ApiError::invalid(format!(
-            "{field}: {value:?} is not an RFC 3339 time"
-        ))
-        .with_hint(format!(
-            "send a date, a time and an offset, such as {example} or one ending in +01:00"
-        )))
+        Err(
+            ApiError::invalid(format!("{field}: {value:?} is not an RFC 3339 time")).with_hint(
+                format!(
+                    "send a date, a time and an offset, such as {example} or one ending in +01:00"
+                ),
+            ),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strict_json_refuses_duplicates_and_deep_nesting() {
+        assert_eq!(
+            strict_json(r#"{"b": [1, 2.5, "x", null, true], "a": {}}"#).unwrap(),
+            serde_json::json!({"a": {}, "b": [1, 2.5, "x", null, true]})
+        );
+        assert!(strict_json(r#"{"a": 1, "a": 2}"#).is_err());
+        assert!(strict_json(r#"[{"x": {"a": 1, "a": 1}}]"#).is_err());
+        assert!(strict_json(&format!("{}{}", "[".repeat(200), "]".repeat(200))).is_err());
+        assert!(strict_json("1e400").is_err());
+        assert!(strict_json("1 2").is_err());
+        assert_eq!(
+            strict_json("-9223372036854775808").unwrap(),
+            serde_json::json!(i64::MIN)
+        );
     }
 }

@@ -382,7 +382,7 @@ export interface paths {
         put?: never;
         /**
          * Create a cron schedule
-         * @description A schedule publishes payload (and headers) into an existing queue of the key's project at each tick of cron_expr (five fields, six with seconds first, or @hourly-style names) read in timezone (IANA, default UTC), or once at run_at. Each run is published exactly once, however many servers share the database: its message carries the idempotency key cron:<job_id>:<scheduled time>. A repeated create with the same idempotency_key answers the first schedule (metadata.idempotent_replay: true). a task URL gets a queue of its own (cron-task-<id>) with a push subscription to it: each run is delivered as a push delivery is (signed with the secret this answer shows once, retried, SSRF-guarded). 400 for a bad expression or zone, both or neither of cron_expr and run_at, both or neither of queue and task, an unknown queue.
+         * @description A schedule publishes payload (and headers) into a queue of the key's project (created by the first run if it does not exist yet, as a first publish creates it) at each tick of cron_expr (five fields, six with seconds first, or @hourly-style names) read in timezone (IANA, default UTC), or once at run_at. Each run is published exactly once, however many servers share the database: its message carries the idempotency key cron:<job_id>:<scheduled time>. A repeated create with the same idempotency_key answers the first schedule (metadata.idempotent_replay: true), a task's secret included. A task URL gets a queue of its own (cron-task-<id>) with a push subscription to it: each run is delivered as a push delivery is (signed with secret, the caller's or a generated one this answer shows; retried retry times, default 3; each attempt bounded by timeout_seconds, default 30; SSRF-guarded). 400 for a bad expression or zone, a control character in cron_expr, a run_at out of range, both or neither of cron_expr and run_at, both or neither of queue and task, secret/retry/timeout_seconds on a queue schedule, any on_failure_webhook (register an account webhook for cron.run_failed instead). 403 for a queue the key's patterns do not match.
          */
         post: operations["cron_create"];
         delete?: never;
@@ -1364,7 +1364,10 @@ export interface components {
             overlap_policy?: components["schemas"]["OverlapPolicy"] | null;
             /** @description Any JSON value but null, at most 262144 bytes as compact JSON. */
             payload?: Record<string, never> | unknown[] | string | number | boolean;
-            /** @description An existing queue of the caller's project each run publishes to. */
+            /**
+             * @description A queue of the caller's project each run publishes to (the
+             *     first run creates it if it does not exist yet).
+             */
             queue?: string | null;
             /**
              * Format: int64
@@ -1386,7 +1389,7 @@ export interface components {
             secret?: string | null;
             /**
              * @description A URL each run is delivered to, as a push delivery is (signed
-             *     with the generated secret the answer shows once).
+             *     with `secret`, or a generated one; the answer shows it).
              */
             task?: string | null;
             /**
@@ -3001,7 +3004,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3282,7 +3285,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3972,7 +3975,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -4929,7 +4932,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -5256,7 +5259,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -6033,7 +6036,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -6360,7 +6363,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -6663,7 +6666,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -6944,7 +6947,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -7629,7 +7632,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -7910,7 +7913,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -8191,7 +8194,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -8621,7 +8624,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -8924,7 +8927,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -9227,7 +9230,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -9828,7 +9831,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -10155,7 +10158,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -10482,7 +10485,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -10760,7 +10763,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -11038,7 +11041,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -11369,7 +11372,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -12300,7 +12303,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -12603,7 +12606,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -13437,7 +13440,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -13715,7 +13718,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -14272,7 +14275,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -14555,7 +14558,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -14838,7 +14841,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -15341,7 +15344,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of visible ASCII (! to ~, no spaces). */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;

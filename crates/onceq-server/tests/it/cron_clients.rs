@@ -33,7 +33,10 @@ fn task_queue(id: &str) -> String {
 
 fn refusal(r: &crate::answer::Res) -> (String, String) {
     let message = r.err(400, "INVALID_PARAMS");
-    let hint = r.body["error"]["hint"].as_str().unwrap_or_default().to_owned();
+    let hint = r.body["error"]["hint"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     assert!(!hint.is_empty(), "no hint: {}", r.body);
     (message, hint)
 }
@@ -109,6 +112,9 @@ async fn a_retried_create_gives_back_the_generated_secret(b: Backend) {
 
 async fn delivery_settings_are_refused_where_they_mean_nothing(b: Backend) {
     let s = TestServer::in_process(b).await;
+    s.post("/v1/queue/create", json!({"name": "reports"}))
+        .await
+        .ok();
     let task = "https://hooks.example.com/run";
     // On a queue schedule: every one given is named.
     let r = s
@@ -167,7 +173,10 @@ async fn delivery_settings_are_refused_where_they_mean_nothing(b: Backend) {
     let id = j["job_id"].as_str().unwrap();
     for (extra, field) in [
         (json!({"secret": SECRET}), "secret"),
-        (json!({"retry": 1, "timeout_seconds": 9}), "got retry, timeout_seconds"),
+        (
+            json!({"retry": 1, "timeout_seconds": 9}),
+            "got retry, timeout_seconds",
+        ),
         (json!({"on_failure_webhook": task}), "on_failure_webhook"),
     ] {
         let mut body = json!({"job_id": id, "cron_expr": "@hourly"});
@@ -215,6 +224,9 @@ async fn a_run_into_a_missing_queue_creates_it(b: Backend) {
 
 async fn control_characters_in_cron_expr_are_refused(b: Backend) {
     let s = TestServer::in_process(b).await;
+    s.post("/v1/queue/create", json!({"name": "reports"}))
+        .await
+        .ok();
     for expr in ["* * * * *\n", "*\t* * * *", "* * * * *\u{0}", "@daily\r"] {
         let r = s
             .post(
@@ -241,6 +253,9 @@ async fn control_characters_in_cron_expr_are_refused(b: Backend) {
 
 async fn a_time_out_of_range_is_said_to_be(b: Backend) {
     let s = TestServer::in_process(b).await;
+    s.post("/v1/queue/create", json!({"name": "reports"}))
+        .await
+        .ok();
     let r = s
         .post(
             "/v1/cron/create",
@@ -256,20 +271,30 @@ async fn a_time_out_of_range_is_said_to_be(b: Backend) {
     assert!(hint.contains("range"), "{hint}");
     for bad in ["tomorrow", "2026-13-01T00:00:00Z", "2026-07-01"] {
         let r = s
-            .post("/v1/cron/create", json!({"run_at": bad, "queue": "reports"}))
+            .post(
+                "/v1/cron/create",
+                json!({"run_at": bad, "queue": "reports"}),
+            )
             .await;
-        assert!(refusal(&r).0.contains("not an RFC 3339"), "{bad}: {}", r.body);
+        assert!(
+            refusal(&r).0.contains("not an RFC 3339"),
+            "{bad}: {}",
+            r.body
+        );
     }
-    let r = s
-        .get("/v1/account/usage?from=9999-12-31T23:59:59Z")
-        .await;
+    let r = s.get("/v1/account/usage?from=9999-12-31T23:59:59Z").await;
     let message = r.err(400, "INVALID_PARAMS");
-    assert!(message.contains("from") && message.contains("out of range"), "{message}");
+    assert!(
+        message.contains("from") && message.contains("out of range"),
+        "{message}"
+    );
 }
 
 async fn push_subscribe_names_every_queue_level_field(b: Backend) {
     let s = TestServer::in_process(b).await;
-    s.post("/v1/queue/create", json!({"name": "jobs"})).await.ok();
+    s.post("/v1/queue/create", json!({"name": "jobs"}))
+        .await
+        .ok();
     let r = s
         .post(
             "/v1/queue/push_subscribe/jobs",
@@ -281,6 +306,10 @@ async fn push_subscribe_names_every_queue_level_field(b: Backend) {
         assert!(message.contains(field), "{field}: {message}");
         assert!(hint.contains(field), "{field}: {hint}");
     }
-    let subs: Value = s.get("/v1/queue/push_subscriptions/jobs").await.data().clone();
+    let subs: Value = s
+        .get("/v1/queue/push_subscriptions/jobs")
+        .await
+        .data()
+        .clone();
     assert_eq!(subs["items"], json!([]));
 }
