@@ -6,7 +6,7 @@
 use std::{
     ops::Deref,
     sync::{
-        Arc,
+        Arc, Mutex,
         atomic::{AtomicBool, AtomicU64, Ordering},
     },
 };
@@ -28,6 +28,8 @@ use crate::{
     },
     clock::Clock,
     envelope::Reply,
+    idempotency::Needs,
+    payloads::PayloadGate,
     principal::Principal,
 };
 
@@ -52,13 +54,44 @@ impl Deref for Caller {
 impl Caller {
     /// The queue `name` of the caller's project, if the key's queue
     /// patterns allow it; 403 `FORBIDDEN` otherwise.
+    /// Noted as one of the call's [`Needs`]: a replay of its answer
+    /// checks the replaying key against the same queue.
     pub fn queue(&self, name: &str) -> Result<QueueRef, ApiError> {
-        self.queue_ref(name).ok_or_else(|| {
+        let queue = self.queue_ref(name).ok_or_else(|| {
             ApiError::forbidden(format!(
                 "this API key may not use queue {name:?} (its queues: {})",
                 self.scope.queues
             ))
-        })
+        })?;
+        self.call.note(|n| {
+            n.queues.insert(name.to_owned());
+        });
+        Ok(queue)
+    }
+
+    /// The key's [`PayloadGate`] (shadowing [`Principal::payloads`] so that
+    /// an answer shaped with payloads notes it: its replay needs `peek`).
+    pub fn payloads(&self) -> PayloadGate {
+        let gate = self.principal.payloads();
+        if !gate.withheld() {
+            self.call.note(|n| n.payloads = true);
+        }
+        gate
+    }
+
+    /// Notes that the call needed queue patterns `*` (checked by the
+    /// handler): its replay needs them too.
+    pub fn needed_every_queue(&self) {
+        self.call.note(|n| n.every_queue = true);
+    }
+
+    /// What the call's handler checked and passed so far.
+    pub(crate) fn needs(&self) -> Needs {
+        self.call
+            .needs
+            .lock()
+            .map(|n| n.clone())
+            .unwrap_or_default()
     }
 
     /// The capability called.
@@ -112,6 +145,8 @@ pub struct Call {
     succeeded: AtomicBool,
     /// Answered from the call ledger: counted, never charged.
     replayed: AtomicBool,
+    /// The checks the handler passed (`crate::idempotency::needs`).
+    needs: Mutex<Needs>,
 }
 
 impl Caller {
@@ -135,6 +170,7 @@ impl Caller {
             charged: AtomicU64::new(0),
             succeeded: AtomicBool::new(false),
             replayed: AtomicBool::new(false),
+            needs: Mutex::new(Needs::default()),
         });
         Self { principal, call }
     }
@@ -148,6 +184,13 @@ impl Call {
             .map_err(|o| insufficient_credit(&self.project, o))?;
         self.reserved.fetch_add(micros, Ordering::Relaxed);
         Ok(())
+    }
+
+    fn note(&self, f: impl FnOnce(&mut Needs)) {
+        // A poisoned lock only means another note panicked: the needs
+        // are still the ones noted.
+        let mut needs = self.needs.lock().unwrap_or_else(|e| e.into_inner());
+        f(&mut needs);
     }
 
     pub(crate) fn charge(&self, micros: u64) {

@@ -73,11 +73,29 @@ pub fn publish(req: Publish, header_key: Option<&HeaderValue>) -> Result<Publish
 /// The `Idempotency-Key` header's rule, for publish, publish_batch and the
 /// call ledger (`crate::idempotency`) alike: the token rule on visible ASCII.
 pub fn idempotency_header(v: &HeaderValue) -> Result<String, ApiError> {
-    let key = v
-        .to_str()
-        .map_err(|_| ApiError::invalid("Idempotency-Key header must be visible ASCII"))?;
-    validate::token("Idempotency-Key header", key)?;
-    Ok(key.to_owned())
+    let bytes = v.as_bytes();
+    let hint = "send 1 to 255 characters from ! to ~ (a UUID, say): no spaces, tabs or non-ASCII";
+    if bytes.is_empty() || bytes.len() > validate::MAX_TOKEN_BYTES {
+        return Err(ApiError::invalid(format!(
+            "Idempotency-Key header must be 1 to {} bytes long (got {})",
+            validate::MAX_TOKEN_BYTES,
+            bytes.len()
+        ))
+        .with_hint(hint));
+    }
+    if let Some(at) = bytes.iter().position(|b| !b.is_ascii_graphic()) {
+        let what = match bytes[at] {
+            b' ' => "a space".to_owned(),
+            b if b.is_ascii() => format!("the control character 0x{b:02x}"),
+            b => format!("the non-ASCII byte 0x{b:02x}"),
+        };
+        return Err(ApiError::invalid(format!(
+            "Idempotency-Key header must be visible ASCII: it has {what} at byte {at}"
+        ))
+        .with_hint(hint));
+    }
+    // Every byte is visible ASCII, so this is the header's text.
+    Ok(String::from_utf8_lossy(bytes).into_owned())
 }
 
 /// `publish_batch`: the queue and 1..=10 messages.
@@ -379,13 +397,7 @@ pub fn usage_range(
     to: Option<&str>,
     now: Timestamp,
 ) -> Result<(Timestamp, Timestamp), ApiError> {
-    let parse = |field: &str, v: &str| {
-        v.parse::<Timestamp>().map_err(|e| {
-            ApiError::invalid(format!(
-                "{field} must be an RFC 3339 time like 2026-07-01T00:00:00Z: {e}"
-            ))
-        })
-    };
+    let parse = |field: &str, v: &str| validate::timestamp(field, v, "2026-07-01T00:00:00Z");
     let from = match from {
         Some(v) => parse("from", v)?,
         None => Timestamp::UNIX_EPOCH,

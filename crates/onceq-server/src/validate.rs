@@ -228,6 +228,36 @@ fn truncate(s: &str) -> String {
     s.chars().take(100).collect()
 }
 
+/// An RFC 3339 time in `field` (`example` shows one). Two refusals, each
+/// saying which it is: not RFC 3339 at all, or RFC 3339 but outside the
+/// times the server can hold (`9999-12-31T23:59:59Z` is a valid RFC 3339
+/// time the server cannot store: it says so and gives the range).
+pub fn timestamp(field: &str, value: &str, example: &str) -> Result<jiff::Timestamp, ApiError> {
+    use jiff::{Timestamp, fmt::temporal::Pieces};
+    if let Ok(ts) = value.parse::<Timestamp>() {
+        return Ok(ts);
+    }
+    // A whole date, time and offset that still did not make a timestamp
+    // is only out of range.
+    let complete = Pieces::parse(value).is_ok_and(|p| p.time().is_some() && p.offset().is_some());
+    if complete {
+        Err(ApiError::invalid(format!(
+            "{field}: {value:?} is out of range: times from {} to {} are accepted",
+            Timestamp::MIN,
+            Timestamp::MAX
+        ))
+        .with_hint(format!("send a time within that range, such as {example}")))
+    } else {
+        Err(
+            ApiError::invalid(format!("{field}: {value:?} is not an RFC 3339 time")).with_hint(
+                format!(
+                    "send a date, a time and an offset, such as {example} or one ending in +01:00"
+                ),
+            ),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

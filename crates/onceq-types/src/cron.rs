@@ -22,6 +22,11 @@ pub const MAX_NAME_BYTES: usize = 200;
 pub const MAX_EXPR_BYTES: usize = 255;
 /// The most runs `max_runs` may ask for.
 pub const MAX_RUNS: i64 = 1_000_000_000;
+/// The most retries `retry` may ask for a task run's delivery.
+pub const MAX_TASK_RETRY: i64 = 100;
+/// A task run's delivery retries when `retry` is left out (a queue's
+/// default `max_retries`).
+pub const DEFAULT_TASK_RETRY: i64 = 3;
 
 /// The dedupe key of a schedule's run at `scheduled_at`: every firing of
 /// that run publishes with it, so only the first stores a message.
@@ -49,7 +54,8 @@ request! {
         /// The IANA zone `cron_expr` is read in; default `UTC`.
         #[serde(skip_serializing_if = "Option::is_none")]
         pub timezone: Option<String>,
-        /// An existing queue of the caller's project each run publishes to.
+        /// A queue of the caller's project each run publishes to (the
+        /// first run creates it if it does not exist yet).
         #[serde(skip_serializing_if = "Option::is_none")]
         #[cfg_attr(
             feature = "openapi",
@@ -57,7 +63,7 @@ request! {
         )]
         pub queue: Option<String>,
         /// A URL each run is delivered to, as a push delivery is (signed
-        /// with the generated secret the answer shows once).
+        /// with `secret`, or a generated one; the answer shows it).
         #[serde(skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 2048))]
         pub task: Option<String>,
@@ -76,9 +82,30 @@ request! {
         /// message is still held.
         #[serde(skip_serializing_if = "Option::is_none")]
         pub overlap_policy: Option<OverlapPolicy>,
-        /// A repeated create with the same key answers the first schedule.
+        /// A repeated create with the same key answers the first schedule
+        /// (a task schedule's `secret` included).
         #[token]
         pub idempotency_key: Option<String>,
+        /// `task` only: the secret each run's delivery is signed with
+        /// (16 to 255 bytes of visible ASCII); generated (`whsec_…`) when
+        /// left out. Either way the answer shows it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(pattern = "^[!-~]{16,255}$"))]
+        pub secret: Option<String>,
+        /// `task` only: how many times a run's failed delivery is retried
+        /// (with backoff) before the run is recorded failed; 0..=100,
+        /// default 3.
+        #[whole(minimum = 0, maximum = 100)]
+        pub retry: Option<i64>,
+        /// `task` only: each delivery attempt's timeout in seconds, 1..=300,
+        /// default 30.
+        #[whole(minimum = 1, maximum = 300)]
+        pub timeout_seconds: Option<i64>,
+        /// Not supported: refused (400) with a hint. A run that fails emits
+        /// the account webhook event `cron.run_failed`, naming the schedule.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
+        pub on_failure_webhook: Option<serde_json::Value>,
     }
 }
 
@@ -129,6 +156,22 @@ request! {
         /// A new overlap policy.
         #[serde(skip_serializing_if = "Option::is_none")]
         pub overlap_policy: Option<OverlapPolicy>,
+        /// Refused (400): a task schedule's secret is set at create.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
+        pub secret: Option<serde_json::Value>,
+        /// Refused (400): a task schedule's retries are set at create.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>))]
+        pub retry: Option<serde_json::Value>,
+        /// Refused (400): a task schedule's timeout is set at create.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>))]
+        pub timeout_seconds: Option<serde_json::Value>,
+        /// Refused (400), as at create.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
+        pub on_failure_webhook: Option<serde_json::Value>,
     }
 }
 

@@ -80,7 +80,7 @@ export interface ServerFeatures {
 
 const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}(-dlq)?$/;
 const ID = /^[A-Za-z0-9_.~-]{1,255}$/;
-const KEY = /^[!-~]([ -~]{0,253}[!-~])?$/;
+const KEY = /^[!-~]{1,255}$/;
 /** Entries per batch ack call (the contract's batch limit). */
 const ACK_BATCH_MAX = 10;
 

@@ -382,7 +382,7 @@ export interface paths {
         put?: never;
         /**
          * Create a cron schedule
-         * @description A schedule publishes payload (and headers) into an existing queue of the key's project at each tick of cron_expr (five fields, six with seconds first, or @hourly-style names) read in timezone (IANA, default UTC), or once at run_at. Each run is published exactly once, however many servers share the database: its message carries the idempotency key cron:<job_id>:<scheduled time>. A repeated create with the same idempotency_key answers the first schedule (metadata.idempotent_replay: true). a task URL gets a queue of its own (cron-task-<id>) with a push subscription to it: each run is delivered as a push delivery is (signed with the secret this answer shows once, retried, SSRF-guarded). 400 for a bad expression or zone, both or neither of cron_expr and run_at, both or neither of queue and task, an unknown queue.
+         * @description A schedule publishes payload (and headers) into a queue of the key's project (created by the first run if it does not exist yet, as a first publish creates it) at each tick of cron_expr (five fields, six with seconds first, or @hourly-style names) read in timezone (IANA, default UTC), or once at run_at. Each run is published exactly once, however many servers share the database: its message carries the idempotency key cron:<job_id>:<scheduled time>. A repeated create with the same idempotency_key answers the first schedule (metadata.idempotent_replay: true), a task's secret included. A task URL gets a queue of its own (cron-task-<id>) with a push subscription to it: each run is delivered as a push delivery is (signed with secret, the caller's or a generated one this answer shows; retried retry times, default 3; each attempt bounded by timeout_seconds, default 30; SSRF-guarded). 400 for a bad expression or zone, a control character in cron_expr, a run_at out of range, both or neither of cron_expr and run_at, both or neither of queue and task, secret/retry/timeout_seconds on a queue schedule, any on_failure_webhook (register an account webhook for cron.run_failed instead). 403 for a queue the key's patterns do not match.
          */
         post: operations["cron_create"];
         delete?: never;
@@ -444,7 +444,7 @@ export interface paths {
         };
         /**
          * The project's cron schedules
-         * @description Oldest first, each without its runs (GET /v1/cron/get/{job_id} shows them).
+         * @description Oldest first, each without its runs (GET /v1/cron/get/{job_id} shows them). A key limited to some queues sees only the schedules publishing into them (and every task schedule).
          */
         get: operations["cron_list"];
         put?: never;
@@ -1344,7 +1344,10 @@ export interface components {
             headers?: {
                 [key: string]: string;
             } | null;
-            /** @description A repeated create with the same key answers the first schedule. */
+            /**
+             * @description A repeated create with the same key answers the first schedule
+             *     (a task schedule's `secret` included).
+             */
             idempotency_key?: string | null;
             /**
              * Format: int64
@@ -1353,21 +1356,48 @@ export interface components {
             max_runs?: number | null;
             /** @description A name to show; any text up to 200 bytes. */
             name?: string | null;
+            /**
+             * @description Not supported: refused (400) with a hint. A run that fails emits
+             *     the account webhook event `cron.run_failed`, naming the schedule.
+             */
+            on_failure_webhook?: string | null;
             overlap_policy?: components["schemas"]["OverlapPolicy"] | null;
             /** @description Any JSON value but null, at most 262144 bytes as compact JSON. */
             payload?: Record<string, never> | unknown[] | string | number | boolean;
-            /** @description An existing queue of the caller's project each run publishes to. */
+            /**
+             * @description A queue of the caller's project each run publishes to (the
+             *     first run creates it if it does not exist yet).
+             */
             queue?: string | null;
+            /**
+             * Format: int64
+             * @description `task` only: how many times a run's failed delivery is retried
+             *     (with backoff) before the run is recorded failed; 0..=100,
+             *     default 3.
+             */
+            retry?: number | null;
             /**
              * Format: date-time
              * @description One run at this RFC 3339 time.
              */
             run_at?: string | null;
             /**
+             * @description `task` only: the secret each run's delivery is signed with
+             *     (16 to 255 bytes of visible ASCII); generated (`whsec_…`) when
+             *     left out. Either way the answer shows it.
+             */
+            secret?: string | null;
+            /**
              * @description A URL each run is delivered to, as a push delivery is (signed
-             *     with the generated secret the answer shows once).
+             *     with `secret`, or a generated one; the answer shows it).
              */
             task?: string | null;
+            /**
+             * Format: int64
+             * @description `task` only: each delivery attempt's timeout in seconds, 1..=300,
+             *     default 30.
+             */
+            timeout_seconds?: number | null;
             /** @description The IANA zone `cron_expr` is read in; default `UTC`. */
             timezone?: string | null;
         };
@@ -1478,18 +1508,32 @@ export interface components {
             max_runs?: number | null;
             /** @description A new name. */
             name?: string | null;
+            /** @description Refused (400), as at create. */
+            on_failure_webhook?: string | null;
             overlap_policy?: components["schemas"]["OverlapPolicy"] | null;
             /** @description Any JSON value but null, at most 262144 bytes as compact JSON. */
             payload?: Record<string, never> | unknown[] | string | number | boolean;
             /** @description A new target queue (drops `task`). */
             queue?: string | null;
             /**
+             * Format: int64
+             * @description Refused (400): a task schedule's retries are set at create.
+             */
+            retry?: number | null;
+            /**
              * Format: date-time
              * @description A new one-shot time (the expression is dropped).
              */
             run_at?: string | null;
+            /** @description Refused (400): a task schedule's secret is set at create. */
+            secret?: string | null;
             /** @description A new target URL (drops `queue`). */
             task?: string | null;
+            /**
+             * Format: int64
+             * @description Refused (400): a task schedule's timeout is set at create.
+             */
+            timeout_seconds?: number | null;
             /** @description A new zone. */
             timezone?: string | null;
         };
@@ -2960,7 +3004,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3241,7 +3285,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3931,7 +3975,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -4888,7 +4932,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -5215,7 +5259,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -5992,7 +6036,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -6319,7 +6363,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -6622,7 +6666,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -6903,7 +6947,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -7588,7 +7632,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -7869,7 +7913,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -8150,7 +8194,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -8580,7 +8624,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -8883,7 +8927,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -9186,7 +9230,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -9787,7 +9831,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -10114,7 +10158,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -10441,7 +10485,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -10719,7 +10763,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -10997,7 +11041,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -11328,7 +11372,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -12259,7 +12303,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -12562,7 +12606,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -12840,7 +12884,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Used when the body has no idempotency_key: 1 to 255 characters of printable ASCII. */
+                /** @description Used when the body has no idempotency_key: 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string | null;
             };
             path?: never;
@@ -13117,7 +13161,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The stem of the keys of items without their own: item i takes `<key>:<i>`. 1 to 255 characters of printable ASCII, short enough for the longest derived key to be 255. */
+                /** @description The stem of the keys of items without their own: item i takes `<key>:<i>`. 1 to 255 characters of visible ASCII (! to ~, no spaces), short enough for the longest derived key to be 255. */
                 "Idempotency-Key"?: string | null;
             };
             path?: never;
@@ -13396,7 +13440,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -13674,7 +13718,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -14231,7 +14275,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -14514,7 +14558,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -14797,7 +14841,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -15300,7 +15344,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII. */
+                /** @description Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces). */
                 "Idempotency-Key"?: string;
             };
             path?: never;

@@ -121,6 +121,9 @@ pub async fn run(cmd: CronCmd) -> anyhow::Result<()> {
                 max_runs,
                 overlap_policy: skip_overlap.then_some(OverlapPolicy::Skip),
                 idempotency_key,
+                // A task's secret, retries and timeout: the defaults (the
+                // API takes them; the CLI has no flags for them yet).
+                ..CronCreate::default()
             };
             let created = client(&server)?.cron_create(&req).await?;
             show(&created.job, server.json)?;

@@ -1,17 +1,25 @@
 //! The bodies of `cron/create` and `cron/update`, checked and turned into
-//! a [`CronSpec`], without I/O (the handler then checks that the queue
-//! exists; the fuzz target drives these). Every refusal is a 400 naming
-//! its field, with a hint.
+//! a [`CronSpec`] (and a task's [`TaskDelivery`]), without I/O (the
+//! handler then checks the key may use the queue; the fuzz target drives
+//! these). Every refusal is a 400 naming its field, with a hint; no field
+//! a client sends is ignored (`secret`, `retry`, `timeout_seconds` are a
+//! task's, `on_failure_webhook` is refused).
 
 use jiff::Timestamp;
 use onceq_store::{CronSpec, CronTarget};
-use onceq_types::cron::{CronCreate, CronUpdate, MAX_EXPR_BYTES, MAX_NAME_BYTES, MAX_RUNS};
+use onceq_types::{
+    cron::{
+        CronCreate, CronUpdate, DEFAULT_TASK_RETRY, MAX_EXPR_BYTES, MAX_NAME_BYTES, MAX_RUNS,
+        MAX_TASK_RETRY,
+    },
+    push::{DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS},
+};
 use serde_json::value::RawValue;
 
 use super::schedule::{self, Schedule};
 use crate::{
     ApiError, headers,
-    outbound::{config::PushConfig, guard::Guard},
+    outbound::{config::PushConfig, guard::Guard, secret},
     validate,
 };
 
@@ -24,6 +32,21 @@ pub struct CreateInput {
     pub schedule: Schedule,
     /// Create's own dedupe key.
     pub idempotency_key: Option<String>,
+    /// A task schedule's delivery (its subscription and queue); the
+    /// defaults for a queue schedule, which has none.
+    pub delivery: TaskDelivery,
+}
+
+/// How a task schedule's runs are delivered: its push subscription's
+/// secret and timeout, its queue's retries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskDelivery {
+    /// The caller's secret, checked; `None`: one is generated.
+    pub secret: Option<String>,
+    /// Retries of a failed delivery (the task queue's `max_retries`).
+    pub retry: i64,
+    /// Each attempt's timeout, seconds (the subscription's).
+    pub timeout_seconds: i64,
 }
 
 /// A 400 naming `field`, with a hint of what to send instead.
@@ -40,9 +63,13 @@ const TARGET_HINT: &str =
 
 /// Checks a create's body.
 pub fn create(req: CronCreate, push: &PushConfig) -> Result<CreateInput, ApiError> {
+    if req.on_failure_webhook.is_some() {
+        return Err(on_failure_webhook());
+    }
     let (cron_expr, run_at) = when(req.cron_expr, req.run_at)?;
     let timezone = req.timezone.unwrap_or_else(|| "UTC".to_owned());
     let target = target(req.queue, req.task, push)?;
+    let delivery = delivery(&target, req.secret, req.retry, req.timeout_seconds)?;
     let spec = CronSpec {
         name: name(req.name)?,
         cron_expr,
@@ -60,7 +87,113 @@ pub fn create(req: CronCreate, push: &PushConfig) -> Result<CreateInput, ApiErro
         spec,
         schedule,
         idempotency_key: validate::opt_token("idempotency_key", req.idempotency_key)?,
+        delivery,
     })
+}
+
+/// `on_failure_webhook` (sent by clients written for Infrai) is refused:
+/// a per-schedule URL would need a delivery path of its own, and the
+/// account webhooks already carry the event, signed and retried.
+fn on_failure_webhook() -> ApiError {
+    refused(
+        "on_failure_webhook",
+        "is not supported: a failed run emits the account webhook event cron.run_failed, which names the schedule (schedule_id)",
+        "drop on_failure_webhook and register the URL once for the project: POST /v1/account/webhooks/register with {\"url\": ..., \"events\": [\"cron.run_failed\"]}",
+    )
+}
+
+/// A task's delivery settings, checked; refused on a queue schedule
+/// (naming every one given), whose runs are read by its consumers.
+fn delivery(
+    target: &CronTarget,
+    secret: Option<String>,
+    retry: Option<i64>,
+    timeout_seconds: Option<i64>,
+) -> Result<TaskDelivery, ApiError> {
+    if let CronTarget::Queue(_) = target {
+        let given: Vec<&str> = [
+            ("secret", secret.is_some()),
+            ("retry", retry.is_some()),
+            ("timeout_seconds", timeout_seconds.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(f, is)| is.then_some(f))
+        .collect();
+        if let Some(first) = given.first() {
+            return Err(refused(
+                first,
+                format!(
+                    "{} set how a task's runs are delivered; a queue schedule publishes into its queue, whose consumers read it (got {})",
+                    "secret, retry and timeout_seconds",
+                    given.join(", ")
+                ),
+                "drop them, or send task (a URL) instead of queue; a queue's own retries are its max_retries (POST /v1/queue/update)",
+            ));
+        }
+    }
+    let secret = secret
+        .map(|s| {
+            secret::checked(s).map_err(|e| {
+                ApiError::invalid(e.message().to_owned()).with_hint(
+                    "send 16 to 255 visible ASCII characters, or leave secret out for a generated one",
+                )
+            })
+        })
+        .transpose()?;
+    let retry = match retry {
+        Some(n) if !(0..=MAX_TASK_RETRY).contains(&n) => {
+            return Err(refused(
+                "retry",
+                format!("must be between 0 and {MAX_TASK_RETRY} (got {n})"),
+                "send how many times a failed run's delivery is tried again, or leave retry out for 3",
+            ));
+        }
+        Some(n) => n,
+        None => DEFAULT_TASK_RETRY,
+    };
+    let timeout_seconds = match timeout_seconds {
+        Some(n) if !(1..=MAX_TIMEOUT_SECONDS).contains(&n) => {
+            return Err(refused(
+                "timeout_seconds",
+                format!("must be between 1 and {MAX_TIMEOUT_SECONDS} (got {n})"),
+                "send each delivery attempt's timeout in seconds, or leave timeout_seconds out for 30",
+            ));
+        }
+        Some(n) => n,
+        None => DEFAULT_TIMEOUT_SECONDS,
+    };
+    Ok(TaskDelivery {
+        secret,
+        retry,
+        timeout_seconds,
+    })
+}
+
+/// Refuses the task settings on an update (naming every one given): they
+/// belong to the task's subscription and queue, made at create.
+fn refuse_delivery_changes(req: &CronUpdate) -> Result<(), ApiError> {
+    if req.on_failure_webhook.is_some() {
+        return Err(on_failure_webhook());
+    }
+    let given: Vec<&str> = [
+        ("secret", req.secret.is_some()),
+        ("retry", req.retry.is_some()),
+        ("timeout_seconds", req.timeout_seconds.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(f, is)| is.then_some(f))
+    .collect();
+    match given.first() {
+        None => Ok(()),
+        Some(first) => Err(refused(
+            first,
+            format!(
+                "a task schedule's delivery settings are set when it is created and cannot change (got {})",
+                given.join(", ")
+            ),
+            "delete the schedule and create it again with the new settings",
+        )),
+    }
 }
 
 /// The job an update names.
@@ -75,6 +208,7 @@ pub fn update(
     req: CronUpdate,
     push: &PushConfig,
 ) -> Result<Schedule, ApiError> {
+    refuse_delivery_changes(&req)?;
     if req.cron_expr.is_some() || req.run_at.is_some() {
         (spec.cron_expr, spec.run_at) = when(req.cron_expr, req.run_at)?;
     }
@@ -155,16 +289,20 @@ fn when(
                     EXPR_HINT,
                 ));
             }
+            // croner reads a tab or a newline as a field separator; a
+            // stored expression must read the same in every tool that
+            // shows it (and in logs), so control characters are refused.
+            if let Some((at, c)) = expr.char_indices().find(|(_, c)| c.is_control()) {
+                return Err(refused(
+                    "cron_expr",
+                    format!("must not contain control characters (got {c:?} at byte {at})"),
+                    "separate the fields with spaces",
+                ));
+            }
             Ok((Some(expr), None))
         }
         (None, Some(at)) => {
-            let ts: Timestamp = at.parse().map_err(|_| {
-                refused(
-                    "run_at",
-                    format!("{at:?} is not an RFC 3339 time"),
-                    "send a time such as 2026-12-24T18:00:00Z or 2026-12-24T18:00:00+01:00",
-                )
-            })?;
+            let ts = validate::timestamp("run_at", &at, "2026-12-24T18:00:00Z")?;
             // Stored to the microsecond on both backends: answer what a
             // later read returns.
             let micros = Timestamp::from_microsecond(ts.as_microsecond()).unwrap_or(ts);

@@ -12,12 +12,9 @@
 use onceq_store::{
     CronRunOutcome, QueueCreate, QueueRef, StoreError, SubscriptionInsert, SubscriptionRecord,
 };
-use onceq_types::{
-    cron::RunOutcome,
-    push::{DEFAULT_MAX_IN_FLIGHT, DEFAULT_TIMEOUT_SECONDS},
-    queue::QueueSettings,
-};
+use onceq_types::{cron::RunOutcome, push::DEFAULT_MAX_IN_FLIGHT, queue::QueueSettings};
 
+use super::input::TaskDelivery;
 use crate::AppState;
 
 /// The prefix of a task schedule's queue.
@@ -28,14 +25,16 @@ pub fn queue_of(job_id: &str) -> String {
     format!("{QUEUE_PREFIX}{}", job_id.trim_start_matches("cron_"))
 }
 
-/// Creates a new task schedule's queue and its subscription to `url`,
-/// signed with `secret`.
+/// Creates a new task schedule's queue (retrying a failed delivery
+/// `delivery.retry` times) and its subscription to `url`, signed with
+/// `secret`, each attempt bounded by `delivery.timeout_seconds`.
 pub async fn provision(
     state: &AppState,
     project: &str,
     job_id: &str,
     url: &str,
     secret: String,
+    delivery: &TaskDelivery,
 ) -> Result<SubscriptionRecord, StoreError> {
     let queue = QueueRef::new(project, queue_of(job_id));
     let now = state.clock.now();
@@ -43,7 +42,11 @@ pub async fn provision(
         .store()
         .queue_create(QueueCreate {
             queue: queue.clone(),
-            settings: QueueSettings::default(),
+            settings: QueueSettings {
+                // Bounded by `MAX_TASK_RETRY` (`input`).
+                max_retries: delivery.retry as i32,
+                ..QueueSettings::default()
+            },
             now,
         })
         .await?;
@@ -54,10 +57,25 @@ pub async fn provision(
             url: url.to_owned(),
             secret,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT as i32,
-            timeout_seconds: DEFAULT_TIMEOUT_SECONDS as i32,
+            timeout_seconds: delivery.timeout_seconds as i32,
             now,
         })
         .await
+}
+
+/// The secret a task schedule's runs are signed with (its subscription's);
+/// `None` while its create is still provisioning it.
+pub async fn secret_of(
+    state: &AppState,
+    project: &str,
+    job_id: &str,
+) -> Result<Option<String>, StoreError> {
+    let queue = QueueRef::new(project, queue_of(job_id));
+    match state.store().subscription_list(&queue).await {
+        Ok(subs) => Ok(subs.into_iter().next().map(|s| s.secret)),
+        Err(StoreError::QueueNotFound) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// Removes a deleted task schedule's queue (and so its subscription).

@@ -10,7 +10,8 @@
 //! |------------------------------------------------|-----------------------------------------------------|
 //! | no header                                      | the handler, untouched (no store call)              |
 //! | nothing (or an entry past the window)          | claim K, run the handler, record a 200 answer      |
-//! | K answered, same request                       | the recorded answer, `metadata.idempotent_replay: true`, `cost_usd: 0`; nothing done |
+//! | K answered, same request, a key allowed it now | the recorded answer, `metadata.idempotent_replay: true`, `cost_usd: 0`; nothing done |
+//! | K answered, same request, a narrower key       | 403 `FORBIDDEN`, as the call itself would answer ([`needs`]) |
 //! | K in flight, lease running                     | 409 `REQUEST_IN_FLIGHT` + `Retry-After`             |
 //! | K in flight, lease over (its request died)     | take the claim over, run the handler again          |
 //! | K used with a different request                | 422 `IDEMPOTENCY_KEY_REUSED`                        |
@@ -39,8 +40,10 @@
 //! parameter on its operations (`openapi::idempotency_header`).
 
 mod bound;
+mod needs;
 mod record;
 
+pub use needs::Needs;
 pub use record::{Reread, Unchanged};
 
 use axum::{
@@ -109,9 +112,13 @@ pub async fn guard_call(State(state): State<AppState>, req: Request, next: Next)
         return next.run(req).await;
     }
     match claimed(&state, req).await {
-        Ok(Claimed::Run { req, ledger }) => {
+        Ok(Claimed::Run {
+            req,
+            ledger,
+            caller,
+        }) => {
             let res = next.run(*req).await;
-            record::finish(&state, ledger, res).await
+            record::finish(&state, ledger, &caller, res).await
         }
         Ok(Claimed::Answered(res)) => res,
         Ok(Claimed::Reread(mut req)) => {
@@ -129,8 +136,13 @@ pub(crate) struct Held {
 }
 
 enum Claimed {
-    /// Run the handler with this request; record into `ledger`.
-    Run { req: Box<Request>, ledger: Held },
+    /// Run the handler with this request; record into `ledger`, with
+    /// what `caller`'s checks passed.
+    Run {
+        req: Box<Request>,
+        ledger: Held,
+        caller: Box<Caller>,
+    },
     /// Answered from the ledger (a replay).
     Answered(Response),
     /// A replay of an [`Unchanged`] answer: the handler reads it again.
@@ -181,11 +193,13 @@ async fn claimed(state: &AppState, req: Request) -> Result<Claimed, ApiError> {
         .map_err(|e| ApiError::from_store(e, ""))?;
     let replay = matches!(outcome, LedgerClaimOutcome::Completed(_));
     let req = || Box::new(Request::from_parts(parts, axum::body::Body::from(bytes)));
-    if let LedgerClaimOutcome::Completed(answer) = &outcome
-        && record::is_unchanged(answer)
-    {
-        caller.call.replayed();
-        return Ok(Claimed::Reread(req()));
+    if let LedgerClaimOutcome::Completed(answer) = &outcome {
+        // A replay only to a key allowed the call now (`needs`).
+        Needs::of(answer).check(&caller)?;
+        if record::is_unchanged(answer) {
+            caller.call.replayed();
+            return Ok(Claimed::Reread(req()));
+        }
     }
     match answer_for(outcome, &key, caller.capability().id, now) {
         None => {
@@ -200,6 +214,7 @@ async fn claimed(state: &AppState, req: Request) -> Result<Claimed, ApiError> {
             Ok(Claimed::Run {
                 req: req(),
                 ledger: held,
+                caller: Box::new(caller),
             })
         }
         Some(answer) => {

@@ -9,7 +9,7 @@ use axum::{
 use onceq_store::{LedgerAnswer, LedgerComplete, LedgerRelease};
 
 use super::Held;
-use crate::{AppState, envelope};
+use crate::{AppState, caller::Caller, envelope};
 
 /// Largest answer recorded; a bigger one (none of today's routes makes
 /// one) goes out unrecorded and its claim is released.
@@ -40,7 +40,12 @@ pub(super) fn is_unchanged(answer: &LedgerAnswer) -> bool {
 /// Records `res` if the call succeeded (200), else releases the claim: a
 /// refused or failed call changed nothing (the contract's "nothing
 /// half-done"), so its retry is a first try and may succeed.
-pub(super) async fn finish(state: &AppState, held: Held, res: Response) -> Response {
+pub(super) async fn finish(
+    state: &AppState,
+    held: Held,
+    caller: &Caller,
+    res: Response,
+) -> Response {
     if res.status() != StatusCode::OK {
         release(state, held).await;
         return res;
@@ -59,15 +64,20 @@ pub(super) async fn finish(state: &AppState, held: Held, res: Response) -> Respo
         key: held.key,
         token: held.token,
         answer: match unchanged {
+            // The entries kept are what a replay must check first
+            // (`needs`) and, for a no-op, the mark that stands in for it.
             true => LedgerAnswer {
                 status: parts.status.as_u16(),
-                headers: vec![(UNCHANGED.0.to_owned(), UNCHANGED.1.to_owned())],
+                headers: vec![
+                    (UNCHANGED.0.to_owned(), UNCHANGED.1.to_owned()),
+                    caller.needs().recorded(),
+                ],
                 body: b"{}".to_vec(),
             },
             false => LedgerAnswer {
                 status: parts.status.as_u16(),
                 // The replay sets its own (content type, replay marker).
-                headers: Vec::new(),
+                headers: vec![caller.needs().recorded()],
                 body: bytes.to_vec(),
             },
         },

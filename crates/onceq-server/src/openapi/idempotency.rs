@@ -36,14 +36,14 @@ fn document_operation(op: &mut Operation) {
         .name("Idempotency-Key")
         .parameter_in(ParameterIn::Header)
         .description(Some(
-            "Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability. 1 to 255 characters of printable ASCII.",
+            "Makes a retry safe: within the dedupe window the same call with the same key answers what the first answered (metadata.idempotent_replay: true) and does nothing more; another body with the same key is 422, a retry while the first is running is 409 with Retry-After. Keys are scoped by project and capability; a replay is answered only to a key allowed to make the call now (403 otherwise, never the stored answer). 1 to 255 characters of visible ASCII (! to ~, no spaces).",
         ))
         .schema(Some(
             ObjectBuilder::new()
                 .schema_type(Type::String)
                 .min_length(Some(1))
                 .max_length(Some(255))
-                .pattern(Some("^[!-~]([ -~]*[!-~])?$")),
+                .pattern(Some("^[!-~]{1,255}$")),
         ))
         .build();
     op.parameters

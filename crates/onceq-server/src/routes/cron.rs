@@ -36,7 +36,7 @@ use crate::{
     operation_id = "cron_create",
     tag = "cron",
     summary = "Create a cron schedule",
-    description = "A schedule publishes payload (and headers) into an existing queue of the key's project at each tick of cron_expr (five fields, six with seconds first, or @hourly-style names) read in timezone (IANA, default UTC), or once at run_at. Each run is published exactly once, however many servers share the database: its message carries the idempotency key cron:<job_id>:<scheduled time>. A repeated create with the same idempotency_key answers the first schedule (metadata.idempotent_replay: true). a task URL gets a queue of its own (cron-task-<id>) with a push subscription to it: each run is delivered as a push delivery is (signed with the secret this answer shows once, retried, SSRF-guarded). 400 for a bad expression or zone, both or neither of cron_expr and run_at, both or neither of queue and task, an unknown queue.",
+    description = "A schedule publishes payload (and headers) into a queue of the key's project (created by the first run if it does not exist yet, as a first publish creates it) at each tick of cron_expr (five fields, six with seconds first, or @hourly-style names) read in timezone (IANA, default UTC), or once at run_at. Each run is published exactly once, however many servers share the database: its message carries the idempotency key cron:<job_id>:<scheduled time>. A repeated create with the same idempotency_key answers the first schedule (metadata.idempotent_replay: true), a task's secret included. A task URL gets a queue of its own (cron-task-<id>) with a push subscription to it: each run is delivered as a push delivery is (signed with secret, the caller's or a generated one this answer shows; retried retry times, default 3; each attempt bounded by timeout_seconds, default 30; SSRF-guarded). 400 for a bad expression or zone, a control character in cron_expr, a run_at out of range, both or neither of cron_expr and run_at, both or neither of queue and task, secret/retry/timeout_seconds on a queue schedule, any on_failure_webhook (register an account webhook for cron.run_failed instead). 403 for a queue the key's patterns do not match.",
     request_body = CronCreate,
     responses(Ok<CronJob>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, StoreFailed)
 )]
@@ -46,7 +46,9 @@ pub async fn create(
     Body(req): Body<CronCreate>,
 ) -> Result<Reply<CronJob>, ApiError> {
     let input = input::create(req, &state.config.push)?;
-    check_target(&state, &caller, &input.spec.target).await?;
+    check_target(&caller, &input.spec.target)?;
+    let delivery = input.delivery.clone();
+    let body_key = input.idempotency_key.clone().unwrap_or_default();
     let now = state.clock.now();
     let next_run_at = input.schedule.first(now).map_err(|e| {
         ApiError::invalid(format!("cron_expr: {}", e.0))
@@ -68,17 +70,35 @@ pub async fn create(
         .await
         .map_err(|e| ApiError::from_store(e, ""))?;
     let mut secret = None;
-    if let (Some(url), true) = (task_url, inserted.created) {
-        let job = job_ref(&caller, &inserted.job.job.job_id);
-        match task::provision(&state, &job.project, &job.job_id, &url, generated_secret()).await {
-            Ok(subscription) => secret = Some(subscription.secret),
-            Err(e) => {
-                // Nothing half-stored: the schedule goes with its queue.
-                let _ = task::unprovision(&state, &job.project, &job.job_id).await;
-                let _ = state.store().cron_delete(&job).await;
-                return Err(ApiError::from_store(e, ""));
+    let job = job_ref(&caller, &inserted.job.job.job_id);
+    match (task_url, inserted.created) {
+        (Some(url), true) => {
+            let signing = delivery.secret.clone().unwrap_or_else(generated_secret);
+            match task::provision(&state, &job.project, &job.job_id, &url, signing, &delivery).await
+            {
+                Ok(subscription) => secret = Some(subscription.secret),
+                Err(e) => {
+                    // Nothing half-stored: the schedule goes with its queue.
+                    let _ = task::unprovision(&state, &job.project, &job.job_id).await;
+                    let _ = state.store().cron_delete(&job).await;
+                    return Err(ApiError::from_store(e, ""));
+                }
             }
         }
+        // A create retried with its idempotency_key answers what the first
+        // did, the secret included: a client that lost the first answer
+        // learns it here (and nowhere else).
+        (Some(_), false) => {
+            let found = task::secret_of(&state, &job.project, &job.job_id)
+                .await
+                .map_err(|e| ApiError::from_store(e, ""))?;
+            match found {
+                Some(s) => secret = Some(s),
+                // The first create is still making its subscription.
+                None => return Err(ApiError::in_flight(1, &body_key)),
+            }
+        }
+        (None, _) => {}
     }
     state.cron_wake.notify_one();
     let shown = CronJob {
@@ -88,29 +108,12 @@ pub async fn create(
     Ok(caller.reply(shown).replay(!inserted.created))
 }
 
-/// A target the caller may use: an existing queue of its project that its
-/// key's patterns allow, or a task URL (already checked by the SSRF guard).
-async fn check_target(
-    state: &AppState,
-    caller: &Caller,
-    target: &CronTarget,
-) -> Result<(), ApiError> {
+/// A target the caller may use: a queue of its project that its key's
+/// patterns allow (it need not exist yet: a run creates it, as a publish
+/// does, queue-api.md), or a task URL (already checked by the SSRF guard).
+fn check_target(caller: &Caller, target: &CronTarget) -> Result<(), ApiError> {
     match target {
-        CronTarget::Queue(queue) => {
-            let q = caller.queue(queue)?;
-            let found = state
-                .store()
-                .queue_get(&q)
-                .await
-                .map_err(|e| ApiError::from_store(e, queue))?;
-            if found.is_none() {
-                return Err(ApiError::invalid(format!(
-                    "queue: {queue:?} does not exist in this project"
-                ))
-                .with_hint("create the queue first (POST /v1/queue/create), or check its name"));
-            }
-            Ok(())
-        }
+        CronTarget::Queue(queue) => caller.queue(queue).map(drop),
         CronTarget::Task(_) => Ok(()),
     }
 }
@@ -122,7 +125,7 @@ async fn check_target(
     operation_id = "cron_list",
     tag = "cron",
     summary = "The project's cron schedules",
-    description = "Oldest first, each without its runs (GET /v1/cron/get/{job_id} shows them).",
+    description = "Oldest first, each without its runs (GET /v1/cron/get/{job_id} shows them). A key limited to some queues sees only the schedules publishing into them (and every task schedule).",
     responses(OkList<CronJob>, Unauthorized, Refused, StoreFailed)
 )]
 pub async fn list(
@@ -135,6 +138,7 @@ pub async fn list(
         .await
         .map_err(|e| ApiError::from_store(e, ""))?
         .into_iter()
+        .filter(|j| visible(&caller, j))
         .map(|j| shown::job(j, caller.payloads()))
         .collect::<Result<_, _>>()?;
     Ok(caller.reply(Items { items }))
@@ -160,13 +164,29 @@ pub async fn get(
     Ok(caller.reply(shown::job(job, caller.payloads())?))
 }
 
+/// The schedule `job_id` of the caller's project, if the key may use it:
+/// 403 for one publishing into a queue its patterns do not match (as that
+/// queue's own calls answer; the dashboard hides it the same way).
 async fn found(state: &AppState, caller: &Caller, job_id: &str) -> Result<CronRecord, ApiError> {
-    state
+    let job = state
         .store()
         .cron_get(&job_ref(caller, job_id))
         .await
         .map_err(|e| ApiError::from_store(e, ""))?
-        .ok_or_else(|| not_found(job_id))
+        .ok_or_else(|| not_found(job_id))?;
+    if let CronTarget::Queue(queue) = &job.spec.target {
+        caller.queue(queue)?;
+    }
+    Ok(job)
+}
+
+/// Whether the key's patterns let it see `job` (a task schedule's queue is
+/// its own: every key of the project sees it).
+fn visible(caller: &Caller, job: &CronRecord) -> bool {
+    match &job.spec.target {
+        CronTarget::Queue(queue) => caller.may_use(queue),
+        CronTarget::Task(_) => true,
+    }
 }
 
 fn job_ref(caller: &Caller, job_id: &str) -> CronRef {
@@ -214,7 +234,7 @@ pub async fn update(
             )
             .with_hint("delete the schedule and create a new one with the new target"));
         }
-        check_target(&state, &caller, &spec.target).await?;
+        check_target(&caller, &spec.target)?;
     }
     let now = state.clock.now();
     let ended = spec.max_runs.is_some_and(|max| old.run_count >= max);
@@ -294,8 +314,10 @@ async fn set_paused(
     paused: bool,
     reread: bool,
 ) -> Result<Response, ApiError> {
+    // The key must be allowed the schedule's queue (403 otherwise).
+    let current = found(&state, &caller, &job_id).await?;
     let (record, changed) = match reread {
-        true => (found(&state, &caller, &job_id).await?, false),
+        true => (current, false),
         false => set_job_paused(&state, job_ref(&caller, &job_id), paused).await?,
     };
     let mut res = caller

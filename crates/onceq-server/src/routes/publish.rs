@@ -37,10 +37,10 @@ use crate::{
     params((
         "Idempotency-Key" = Option<String>,
         Header,
-        description = "Used when the body has no idempotency_key: 1 to 255 characters of printable ASCII.",
+        description = "Used when the body has no idempotency_key: 1 to 255 characters of visible ASCII (! to ~, no spaces).",
         min_length = 1,
         max_length = 255,
-        pattern = "^[!-~]([ -~]*[!-~])?$"
+        pattern = "^[!-~]{1,255}$"
     )),
     request_body = Publish,
     responses(Ok<PublishedMessage>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, KeyReused, StoreFailed)
@@ -82,10 +82,10 @@ pub async fn publish(
     params((
         "Idempotency-Key" = Option<String>,
         Header,
-        description = "The stem of the keys of items without their own: item i takes `<key>:<i>`. 1 to 255 characters of printable ASCII, short enough for the longest derived key to be 255.",
+        description = "The stem of the keys of items without their own: item i takes `<key>:<i>`. 1 to 255 characters of visible ASCII (! to ~, no spaces), short enough for the longest derived key to be 255.",
         min_length = 1,
         max_length = 255,
-        pattern = "^[!-~]([ -~]*[!-~])?$"
+        pattern = "^[!-~]{1,255}$"
     )),
     request_body = PublishBatch,
     responses(OkList<PublishedMessage>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, KeyReused, StoreFailed)

@@ -218,15 +218,30 @@ fn refuse_queue_settings(req: &PushSubscribe) -> Result<(), ApiError> {
             "dead_letter_queue",
         ),
     ];
-    match given.into_iter().find(|(_, is, _)| *is) {
-        Some((field, _, setting)) => Err(ApiError::invalid(format!(
-            "{field} is not a setting of a push subscription: deliveries follow the queue's {setting}"
-        ))
-        .with_hint(format!(
-            "drop {field}, and set the queue's {setting} with POST /v1/queue/update"
-        ))),
-        None => Ok(()),
+    // Every such field given is named, not only the first: a client
+    // written for another queue sends them together.
+    let given: Vec<(&str, &str)> = given
+        .into_iter()
+        .filter(|(_, is, _)| *is)
+        .map(|(field, _, setting)| (field, setting))
+        .collect();
+    if given.is_empty() {
+        return Ok(());
     }
+    let fields: Vec<&str> = given.iter().map(|(f, _)| *f).collect();
+    let settings: Vec<&str> = given.iter().map(|(_, s)| *s).collect();
+    let (fields, settings) = (fields.join(", "), settings.join(", "));
+    let (is, follow) = if given.len() == 1 {
+        ("is not a setting", "setting")
+    } else {
+        ("are not settings", "settings")
+    };
+    Err(ApiError::invalid(format!(
+        "{fields} {is} of a push subscription: deliveries follow the queue's {follow} {settings}"
+    ))
+    .with_hint(format!(
+        "drop {fields}, and set the queue's {settings} with POST /v1/queue/update"
+    )))
 }
 
 /// The `{queue}/{subscription_id}` path segments, validated.

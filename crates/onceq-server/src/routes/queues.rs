@@ -294,17 +294,17 @@ pub async fn redrive(
 ) -> Result<Reply<Redriven>, ApiError> {
     let what = input::redrive(req)?;
     let target = caller.queue(&queue)?;
-    // Redrive reads the dead-letter queue: a key limited to some queues
-    // must be allowed that one too (one more lookup, for scoped keys only).
-    if !caller.scope.queues.is_any() {
-        let record = state
-            .store()
-            .queue_get(&target)
-            .await
-            .map_err(|e| ApiError::from_store(e, &queue))?;
-        if let Some(dlq) = record.and_then(|r| r.dead_letter_queue) {
-            caller.queue(&dlq)?;
-        }
+    // Redrive reads the dead-letter queue: the key must be allowed that
+    // one too. Checked for every key, `*` included (one more lookup), so
+    // the check is among the call's needs and a replay of its answer to a
+    // narrower key makes it again (`idempotency::needs`).
+    let record = state
+        .store()
+        .queue_get(&target)
+        .await
+        .map_err(|e| ApiError::from_store(e, &queue))?;
+    if let Some(dlq) = record.and_then(|r| r.dead_letter_queue) {
+        caller.queue(&dlq)?;
     }
     let max = match what {
         input::RedriveInput::Some(max) => max,

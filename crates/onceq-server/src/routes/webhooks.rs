@@ -215,6 +215,7 @@ pub async fn delete_post(
 /// 403 unless the key may use every queue: webhooks hear them all.
 fn every_queue(caller: &Caller) -> Result<(), ApiError> {
     if caller.scope.queues.is_any() {
+        caller.needed_every_queue();
         return Ok(());
     }
     Err(ApiError::forbidden(format!(

@@ -17,6 +17,7 @@ mod backoff;
 mod clock_skew;
 mod consume;
 mod cron;
+mod cron_clients;
 mod cron_servers;
 mod cron_task;
 mod dashboard;

@@ -40,8 +40,9 @@ pub struct LedgerClaim {
 pub struct LedgerAnswer {
     /// Its HTTP status, 100..=499.
     pub status: u16,
-    /// Its headers, `(name, value)` in order. The server records none (a
-    /// replay sets its own); the shared ledger keeps them for the toolkit.
+    /// Its headers, `(name, value)` in order. The server records one, the
+    /// checks a replay makes first (`onceq-replay-needs`; a replay sets
+    /// its own headers); the shared ledger keeps them for the toolkit.
     pub headers: Vec<(String, String)>,
     /// Its whole body.
     pub body: Vec<u8>,

@@ -18,6 +18,7 @@ mod concurrent;
 mod endpoints;
 mod later;
 mod rules;
+mod scope;
 
 use jiff::SignedDuration;
 use onceq::idempotency::Fingerprint;

@@ -97,6 +97,52 @@ async fn bad_keys_are_refused_naming_the_header(b: Backend) {
 }
 both!(bad_keys_are_refused_naming_the_header);
 
+/// Visible ASCII means no space (issue 26): `a b` is refused on the call
+/// ledger's routes and on publish, naming the header, with a hint; nothing
+/// is done.
+async fn a_key_with_a_space_is_refused(b: Backend) {
+    let s = TestServer::in_process(b).await;
+    for key in ["a b", " ab", "ab "] {
+        let r = call(
+            &s,
+            Method::POST,
+            "/v1/queue/create",
+            Some(json!({"name": "orders"})),
+            key,
+        )
+        .await;
+        let message = r.err(400, "INVALID_PARAMS");
+        assert!(
+            message.contains("Idempotency-Key") && message.contains("a space"),
+            "{key:?}: {message}"
+        );
+        assert!(r.body["error"]["hint"].is_string(), "{}", r.body);
+        let r = call(
+            &s,
+            Method::POST,
+            "/v1/queue/publish",
+            Some(json!({"queue": "orders", "payload": 1})),
+            key,
+        )
+        .await;
+        let message = r.err(400, "INVALID_PARAMS");
+        assert!(message.contains("Idempotency-Key"), "{key:?}: {message}");
+    }
+    s.get("/v1/queue/get/orders")
+        .await
+        .err(404, "QUEUE_NOT_FOUND");
+    call(
+        &s,
+        Method::POST,
+        "/v1/queue/create",
+        Some(json!({"name": "orders"})),
+        "a-b_c.d~!",
+    )
+    .await
+    .ok();
+}
+both!(a_key_with_a_space_is_refused);
+
 async fn answers_are_kept_for_the_dedupe_window(b: Backend) {
     let s = TestServer::in_process(b).await;
     s.publish("orders", json!(1)).await;
