@@ -31,6 +31,7 @@ mod discovery;
 mod doc_tables;
 mod early_answers;
 mod envelope;
+mod fair_share;
 mod fifo;
 mod flood;
 mod headers;
