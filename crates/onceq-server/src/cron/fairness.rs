@@ -79,14 +79,17 @@ impl CronFairness {
             at: now,
         });
         let tokens = refilled(*bucket, rate, now);
+        // Never back in time: a pass that read its `now` before another's
+        // must not credit the same interval twice.
+        let at = bucket.at.max(now);
         if tokens >= 1.0 {
             *bucket = Bucket {
                 tokens: tokens - 1.0,
-                at: now,
+                at,
             };
             true
         } else {
-            *bucket = Bucket { tokens, at: now };
+            *bucket = Bucket { tokens, at };
             self.deferred.fetch_add(1, Ordering::Relaxed);
             false
         }
@@ -126,6 +129,9 @@ mod tests {
         let fired = (0..10).filter(|_| f.take("hostile", later)).count();
         assert_eq!(fired, 3, "a second later, a second's worth");
         assert_eq!(f.deferred(), 14);
+        // A pass whose `now` is older does not credit the second again.
+        assert!(!f.take("hostile", t0));
+        assert!(!f.take("hostile", later), "nothing refilled twice");
         assert!(CronFairness::new(0).take("any", t0), "0: no cap");
     }
 }

@@ -28,7 +28,9 @@ both!(parked_long_polls_filling_the_server_lock_no_project_out);
 both!(waiting_long_polls_are_capped_per_key_and_per_project);
 
 /// The longest one of the victim's calls may take.
-const VICTIM_BOUND: Duration = Duration::from_secs(2);
+/// (Generous: a debug build on a shared 2-core machine, with the whole
+/// fleet's claims queued for the same store while it is fed.)
+const VICTIM_BOUND: Duration = Duration::from_secs(5);
 /// The longest the fleet may take to receive every message.
 const FLEET_BOUND: Duration = Duration::from_secs(30);
 const FLEET: usize = 1000;
