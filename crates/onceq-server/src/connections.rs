@@ -429,7 +429,10 @@ mod tests {
     #[test]
     fn a_full_server_cuts_the_longest_parked_long_poll_when_none_is_idle() {
         let c = Connections::new(2, 0);
-        let (a, b) = (c.admit(ip("10.0.0.1")).unwrap(), c.admit(ip("10.0.0.1")).unwrap());
+        let (a, b) = (
+            c.admit(ip("10.0.0.1")).unwrap(),
+            c.admit(ip("10.0.0.1")).unwrap(),
+        );
         let (_ra, _rb) = (a.request(), b.request());
         let first = a.park();
         let second = b.park();

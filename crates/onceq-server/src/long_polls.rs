@@ -170,8 +170,14 @@ mod tests {
         assert_eq!(polls.refused(), [(Cap::Key, 1), (Cap::Project, 1)]);
         drop(a1);
         assert_eq!(polls.waiting(), 2);
-        assert!(polls.enter("k1", "p").is_ok(), "a freed place is taken again");
-        assert!(polls.lock().by_key.len() <= 2, "no entry kept for a key with none");
+        assert!(
+            polls.enter("k1", "p").is_ok(),
+            "a freed place is taken again"
+        );
+        assert!(
+            polls.lock().by_key.len() <= 2,
+            "no entry kept for a key with none"
+        );
     }
 
     #[test]

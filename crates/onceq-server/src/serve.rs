@@ -170,9 +170,7 @@ pub async fn run(
                     .extensions_mut()
                     .insert(axum::extract::ConnectInfo(peer));
                 // Its connection's place: a long poll parks it.
-                request
-                    .extensions_mut()
-                    .insert(Slot(admitted.clone()));
+                request.extensions_mut().insert(Slot(admitted.clone()));
                 let admitted = admitted.clone();
                 let (request, body) = unread_body::track(request);
                 let answer = router.clone().oneshot(request);

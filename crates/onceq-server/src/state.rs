@@ -59,7 +59,10 @@ impl AppState {
             metrics: Metrics::new(config.metrics.clone()),
             outbound: Arc::new(Outbound::new(&config.push)),
             connections: connections(&config),
-            long_polls: LongPolls::new(config.long_poll_max_per_key, config.long_poll_max_per_project),
+            long_polls: LongPolls::new(
+                config.long_poll_max_per_key,
+                config.long_poll_max_per_project,
+            ),
             cron_fairness: Arc::new(CronFairness::new(config.cron_project_runs_per_second)),
             config: Arc::new(config),
             wakeups: Arc::new(Wakeups::default()),

@@ -62,7 +62,8 @@ impl QueueWakeup {
     /// woken by a passed-on wake-up): wakes one more waiter to look, since
     /// there may be more.
     pub fn pass_on(&self) {
-        self.passed.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        self.passed
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         self.consumers.notify_one();
     }
 

@@ -98,11 +98,19 @@ pub struct ServeArgs {
     long_poll_max_per_project: usize,
     /// Most cron schedules one project may have (0: no cap); cron/create
     /// past it answers 400.
-    #[arg(long, env = "ONCEQ_CRON_MAX_SCHEDULES_PER_PROJECT", default_value_t = 1000)]
+    #[arg(
+        long,
+        env = "ONCEQ_CRON_MAX_SCHEDULES_PER_PROJECT",
+        default_value_t = 1000
+    )]
     cron_max_schedules_per_project: u32,
     /// Cron runs this server fires per second for one project (0: no cap);
     /// past it the project's runs fire later, others' on time.
-    #[arg(long, env = "ONCEQ_CRON_PROJECT_RUNS_PER_SECOND", default_value_t = 100)]
+    #[arg(
+        long,
+        env = "ONCEQ_CRON_PROJECT_RUNS_PER_SECOND",
+        default_value_t = 100
+    )]
     cron_project_runs_per_second: u32,
     /// Require `Authorization: Bearer <TOKEN>` on /metrics (default: open).
     #[arg(long, env = "ONCEQ_METRICS_TOKEN", hide_env_values = true)]

@@ -177,21 +177,32 @@ fn write_fair_share(f: &mut Families<'_>, state: &AppState) {
         )
         .sample("onceq_long_polls_cut_total", &[], c.cut() as f64);
     let polls = &state.long_polls;
-    f.gauge("onceq_long_polls_waiting", "Long polls (consume with wait_seconds > 0) waiting now.")
-        .sample("onceq_long_polls_waiting", &[], polls.waiting() as f64);
+    f.gauge(
+        "onceq_long_polls_waiting",
+        "Long polls (consume with wait_seconds > 0) waiting now.",
+    )
+    .sample("onceq_long_polls_waiting", &[], polls.waiting() as f64);
     f.gauge(
         "onceq_long_polls_limit",
         "The caps on long polls waiting at once: key (--long-poll-max-per-key), project (--long-poll-max-per-project); 0: none.",
     );
     for (cap, n) in polls.caps() {
-        f.sample("onceq_long_polls_limit", &[("cap", cap.name())], none_as_zero(n));
+        f.sample(
+            "onceq_long_polls_limit",
+            &[("cap", cap.name())],
+            none_as_zero(n),
+        );
     }
     f.counter(
         "onceq_long_polls_refused_total",
         "Long polls answered 429 because their key or project was at its cap, by cap.",
     );
     for (cap, n) in polls.refused() {
-        f.sample("onceq_long_polls_refused_total", &[("cap", cap.name())], n as f64);
+        f.sample(
+            "onceq_long_polls_refused_total",
+            &[("cap", cap.name())],
+            n as f64,
+        );
     }
     let cron = &state.cron_fairness;
     f.gauge(

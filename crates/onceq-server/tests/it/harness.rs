@@ -153,7 +153,11 @@ impl TestServer {
         server
     }
 
-    async fn on_store_with_clock(store: Arc<dyn Store>, config: ServerConfig, clock: Clock) -> Self {
+    async fn on_store_with_clock(
+        store: Arc<dyn Store>,
+        config: ServerConfig,
+        clock: Clock,
+    ) -> Self {
         let now = clock.now();
         let (key, _) = onceq_server::auth::create_key(store.as_ref(), "alpha", None, now)
             .await

@@ -122,7 +122,9 @@ impl PgStore {
         }
         // The key named a schedule already: answer it.
         let job = self.cron_by_key(&tx, p).await?;
-        job.ok_or_else(|| StoreError::internal("cron insert conflicted on a key no schedule has").into())
+        job.ok_or_else(|| {
+            StoreError::internal("cron insert conflicted on a key no schedule has").into()
+        })
     }
 
     /// The schedule `p`'s idempotency key names, with its runs.

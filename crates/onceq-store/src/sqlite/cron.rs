@@ -93,7 +93,9 @@ pub(super) fn insert(conn: &Connection, p: &CronInsert) -> Result<CronInserted> 
                     });
                 }
             }
-            return Err(StoreError::Invalid(crate::cron_cap_message(&p.project, max)));
+            return Err(StoreError::Invalid(crate::cron_cap_message(
+                &p.project, max,
+            )));
         }
     }
     let id = ids::cron_id();
@@ -214,7 +216,12 @@ pub(super) fn delete(conn: &Connection, job: &CronRef) -> Result<bool> {
 }
 
 /// `Store::cron_due`.
-pub(super) fn due(conn: &Connection, now: Timestamp, limit: u32, per_project: u32) -> Result<CronDue> {
+pub(super) fn due(
+    conn: &Connection,
+    now: Timestamp,
+    limit: u32,
+    per_project: u32,
+) -> Result<CronDue> {
     let mut stmt = conn.prepare_cached(sql!("cron_due"))?;
     let due = stmt
         .query_map(params![time::micros(now), limit, per_project], record)?

@@ -91,7 +91,11 @@ impl Harness {
     }
 
     async fn due_ids(&self) -> (Vec<String>, Option<Timestamp>) {
-        let due = self.store.cron_due(self.now, 100, 100).await.expect("cron_due");
+        let due = self
+            .store
+            .cron_due(self.now, 100, 100)
+            .await
+            .expect("cron_due");
         (
             due.due.into_iter().map(|j| j.job.job_id).collect(),
             due.next_at,
@@ -470,10 +474,19 @@ async fn cron_due_takes_projects_in_turns(mut h: Harness) {
     // The hostile project's five are all older than the victim's one.
     let mut hostile = Vec::new();
     for i in 0..5 {
-        hostile.push(h.schedule(spec("reports"), Some(h.t(10 + i))).await.job.job_id);
+        hostile.push(
+            h.schedule(spec("reports"), Some(h.t(10 + i)))
+                .await
+                .job
+                .job_id,
+        );
     }
     let other = h.as_project("proj-b").await;
-    let victim = other.schedule(spec("reports"), Some(h.t(30))).await.job.job_id;
+    let victim = other
+        .schedule(spec("reports"), Some(h.t(30)))
+        .await
+        .job
+        .job_id;
     h.advance(60);
     let ids = |due: onceq_store::CronDue| -> Vec<String> {
         due.due.into_iter().map(|j| j.job.job_id).collect()
@@ -507,7 +520,11 @@ async fn cron_insert_refuses_past_the_project_cap(h: Harness) {
         matches!(&refused, StoreError::Invalid(m) if *m == onceq_store::cron_cap_message(&h.project, 2)),
         "{refused:?}"
     );
-    assert_eq!(h.store.cron_list(&h.project).await.unwrap().len(), 2, "nothing stored");
+    assert_eq!(
+        h.store.cron_list(&h.project).await.unwrap().len(),
+        2,
+        "nothing stored"
+    );
     // A key naming a schedule is answered with it, even at the cap.
     let again = h.store.cron_insert(capped(Some("k1"))).await.unwrap();
     assert!(!again.created);

@@ -37,7 +37,9 @@ async fn schedules(s: &TestServer, key: &str, body: Value, n: usize) {
 
 async fn a_project_with_many_schedules_does_not_delay_another(b: Backend) {
     let s = TestServer::start_with_clock(b, ServerConfig::default(), Clock::System).await;
-    s.post("/v1/queue/create", json!({"name": "ticks"})).await.ok();
+    s.post("/v1/queue/create", json!({"name": "ticks"}))
+        .await
+        .ok();
     s.post_as(&s.other_key, "/v1/queue/create", json!({"name": "ticks"}))
         .await
         .ok();
@@ -80,7 +82,11 @@ async fn a_project_with_many_schedules_does_not_delay_another(b: Backend) {
         "fair_share cron ({b:?}): {HOSTILE_SCHEDULES} hostile every-second schedules, {hostile_runs} hostile runs fired in ~8 s; victim: {} runs in 6 s, worst {worst:?} late, lateness {lateness:?}",
         runs.len()
     );
-    assert!(runs.len() >= 4, "the victim's schedule fired {} times in 6 s", runs.len());
+    assert!(
+        runs.len() >= 4,
+        "the victim's schedule fired {} times in 6 s",
+        runs.len()
+    );
     assert!(
         worst < SignedDuration::try_from(VICTIM_BOUND).unwrap(),
         "a victim run fired {worst:?} after its tick: {lateness:?}"
@@ -124,7 +130,11 @@ async fn schedules_past_the_project_cap_are_refused(b: Backend) {
         refused.body
     );
     let list = s.get("/v1/cron/list").await;
-    assert_eq!(list.data()["items"].as_array().unwrap().len(), 3, "nothing stored");
+    assert_eq!(
+        list.data()["items"].as_array().unwrap().len(),
+        3,
+        "nothing stored"
+    );
     // The create repeated with its key: answered with the first schedule.
     let again = s.post("/v1/cron/create", keyed).await;
     again.ok();
@@ -135,9 +145,14 @@ async fn schedules_past_the_project_cap_are_refused(b: Backend) {
         .ok();
     // A deleted schedule frees its place.
     let id = first.data()["job_id"].as_str().unwrap();
-    s.send(reqwest::Method::DELETE, &format!("/v1/cron/delete/{id}"), None, Some(&s.key))
-        .await
-        .ok();
+    s.send(
+        reqwest::Method::DELETE,
+        &format!("/v1/cron/delete/{id}"),
+        None,
+        Some(&s.key),
+    )
+    .await
+    .ok();
     s.post("/v1/cron/create", every_second("q")).await.ok();
 }
 
@@ -156,7 +171,9 @@ async fn a_pass_serves_every_project_before_a_throttled_one(b: Backend) {
         .ok();
     let every_minute = json!({"queue": "q", "cron_expr": "* * * * *", "payload": {}});
     schedules(&s, &s.key, every_minute.clone(), 60).await;
-    let victim = s.post_as(&s.other_key, "/v1/cron/create", every_minute).await;
+    let victim = s
+        .post_as(&s.other_key, "/v1/cron/create", every_minute)
+        .await;
     victim.ok();
     s.clock.advance(SignedDuration::from_secs(60));
     cron_firing::pass(&s.state).await.unwrap();
@@ -173,7 +190,10 @@ async fn a_pass_serves_every_project_before_a_throttled_one(b: Backend) {
     let hostile = fired(s.get("/v1/cron/list").await);
     let theirs = fired(s.get_as(&s.other_key, "/v1/cron/list").await);
     assert_eq!(theirs, 1, "the victim's run fired in the pass");
-    assert!((1..=5).contains(&hostile), "the hostile project's burst at most: {hostile}");
+    assert!(
+        (1..=5).contains(&hostile),
+        "the hostile project's burst at most: {hostile}"
+    );
     assert!(s.state.cron_fairness.deferred() >= 1, "the rest held back");
     // A second later the hostile project gets its next second's worth.
     s.clock.advance(SignedDuration::from_secs(1));

@@ -63,8 +63,14 @@ async fn victim_calls(s: &TestServer, rounds: usize) -> Duration {
     let mut slowest = Duration::ZERO;
     for i in 0..rounds {
         for (path, body) in [
-            ("/v1/queue/publish", Some(json!({"queue": "victim", "payload": {"i": i}}))),
-            ("/v1/queue/consume", Some(json!({"queue": "victim", "max_messages": 1}))),
+            (
+                "/v1/queue/publish",
+                Some(json!({"queue": "victim", "payload": {"i": i}})),
+            ),
+            (
+                "/v1/queue/consume",
+                Some(json!({"queue": "victim", "max_messages": 1})),
+            ),
             ("/v1/queue/stats/victim", None),
         ] {
             let started = Instant::now();
@@ -81,7 +87,9 @@ async fn victim_calls(s: &TestServer, rounds: usize) -> Duration {
 
 async fn a_fleet_of_1000_long_polling_workers_is_served_beside_another_project(b: Backend) {
     let s = Arc::new(TestServer::start_with(b, behind_a_proxy()).await);
-    s.post("/v1/queue/create", json!({"name": "jobs"})).await.ok();
+    s.post("/v1/queue/create", json!({"name": "jobs"}))
+        .await
+        .ok();
     s.post_as(&s.other_key, "/v1/queue/create", json!({"name": "victim"}))
         .await
         .ok();
@@ -165,7 +173,9 @@ async fn parked_long_polls_filling_the_server_lock_no_project_out(b: Backend) {
         ..behind_a_proxy()
     };
     let s = Arc::new(TestServer::start_with(b, config).await);
-    s.post("/v1/queue/create", json!({"name": "idle"})).await.ok();
+    s.post("/v1/queue/create", json!({"name": "idle"}))
+        .await
+        .ok();
     s.post_as(&s.other_key, "/v1/queue/create", json!({"name": "victim"}))
         .await
         .ok();
@@ -198,7 +208,10 @@ async fn parked_long_polls_filling_the_server_lock_no_project_out(b: Backend) {
     eprintln!(
         "fair_share parked polls ({b:?}): 64 parked polls on a 64-connection server; the other project got {ok} of 20 calls answered within {VICTIM_BOUND:?}; {cut} polls cut short"
     );
-    assert_eq!(ok, 20, "only {ok} of 20 of the other project's calls served");
+    assert_eq!(
+        ok, 20,
+        "only {ok} of 20 of the other project's calls served"
+    );
     assert!(cut >= 20, "each new connection cut a parked poll ({cut})");
 }
 
@@ -226,15 +239,25 @@ async fn waiting_long_polls_are_capped_per_key_and_per_project(b: Backend) {
     assert_eq!(refused.body["error"]["code"], "RATE_LIMITED");
     assert_eq!(refused.headers["retry-after"], "1");
     let message = refused.body["error"]["message"].as_str().unwrap();
-    assert!(message.contains("this API key") && message.contains('3'), "{message}");
+    assert!(
+        message.contains("this API key") && message.contains('3'),
+        "{message}"
+    );
     // Not waiting: never refused by the cap.
-    s.post("/v1/queue/consume", json!({"queue": "q"})).await.ok();
+    s.post("/v1/queue/consume", json!({"queue": "q"}))
+        .await
+        .ok();
     // Another key of the project: two more, then the project's cap.
     parked.extend((0..2).map(|_| park(second.clone())));
     until_waiting(&s, 5).await;
     let refused = s.post_as(&second, "/v1/queue/consume", wait.clone()).await;
     assert_eq!(refused.status, 429, "{:?}", refused.body);
-    assert!(refused.body["error"]["message"].as_str().unwrap().contains("this project"));
+    assert!(
+        refused.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("this project")
+    );
     // Another project is not counted against them.
     let other = park(s.other_key.clone());
     until_waiting(&s, 6).await;
