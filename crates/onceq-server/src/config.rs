@@ -62,15 +62,32 @@ pub struct ServerConfig {
     /// request answers 503 `UNAVAILABLE` and `/readyz` not-ready, so a
     /// stalled database never hangs callers.
     pub store_timeout: Duration,
-    /// Most connections served at once (default 1024). A new connection
-    /// past it sheds the oldest idle one; only when all are busy is it
-    /// closed as soon as accepted.
+    /// Most connections served at once (default 0: sized at start from
+    /// the process's descriptor limit, `connections::sized`). A new
+    /// connection past it sheds the oldest idle one, else cuts the
+    /// longest-parked long poll short; only when all are busy with other
+    /// work is it closed as soon as accepted.
     pub max_connections: usize,
     /// Most connections from one source address (default 256; 0: no
     /// bound), with the same shedding among that address's connections.
     /// Behind a reverse proxy every connection comes from the proxy: raise
     /// it above the proxy's upstream connections, or set 0.
     pub max_connections_per_ip: usize,
+    /// Most long polls (`consume` with `wait_seconds > 0`) one key may
+    /// have waiting at once in this process (default 1024; 0: no cap);
+    /// past it 429 `RATE_LIMITED` (`crate::long_polls`).
+    pub long_poll_max_per_key: usize,
+    /// Most long polls one project may have waiting at once in this
+    /// process, every key together (default 2048; 0: no cap).
+    pub long_poll_max_per_project: usize,
+    /// Cron: how many schedules one project may have (default 1000; 0:
+    /// no cap); `cron/create` past it answers 400 naming the limit.
+    pub cron_max_schedules_per_project: u32,
+    /// Cron: how many runs per second this server fires for one project
+    /// (default 100, burst the same; 0: no cap). Runs past it wait their
+    /// turn (fired late, missed ticks collapsing as after downtime)
+    /// while other projects' fire on time.
+    pub cron_project_runs_per_second: u32,
     /// How long a queue created without `completed_retention_seconds` (by
     /// `create`, or by its first publish) keeps acked and cancelled messages, in seconds (default 0: not at
     /// all; at most `onceq_types::MAX_COMPLETED_RETENTION_SECONDS`).
@@ -164,8 +181,12 @@ impl Default for ServerConfig {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             store_timeout: Duration::from_secs(5),
-            max_connections: 1024,
+            max_connections: 0,
             max_connections_per_ip: 256,
+            long_poll_max_per_key: 1024,
+            long_poll_max_per_project: 2048,
+            cron_max_schedules_per_project: 1000,
+            cron_project_runs_per_second: 100,
             completed_retention_seconds: 0,
             metrics: MetricsConfig::default(),
             push: PushConfig::default(),

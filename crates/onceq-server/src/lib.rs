@@ -70,8 +70,10 @@
 //!   per-server cache of who listens, the outbox dispatcher.
 //! - [`serve`]: binds, bootstraps a key, runs until SIGTERM/Ctrl-C; the
 //!   read timeouts.
-//! - [`connections`]: the connections held, bounded in total and per
-//!   address, the oldest idle one shed for a new one.
+//! - [`connections`]: the connections held, bounded in total (sized from
+//!   the descriptor limit) and per address, the oldest idle one shed (or
+//!   the longest-parked long poll cut short) for a new one.
+//! - [`long_polls`]: the caps on long polls waiting, per key and project.
 //! - [`unread_body`]: `Connection: close` on answers given before the
 //!   request's body was read.
 #![warn(missing_docs)]
@@ -94,6 +96,7 @@ pub mod guard;
 pub mod headers;
 pub mod idempotency;
 pub mod input;
+pub mod long_polls;
 pub mod maintenance;
 pub mod messages;
 pub mod metrics;

@@ -9,9 +9,11 @@
 //! committed before its answer, so nothing acknowledged is lost.
 //!
 //! Hostile clients: at most `max_connections` connections are served at
-//! once, and `max_connections_per_ip` from one address; past a bound the
-//! oldest idle connection is shed for the new one, and a new one is closed
-//! only when all are busy ([`crate::connections`]); a connection must deliver
+//! once (by default sized from the descriptor limit, raised to its hard
+//! limit at start), and `max_connections_per_ip` from one address; past a
+//! bound the oldest idle connection is shed for the new one, else the
+//! longest-parked long poll is cut short, and a new one is closed only
+//! when all are busy ([`crate::connections`]); a connection must deliver
 //! each request's headers within `header_read_timeout` (slow-loris headers
 //! and idle keep-alive connections are closed), and a body within
 //! `body_read_timeout` ([`crate::extract::Body`] answers 408).
@@ -30,8 +32,7 @@ use tokio_util::task::TaskTracker;
 use tower::ServiceExt;
 
 use crate::{
-    AppState, ServerConfig, bootstrap, connections::Connections, maintenance, push, unread_body,
-    webhooks,
+    AppState, ServerConfig, bootstrap, connections::Slot, maintenance, push, unread_body, webhooks,
 };
 
 /// What `onceq serve` was asked for.
@@ -83,6 +84,9 @@ pub async fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         op_timeout: opts.config.store_timeout,
         mode: onceq_store::OpenMode::Create,
     };
+    // Before anything opens a descriptor: the connection bound is sized
+    // from what this leaves (`AppState::new`).
+    crate::connections::raise_descriptor_limit();
     let store =
         onceq_store::open_with(opts.database_url.as_deref(), &opts.data_dir, store_options).await?;
     let where_ = match &opts.database_url {
@@ -125,10 +129,7 @@ pub async fn run(
     webhooks::spawn(&state, &tracker);
     let token = state.shutdown.clone();
     let router = crate::app(state.clone());
-    let connections = Connections::new(
-        state.config.max_connections,
-        state.config.max_connections_per_ip,
-    );
+    let connections = state.connections.clone();
     let graceful = GracefulShutdown::new();
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new())
@@ -168,12 +169,26 @@ pub async fn run(
                 request
                     .extensions_mut()
                     .insert(axum::extract::ConnectInfo(peer));
+                // Its connection's place: a long poll parks it.
+                request.extensions_mut().insert(Slot(admitted.clone()));
+                let admitted = admitted.clone();
                 let (request, body) = unread_body::track(request);
                 let answer = router.clone().oneshot(request);
                 async move {
                     let answer = answer.await;
                     drop(busy);
-                    answer.map(|a| body.close_if_unread(a))
+                    answer.map(|a| {
+                        let mut a = body.close_if_unread(a);
+                        // Its place went to a new connection: close after
+                        // this answer (a cut long poll's empty one).
+                        if admitted.was_cut() {
+                            a.headers_mut().insert(
+                                axum::http::header::CONNECTION,
+                                axum::http::HeaderValue::from_static("close"),
+                            );
+                        }
+                        a
+                    })
                 }
             }
         });

@@ -6,7 +6,8 @@ use onceq_store::{Store, traced::Traced};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    ServerConfig, accounts::Accounts, clock::Clock, metrics::Metrics, outbound::Outbound,
+    ServerConfig, accounts::Accounts, clock::Clock, connections::Connections,
+    cron::fairness::CronFairness, long_polls::LongPolls, metrics::Metrics, outbound::Outbound,
     throughput::Throughput, wakeup::Wakeups, webhooks::Events,
 };
 
@@ -40,6 +41,12 @@ pub struct AppState {
     /// The HTTP client, SSRF guard and caps every outbound delivery (push,
     /// webhooks, cron tasks) of this process shares.
     pub outbound: Arc<Outbound>,
+    /// The connections this process holds (the serving loop admits them).
+    pub connections: Arc<Connections>,
+    /// Long polls waiting, by key and project, and their caps.
+    pub long_polls: Arc<LongPolls>,
+    /// Cron runs fired per project (the firing rate's buckets).
+    pub cron_fairness: Arc<CronFairness>,
 }
 
 impl AppState {
@@ -51,6 +58,12 @@ impl AppState {
             clock: Clock::System,
             metrics: Metrics::new(config.metrics.clone()),
             outbound: Arc::new(Outbound::new(&config.push)),
+            connections: connections(&config),
+            long_polls: LongPolls::new(
+                config.long_poll_max_per_key,
+                config.long_poll_max_per_project,
+            ),
+            cron_fairness: Arc::new(CronFairness::new(config.cron_project_runs_per_second)),
             config: Arc::new(config),
             wakeups: Arc::new(Wakeups::default()),
             shutdown: CancellationToken::new(),
@@ -75,4 +88,36 @@ impl AppState {
         self.clock = clock;
         self
     }
+}
+
+/// The connection table: the configured bound, or (0) one sized from the
+/// process's descriptor limit, with room left for outbound deliveries;
+/// the choice is logged.
+fn connections(config: &ServerConfig) -> Arc<Connections> {
+    let limits = &config.push.limits;
+    let outbound = limits.max_in_flight + limits.webhook_max_in_flight;
+    let nofile = crate::connections::descriptor_limit();
+    let sized = crate::connections::sized(nofile.unwrap_or(u64::MAX), outbound);
+    let max = match config.max_connections {
+        0 => sized,
+        set => {
+            if set > sized {
+                tracing::warn!(
+                    max_connections = set,
+                    descriptor_limit = nofile,
+                    fits = sized,
+                    "--max-connections is more than the descriptor limit leaves room for: accepts will fail before it is reached"
+                );
+            }
+            set
+        }
+    };
+    tracing::info!(
+        max_connections = max,
+        descriptor_limit = nofile,
+        outbound_reserved = outbound,
+        sized_from_limit = config.max_connections == 0,
+        "connection limit chosen"
+    );
+    Connections::new(max, config.max_connections_per_ip)
 }

@@ -30,6 +30,53 @@ pub struct QueueWakeup {
     pub consumers: Notify,
     /// Push dispatchers: every one woken.
     pub dispatchers: Notify,
+    /// When a waiting consumer of this queue last re-checked the store
+    /// (`take_recheck`): one re-check per queue per interval, not one per
+    /// waiter.
+    last_recheck: Mutex<Option<tokio::time::Instant>>,
+    /// Wake-ups passed on by a consumer that found work by re-checking
+    /// (work published elsewhere): the woken one passes it on again while
+    /// it finds work (`pass_on`, `take_passed`).
+    passed: std::sync::atomic::AtomicUsize,
+}
+
+impl QueueWakeup {
+    /// Whether this waiter should re-check the store now: true for the
+    /// first waiter of the queue whose timer fires once `every` has passed
+    /// since the last re-check. 1 000 waiters on one queue used to claim
+    /// 4 000 times a second between them, saturating the store (every call
+    /// answered 503 after the store timeout); now the queue is re-checked
+    /// once per interval, whoever does it.
+    pub fn take_recheck(&self, every: std::time::Duration) -> bool {
+        let now = tokio::time::Instant::now();
+        let mut last = self.last_recheck.lock().unwrap_or_else(|e| e.into_inner());
+        if last.is_none_or(|t| now.duration_since(t) >= every) {
+            *last = Some(now);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// A waiter found work without being woken for it (by re-checking, or
+    /// woken by a passed-on wake-up): wakes one more waiter to look, since
+    /// there may be more.
+    pub fn pass_on(&self) {
+        self.passed
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        self.consumers.notify_one();
+    }
+
+    /// Whether a woken waiter was woken by a passed-on wake-up (taking it).
+    pub fn take_passed(&self) -> bool {
+        self.passed
+            .fetch_update(
+                std::sync::atomic::Ordering::AcqRel,
+                std::sync::atomic::Ordering::Acquire,
+                |n| n.checked_sub(1),
+            )
+            .is_ok()
+    }
 }
 
 type Key = (String, String);

@@ -356,8 +356,18 @@ pub trait Store: Send + Sync + 'static {
     async fn cron_pause(&self, p: crate::CronPause) -> crate::Result<Option<crate::CronRecord>>;
     /// Deletes a schedule and its runs; false if no such schedule.
     async fn cron_delete(&self, job: &crate::CronRef) -> crate::Result<bool>;
-    /// The schedules of every project due at `now` (see [`crate::CronDue`]).
-    async fn cron_due(&self, now: jiff::Timestamp, limit: u32) -> crate::Result<crate::CronDue>;
+    /// The schedules of every project due at `now` (see [`crate::CronDue`]),
+    /// at most `limit`, at most `per_project` of each project, handed out
+    /// in turns across projects: every project's earliest due schedule
+    /// (earliest first), then every project's second, and so on. So a
+    /// project with one due schedule is in the first turn however many
+    /// another has due.
+    async fn cron_due(
+        &self,
+        now: jiff::Timestamp,
+        limit: u32,
+        per_project: u32,
+    ) -> crate::Result<crate::CronDue>;
     /// Records a fired run and advances its schedule, in one transaction,
     /// only while the schedule's next tick is still the run's: true if this
     /// call advanced it. A second call for the same tick (another server,

@@ -132,7 +132,7 @@ traced! {
     fn cron_update(&self, p: CronUpdate) -> Result<Option<CronRecord>>;
     fn cron_pause(&self, p: CronPause) -> Result<Option<CronRecord>>;
     fn cron_delete(&self, job: &CronRef) -> Result<bool>;
-    fn cron_due(&self, now: Timestamp, limit: u32) -> Result<CronDue>;
+    fn cron_due(&self, now: Timestamp, limit: u32, per_project: u32) -> Result<CronDue>;
     fn cron_advance(&self, p: CronAdvance) -> Result<bool>;
     fn cron_run_outcome(&self, p: CronRunOutcome) -> Result<bool>;
     fn webhook_insert(&self, p: WebhookInsert) -> Result<WebhookRecord>;

@@ -87,14 +87,39 @@ pub struct ServeArgs {
     /// the request answers 503 and /readyz says not ready.
     #[arg(long, env = "ONCEQ_STORE_TIMEOUT_MS", default_value_t = 5_000)]
     store_timeout_ms: u64,
-    /// Most connections served at once; past it the oldest idle one is
-    /// shed for a new one (a new one is closed only when all are busy).
-    #[arg(long, env = "ONCEQ_MAX_CONNECTIONS", default_value_t = 1024)]
+    /// Most connections served at once (0: sized from the descriptor
+    /// limit at start, logged); past it the oldest idle one is shed, else
+    /// the longest-parked long poll cut short, for a new one.
+    #[arg(long, env = "ONCEQ_MAX_CONNECTIONS", default_value_t = 0)]
     max_connections: usize,
     /// Most connections from one source address (0: no bound); raise it
     /// behind a reverse proxy, whose connections all come from one address.
     #[arg(long, env = "ONCEQ_MAX_CONNECTIONS_PER_IP", default_value_t = 256)]
     max_connections_per_ip: usize,
+    /// Most long polls (consume with wait_seconds > 0) one key may have
+    /// waiting at once (0: no cap); past it 429 with Retry-After.
+    #[arg(long, env = "ONCEQ_LONG_POLL_MAX_PER_KEY", default_value_t = 1024)]
+    long_poll_max_per_key: usize,
+    /// Most long polls one project may have waiting at once, every key
+    /// together (0: no cap); past it 429 with Retry-After.
+    #[arg(long, env = "ONCEQ_LONG_POLL_MAX_PER_PROJECT", default_value_t = 2048)]
+    long_poll_max_per_project: usize,
+    /// Most cron schedules one project may have (0: no cap); cron/create
+    /// past it answers 400.
+    #[arg(
+        long,
+        env = "ONCEQ_CRON_MAX_SCHEDULES_PER_PROJECT",
+        default_value_t = 1000
+    )]
+    cron_max_schedules_per_project: u32,
+    /// Cron runs this server fires per second for one project (0: no cap);
+    /// past it the project's runs fire later, others' on time.
+    #[arg(
+        long,
+        env = "ONCEQ_CRON_PROJECT_RUNS_PER_SECOND",
+        default_value_t = 100
+    )]
+    cron_project_runs_per_second: u32,
     /// Require `Authorization: Bearer <TOKEN>` on /metrics (default: open).
     #[arg(long, env = "ONCEQ_METRICS_TOKEN", hide_env_values = true)]
     metrics_token: Option<String>,
@@ -212,10 +237,6 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         args.header_timeout_secs > 0 && args.body_timeout_secs > 0,
         "--header-timeout-secs and --body-timeout-secs must be positive"
     );
-    anyhow::ensure!(
-        args.max_connections > 0,
-        "--max-connections must be positive"
-    );
     anyhow::ensure!(args.push_scan_ms > 0, "--push-scan-ms must be positive");
     anyhow::ensure!(
         [
@@ -254,6 +275,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         store_timeout: Duration::from_millis(args.store_timeout_ms),
         max_connections: args.max_connections,
         max_connections_per_ip: args.max_connections_per_ip,
+        long_poll_max_per_key: args.long_poll_max_per_key,
+        long_poll_max_per_project: args.long_poll_max_per_project,
+        cron_max_schedules_per_project: args.cron_max_schedules_per_project,
+        cron_project_runs_per_second: args.cron_project_runs_per_second,
         completed_retention_seconds: args.completed_retention_seconds,
         // Borrows `args`: before `metrics` takes the token out of it.
         push: push_config(&args),

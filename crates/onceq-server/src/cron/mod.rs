@@ -7,12 +7,15 @@
 //!   without I/O.
 //! - [`fire`]: firing one due run: publish with the run's dedupe key, then
 //!   advance the schedule with a compare and set.
+//! - [`fairness`]: each project's firing rate (a token bucket per
+//!   project), so that one project's many schedules do not delay another's.
 //! - [`shown`]: a stored schedule as the API shows it.
 //! - [`task`]: task URLs through the push machinery (a queue of the
 //!   schedule's with a push subscription to the URL).
 //!
 //! The loop that fires them is `maintenance::cron_firing`.
 
+pub mod fairness;
 pub mod fire;
 pub mod input;
 pub mod schedule;

@@ -4,17 +4,30 @@
 //! on other servers): so while a server is up a run fires at most about
 //! one poll interval plus one store round trip after its tick.
 //!
+//! Fairly across projects: each scan takes the due schedules in turns
+//! across projects (at most [`PER_PROJECT`] of one), and a project past its
+//! firing rate (`cron_project_runs_per_second`, [`crate::cron::fairness`])
+//! has its runs left due for a later pass, so the loop's time goes to the
+//! others. A project with thousands of due schedules therefore delays
+//! another's run by at most one scan's firings, not by its whole backlog.
+//!
 //! Time is the server's clock: tests move a manual clock and call [`pass`].
 
-use std::time::Duration;
+use std::{
+    collections::{HashMap, HashSet},
+    time::Duration,
+};
 
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 use onceq_store::StoreError;
 
 use crate::{AppState, cron::fire, metrics::ErrorSource};
 
 /// Schedules fired per store scan; a full batch is followed by another.
 const BATCH: u32 = 100;
+/// Schedules of one project per scan: a project with many due takes at
+/// most this share of a scan, the rest going to other projects' turns.
+pub const PER_PROJECT: u32 = 20;
 /// Scans one pass makes at most, so a batch that keeps failing cannot
 /// hold the loop.
 const MAX_SCANS: usize = 10;
@@ -58,15 +71,28 @@ fn failed(state: &AppState, e: &StoreError) {
     }
 }
 
-/// Fires every run due now; answers when the next one is due. A run that
-/// fails to fire is logged and stays due (the next pass fires it again,
-/// as the same run: its dedupe key makes that safe).
+/// Fires every run due now, project by project in turns, leaving due the
+/// runs of a project past its firing rate; answers when to look again (the
+/// next tick, or sooner when a throttled project's bucket refills). A run
+/// that fails to fire is logged and stays due (the next pass fires it
+/// again, as the same run: its dedupe key makes that safe).
 pub async fn pass(state: &AppState) -> Result<Option<Timestamp>, StoreError> {
+    let fairness = &state.cron_fairness;
+    let mut throttled = false;
     for _ in 0..MAX_SCANS {
         let now = state.clock.now();
-        let due = state.store().cron_due(now, BATCH).await?;
-        let full = due.due.len() == BATCH as usize;
+        let due = state.store().cron_due(now, BATCH, PER_PROJECT).await?;
+        let mut fired = 0;
+        let mut per_project: HashMap<&str, u32> = HashMap::new();
+        let mut held_back: HashSet<&str> = HashSet::new();
         for job in &due.due {
+            let project = job.job.project.as_str();
+            *per_project.entry(project).or_default() += 1;
+            if held_back.contains(project) || !fairness.take(project, now) {
+                held_back.insert(project);
+                continue;
+            }
+            fired += 1;
             match fire::fire(state, job, now).await {
                 Ok(fired) => {
                     tracing::debug!(job_id = %job.job.job_id, ?fired, "cron run fired");
@@ -77,8 +103,25 @@ pub async fn pass(state: &AppState) -> Result<Option<Timestamp>, StoreError> {
                 }
             }
         }
-        if !full {
-            return Ok(due.next_at);
+        throttled |= !held_back.is_empty();
+        // More may be due: a full scan, or a project with its whole share
+        // in it that was not held back.
+        let more = due.due.len() == BATCH as usize
+            || per_project
+                .iter()
+                .any(|(p, n)| *n == PER_PROJECT && !held_back.contains(p));
+        if !more || fired == 0 {
+            return Ok(match (throttled, fairness.refill()) {
+                // Held back: look again when a run's worth has refilled
+                // (but not more often than every 10 ms).
+                (true, Some(refill)) => {
+                    let soon = now
+                        + SignedDuration::try_from(refill.max(Duration::from_millis(10)))
+                            .unwrap_or(SignedDuration::from_millis(10));
+                    Some(due.next_at.map_or(soon, |next| next.min(soon)))
+                }
+                _ => due.next_at,
+            });
         }
     }
     Ok(Some(state.clock.now()))

@@ -2,28 +2,51 @@
 //! claimed and the wait is not over, sleep on the queue's wake-up channel
 //! (a publish, requeue, redrive or resume on this server wakes it at once)
 //! and re-check the store every `long_poll_recheck` for work that arrived
-//! some other way (another server, a delay that came due).
+//! some other way (another server, a delay that came due): once per queue
+//! per interval, whichever waiter's timer fires first, not once per waiter
+//! (1 000 waiters on one queue re-checking each used to saturate the
+//! store). A waiter that finds work by re-checking passes a wake-up on to
+//! another, which passes it on again while it finds work, so a backlog
+//! published elsewhere is taken by every waiter, not one per interval.
+//!
+//! A waiting poll holds its future, its queue's wake-up channel (shared by
+//! every waiter of the queue) and its socket: no store connection (each
+//! claim is a store call of its own), no lock, no permit. Its connection is
+//! marked parked while it waits, so a new connection that finds the server
+//! full may cut the wait short: it then ends as a wait that ran out does.
 
 use std::time::Duration;
 
 use onceq_store::{ClaimedMessage, MessageClaim, Result};
 
 use super::Messages;
+use crate::connections::Admitted;
 
 impl Messages<'_> {
     /// Claims as [`Messages::claim`] does; with a `wait`, returns as soon
     /// as at least one message could be claimed, or empty when the wait is
-    /// over or the server shuts down. Each claim is made at its own `now`.
+    /// over, the server shuts down or the wait is cut short for a new
+    /// connection (`connection`, when the request came over one). Each
+    /// claim is made at its own `now`.
     pub async fn claim_waiting(
         self,
         project: &str,
         queue: &str,
         mut claim: MessageClaim,
         wait: Duration,
+        connection: Option<&std::sync::Arc<Admitted>>,
     ) -> Result<Vec<ClaimedMessage>> {
         let state = self.state;
         let deadline = tokio::time::Instant::now() + wait;
+        let parked = (!wait.is_zero())
+            .then(|| connection.map(|c| c.park()))
+            .flatten();
+        let cut = parked.as_ref().map(|p| p.cut().clone()).unwrap_or_default();
         let channel = state.wakeups.channel(project, queue);
+        let recheck = state.config.long_poll_recheck;
+        // Why this claim is made: a first look, a timer (a re-check), or a
+        // wake-up (a publish here, or one passed on).
+        let mut why = Look::First;
         loop {
             // Registered before the claim, so a publish that lands between
             // an empty claim and the wait still wakes us.
@@ -31,18 +54,54 @@ impl Messages<'_> {
             tokio::pin!(notified);
             notified.as_mut().enable();
 
-            claim.now = state.clock.now();
-            let claimed = self.claim(project, queue, claim.clone()).await?;
+            if why != Look::None {
+                let passed = why == Look::Woken && channel.take_passed();
+                claim.now = state.clock.now();
+                let claimed = self.claim(project, queue, claim.clone()).await?;
+                if !claimed.is_empty() {
+                    // Found without a wake-up of its own: more may be there
+                    // for the other waiters.
+                    if why == Look::Recheck || passed {
+                        channel.pass_on();
+                    }
+                    return Ok(claimed);
+                }
+            }
             let now = tokio::time::Instant::now();
-            if !claimed.is_empty() || now >= deadline || state.shutdown.is_cancelled() {
-                return Ok(claimed);
+            if now >= deadline || state.shutdown.is_cancelled() || cut.is_cancelled() {
+                return Ok(Vec::new());
             }
-            let pause = (deadline - now).min(state.config.long_poll_recheck);
-            tokio::select! {
-                _ = notified => {}
-                _ = tokio::time::sleep(pause) => {}
-                _ = state.shutdown.cancelled() => {}
-            }
+            let pause = (deadline - now).min(recheck);
+            why = tokio::select! {
+                _ = notified => Look::Woken,
+                _ = tokio::time::sleep(pause) => {
+                    if tokio::time::Instant::now() >= deadline {
+                        // The last look, as a wait that ran out makes.
+                        Look::Recheck
+                    } else if channel.take_recheck(recheck) {
+                        Look::Recheck
+                    } else {
+                        Look::None
+                    }
+                }
+                _ = state.shutdown.cancelled() => Look::None,
+                _ = cut.cancelled() => Look::None,
+            };
         }
     }
+}
+
+/// Why a waiting consumer claims (or does not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Look {
+    /// The call's first claim.
+    First,
+    /// Its timer fired and it is the queue's re-checker this interval (or
+    /// its wait is over).
+    Recheck,
+    /// Woken: a publish (or a requeue, …) here, or a passed-on wake-up.
+    Woken,
+    /// Its timer fired but another waiter re-checked the queue lately, or
+    /// the server is stopping, or the wait was cut: no claim.
+    None,
 }

@@ -38,6 +38,7 @@ pub(super) fn write(
     .sample("onceq_metrics_queue_label_sets_max", &[], m.queues.cap() as f64);
     write_pools(&mut f, &state.store().pool_stats());
     write_outbound(&mut f, &state.outbound.limits);
+    write_fair_share(&mut f, state);
     f.gauge("onceq_build_info", "1, labelled with the server's version.")
         .sample(
             "onceq_build_info",
@@ -150,6 +151,79 @@ fn write_pools(f: &mut Families<'_>, pools: &[PoolStats]) {
             }
         }
     }
+}
+
+/// Connections and long polls (their bounds, cuts and refusals) and the
+/// cron caps (`crate::connections`, `crate::long_polls`,
+/// `crate::cron::fairness`). A cap of "none" is reported as 0.
+fn write_fair_share(f: &mut Families<'_>, state: &AppState) {
+    let none_as_zero = |n: usize| if n == usize::MAX { 0.0 } else { n as f64 };
+    let c = &state.connections;
+    f.gauge("onceq_connections_open", "Connections held now.")
+        .sample("onceq_connections_open", &[], c.open() as f64)
+        .gauge(
+            "onceq_connections_limit",
+            "The connection bounds: total (--max-connections, or sized from the descriptor limit), per_ip (--max-connections-per-ip; 0: none).",
+        )
+        .sample("onceq_connections_limit", &[("cap", "total")], c.max_total() as f64)
+        .sample(
+            "onceq_connections_limit",
+            &[("cap", "per_ip")],
+            none_as_zero(c.max_per_ip()),
+        )
+        .counter(
+            "onceq_long_polls_cut_total",
+            "Parked long polls cut short (answered empty, connection closed) to make room for a new connection.",
+        )
+        .sample("onceq_long_polls_cut_total", &[], c.cut() as f64);
+    let polls = &state.long_polls;
+    f.gauge(
+        "onceq_long_polls_waiting",
+        "Long polls (consume with wait_seconds > 0) waiting now.",
+    )
+    .sample("onceq_long_polls_waiting", &[], polls.waiting() as f64);
+    f.gauge(
+        "onceq_long_polls_limit",
+        "The caps on long polls waiting at once: key (--long-poll-max-per-key), project (--long-poll-max-per-project); 0: none.",
+    );
+    for (cap, n) in polls.caps() {
+        f.sample(
+            "onceq_long_polls_limit",
+            &[("cap", cap.name())],
+            none_as_zero(n),
+        );
+    }
+    f.counter(
+        "onceq_long_polls_refused_total",
+        "Long polls answered 429 because their key or project was at its cap, by cap.",
+    );
+    for (cap, n) in polls.refused() {
+        f.sample(
+            "onceq_long_polls_refused_total",
+            &[("cap", cap.name())],
+            n as f64,
+        );
+    }
+    let cron = &state.cron_fairness;
+    f.gauge(
+        "onceq_cron_limit",
+        "The cron caps: schedules_per_project (--cron-max-schedules-per-project), runs_per_second_per_project (--cron-project-runs-per-second); 0: none.",
+    )
+    .sample(
+        "onceq_cron_limit",
+        &[("cap", "schedules_per_project")],
+        f64::from(state.config.cron_max_schedules_per_project),
+    )
+    .sample(
+        "onceq_cron_limit",
+        &[("cap", "runs_per_second_per_project")],
+        f64::from(cron.per_sec().unwrap_or(0)),
+    )
+    .counter(
+        "onceq_cron_runs_deferred_total",
+        "Due cron runs left for a later pass because their project was past its firing rate.",
+    )
+    .sample("onceq_cron_runs_deferred_total", &[], cron.deferred() as f64);
 }
 
 /// Outbound deliveries open now by kind, the caps, and how often a cap

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use axum::extract::State;
+use axum::{Extension, extract::State};
 use onceq_store::MessageClaim;
 use onceq_types::{ConsumedMessage, MessageStatus, reply::Consumed, request::Consume};
 
@@ -12,6 +12,7 @@ use super::{ack_batch, publish::raw};
 use crate::{
     ApiError, AppState,
     caller::Caller,
+    connections::Slot,
     envelope::Reply,
     extract::Body,
     input,
@@ -27,23 +28,32 @@ use crate::{
 /// ack back, and a call that fails after them (the claim's store error)
 /// has still acked (acking again answers `LEASE_NOT_HELD`, harmlessly).
 /// With `wait_seconds > 0` the claim long-polls
-/// ([`Messages::claim_waiting`](crate::messages::Messages::claim_waiting)).
+/// ([`Messages::claim_waiting`](crate::messages::Messages::claim_waiting)),
+/// first taking a place under the key's and the project's caps on waiting
+/// polls ([`crate::long_polls`]): past one, 429 before anything (the acks
+/// included) is done. While it waits the poll is parked: a new connection
+/// that finds the server full may cut it short ([`crate::connections`]).
 #[utoipa::path(
     post,
     path = "/v1/queue/consume",
     tag = "messages",
     summary = "Take up to 10 messages under a lease (and ack the previous ones)",
-    description = "Hands out available messages (priority first, then oldest) under a lease of visibility_timeout seconds; with wait_seconds it long-polls until a message arrives or the wait ends (then items is empty). acks (0 to 10, each message once, each with its receipt) are the previous batch's acks: applied and committed before the claim and before any wait, answered in acks as ack_batch answers (absent when the request carried none), so a worker makes one call per batch.",
+    description = "Hands out available messages (priority first, then oldest) under a lease of visibility_timeout seconds; with wait_seconds it long-polls until a message arrives or the wait ends (then items is empty; a wait the server cuts short to make room for a new connection answers the same, with Connection: close). A key or project already at its cap on waiting long polls is answered 429 RATE_LIMITED with Retry-After before anything is done (wait_seconds 0 never is). acks (0 to 10, each message once, each with its receipt) are the previous batch's acks: applied and committed before the claim and before any wait, answered in acks as ack_batch answers (absent when the request carried none), so a worker makes one call per batch.",
     request_body = Consume,
     responses(Ok<Consumed>, InvalidParams, Unauthorized, Refused, NotFound, TooLarge, TimedOut, StoreFailed)
 )]
 pub async fn consume(
     State(state): State<AppState>,
     caller: Caller,
+    slot: Option<Extension<Slot>>,
     Body(req): Body<Consume>,
 ) -> Result<Reply<Consumed>, ApiError> {
     let input = input::consume(req)?;
     let target = caller.queue(&input.queue)?;
+    let _place = match input.wait_seconds {
+        0 => None,
+        _ => Some(state.long_polls.enter(&caller.key_id, &caller.project)?),
+    };
     let queue = input.queue;
     let acks = match input.acks.is_empty() {
         true => None,
@@ -58,7 +68,13 @@ pub async fn consume(
     let wait = Duration::from_secs(input.wait_seconds);
     let claimed = state
         .messages()
-        .claim_waiting(&caller.project, &queue, claim, wait)
+        .claim_waiting(
+            &caller.project,
+            &queue,
+            claim,
+            wait,
+            slot.as_ref().map(|Extension(Slot(c))| c),
+        )
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
     let items = claimed

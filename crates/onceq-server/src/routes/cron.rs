@@ -29,6 +29,20 @@ use crate::{
     validate,
 };
 
+/// The store's refusal of a create: past the project's cap on schedules, a
+/// 400 saying so, with what to do.
+fn schedule_refused(state: &AppState, project: &str, e: onceq_store::StoreError) -> ApiError {
+    let max = state.config.cron_max_schedules_per_project;
+    match e {
+        onceq_store::StoreError::Invalid(m) if m == onceq_store::cron_cap_message(project, max) => {
+            ApiError::invalid(m).with_hint(
+                "delete schedules the project no longer needs (cron/delete), or ask the operator to raise --cron-max-schedules-per-project",
+            )
+        }
+        e => ApiError::from_store(e, ""),
+    }
+}
+
 /// `POST /v1/cron/create`.
 #[utoipa::path(
     post,
@@ -36,7 +50,7 @@ use crate::{
     operation_id = "cron_create",
     tag = "cron",
     summary = "Create a cron schedule",
-    description = "A schedule publishes payload (and headers) into a queue of the key's project (created by the first run if it does not exist yet, as a first publish creates it) at each tick of cron_expr (five fields, six with seconds first, or @hourly-style names) read in timezone (IANA, default UTC), or once at run_at. Each run is published exactly once, however many servers share the database: its message carries the idempotency key cron:<job_id>:<scheduled time>. A repeated create with the same idempotency_key answers the first schedule (metadata.idempotent_replay: true), a task's secret included. A task URL gets a queue of its own (cron-task-<id>) with a push subscription to it: each run is delivered as a push delivery is (signed with secret, the caller's or a generated one this answer shows; retried retry times, default 3; each attempt bounded by timeout_seconds, default 30; SSRF-guarded). 400 for a bad expression or zone, a control character in cron_expr, a run_at out of range, both or neither of cron_expr and run_at, both or neither of queue and task, secret/retry/timeout_seconds on a queue schedule, any on_failure_webhook (register an account webhook for cron.run_failed instead). 403 for a queue the key's patterns do not match.",
+    description = "A schedule publishes payload (and headers) into a queue of the key's project (created by the first run if it does not exist yet, as a first publish creates it) at each tick of cron_expr (five fields, six with seconds first, or @hourly-style names) read in timezone (IANA, default UTC), or once at run_at. Each run is published exactly once, however many servers share the database: its message carries the idempotency key cron:<job_id>:<scheduled time>. A repeated create with the same idempotency_key answers the first schedule (metadata.idempotent_replay: true), a task's secret included. A task URL gets a queue of its own (cron-task-<id>) with a push subscription to it: each run is delivered as a push delivery is (signed with secret, the caller's or a generated one this answer shows; retried retry times, default 3; each attempt bounded by timeout_seconds, default 30; SSRF-guarded). 400 for a bad expression or zone, a control character in cron_expr, a run_at out of range, both or neither of cron_expr and run_at, both or neither of queue and task, secret/retry/timeout_seconds on a queue schedule, any on_failure_webhook (register an account webhook for cron.run_failed instead), a project already at its cap on schedules (--cron-max-schedules-per-project, default 1000). 403 for a queue the key's patterns do not match.",
     request_body = CronCreate,
     responses(Ok<CronJob>, InvalidParams, Unauthorized, Refused, TooLarge, TimedOut, StoreFailed)
 )]
@@ -65,10 +79,14 @@ pub async fn create(
             spec: input.spec,
             next_run_at,
             idempotency_key: input.idempotency_key,
+            max_per_project: match state.config.cron_max_schedules_per_project {
+                0 => None,
+                max => Some(max),
+            },
             now,
         })
         .await
-        .map_err(|e| ApiError::from_store(e, ""))?;
+        .map_err(|e| schedule_refused(&state, &caller.project, e))?;
     let mut secret = None;
     let job = job_ref(&caller, &inserted.job.job.job_id);
     match (task_url, inserted.created) {

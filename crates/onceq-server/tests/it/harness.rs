@@ -141,7 +141,23 @@ impl TestServer {
         config: ServerConfig,
         start: Timestamp,
     ) -> Self {
-        let clock = Clock::manual(start);
+        Self::on_store_with_clock(store, config, Clock::manual(start)).await
+    }
+
+    /// A server on a fresh store reading `clock` (the system clock for
+    /// the tests that measure real lateness: tests/it/fair_share).
+    pub async fn start_with_clock(backend: Backend, config: ServerConfig, clock: Clock) -> Self {
+        let handle = fresh_store(backend).await;
+        let mut server = Self::on_store_with_clock(handle.store.clone(), config, clock).await;
+        server._store = Some(handle);
+        server
+    }
+
+    async fn on_store_with_clock(
+        store: Arc<dyn Store>,
+        config: ServerConfig,
+        clock: Clock,
+    ) -> Self {
         let now = clock.now();
         let (key, _) = onceq_server::auth::create_key(store.as_ref(), "alpha", None, now)
             .await

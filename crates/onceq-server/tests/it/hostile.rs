@@ -308,29 +308,45 @@ async fn connections_past_the_limit_shed_idle_ones_or_are_closed(b: Backend) {
     s.post("/v1/queue/consume", json!({"queue": "waits"}))
         .await
         .ok();
-    // Four connections busy with a long poll each.
+    // Four connections parked in a long poll each: a fifth gets in, the
+    // poll parked longest cut short (answered empty, connection closed).
     let poll = format!(
         "POST /v1/queue/consume HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 34\r\n\r\n{{\"queue\":\"waits\",\"wait_seconds\":2}}",
         s.key
     );
     assert_eq!(poll.split("\r\n\r\n").nth(1).unwrap().len(), 34);
-    let mut busy = Vec::new();
+    let mut parked = Vec::new();
     for _ in 0..4 {
         let mut conn = TcpStream::connect(s.addr).await.unwrap();
         conn.write_all(poll.as_bytes()).await.unwrap();
-        busy.push(conn);
+        parked.push(conn);
     }
     // Let the server read them (loopback: well under this).
     tokio::time::sleep(Duration::from_millis(300)).await;
-    // Every connection busy: the fifth is closed without an answer.
     let healthz = b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
     let answer = raw(&s, healthz).await;
-    assert!(answer.is_empty(), "{answer}");
-    // The long polls still get their answers.
-    for conn in &mut busy {
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(s.state.connections.cut() >= 1, "a parked poll was cut");
+    // Every long poll still gets its answer (the cut one at once, empty).
+    for conn in &mut parked {
         let answer = read_to_close(conn).await;
         assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.contains(r#""items":[]"#), "{answer}");
     }
+    drop(parked);
+
+    // Four connections busy with real work (a body still being sent):
+    // the fifth is closed without an answer.
+    let headers_only = poll.split("\r\n\r\n").next().unwrap().to_owned() + "\r\n\r\n";
+    let mut busy = Vec::new();
+    for _ in 0..4 {
+        let mut conn = TcpStream::connect(s.addr).await.unwrap();
+        conn.write_all(headers_only.as_bytes()).await.unwrap();
+        busy.push(conn);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let answer = raw(&s, healthz).await;
+    assert!(answer.is_empty(), "{answer}");
     drop(busy);
 
     // Four idle connections: a new one sheds the oldest and is served.

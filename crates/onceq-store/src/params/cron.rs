@@ -58,8 +58,17 @@ pub struct CronInsert {
     /// A create's dedupe key: a second insert with the same key in the
     /// same project stores nothing and answers the first schedule.
     pub idempotency_key: Option<String>,
+    /// The most schedules the project may have (`None`: no cap): an
+    /// insert that would pass it stores nothing and fails `Invalid` (a key
+    /// naming an existing schedule is still answered with it).
+    pub max_per_project: Option<u32>,
     /// The time of the call.
     pub now: Timestamp,
+}
+
+/// The message of `cron_insert`'s refusal past the project's cap.
+pub fn cron_cap_message(project: &str, max: u32) -> String {
+    format!("project {project:?} already has {max} cron schedules (the most a project may have)")
 }
 
 /// What `cron_insert` did.

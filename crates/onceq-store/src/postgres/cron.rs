@@ -75,11 +75,25 @@ impl PgStore {
         p: &CronInsert,
         id: &str,
     ) -> Result<CronInserted, Error> {
-        let client = self.client().await?;
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        if let Some(max) = p.max_per_project {
+            let lock = tx.prepare_cached(sql::CRON_LOCK).await?;
+            tx.execute(&lock, &[&p.project]).await?;
+            let count = tx.prepare_cached(sql::CRON_COUNT).await?;
+            let existing: i64 = tx.query_one(&count, &[&p.project]).await?.get(0);
+            if existing >= i64::from(max) {
+                // A key naming a schedule already is answered with it.
+                if let Some(job) = self.cron_by_key(&tx, p).await? {
+                    return Ok(job);
+                }
+                return Err(StoreError::Invalid(crate::cron_cap_message(&p.project, max)).into());
+            }
+        }
         let s = &p.spec;
         let (queue, task) = target_columns(&s.target);
-        let insert = client.prepare_cached(sql::CRON_INSERT).await?;
-        let row = client
+        let insert = tx.prepare_cached(sql::CRON_INSERT).await?;
+        let row = tx
             .query_opt(
                 &insert,
                 &[
@@ -102,22 +116,36 @@ impl PgStore {
             )
             .await?;
         if let Some(row) = row {
-            return Ok(CronInserted {
-                job: record(&row)?,
-                created: true,
-            });
+            let job = record(&row)?;
+            tx.commit().await?;
+            return Ok(CronInserted { job, created: true });
         }
         // The key named a schedule already: answer it.
-        let get = client.prepare_cached(sql::CRON_GET_BY_KEY).await?;
-        let row = client
-            .query_one(&get, &[&p.project, &p.idempotency_key])
-            .await?;
+        let job = self.cron_by_key(&tx, p).await?;
+        job.ok_or_else(|| {
+            StoreError::internal("cron insert conflicted on a key no schedule has").into()
+        })
+    }
+
+    /// The schedule `p`'s idempotency key names, with its runs.
+    async fn cron_by_key(
+        &self,
+        c: &impl GenericClient,
+        p: &CronInsert,
+    ) -> Result<Option<CronInserted>, Error> {
+        if p.idempotency_key.is_none() {
+            return Ok(None);
+        }
+        let get = c.prepare_cached(sql::CRON_GET_BY_KEY).await?;
+        let Some(row) = c.query_opt(&get, &[&p.project, &p.idempotency_key]).await? else {
+            return Ok(None);
+        };
         let mut job = record(&row)?;
-        job.runs = self.cron_runs(&client, &job.job.job_id).await?;
-        Ok(CronInserted {
+        job.runs = self.cron_runs(c, &job.job.job_id).await?;
+        Ok(Some(CronInserted {
             job,
             created: false,
-        })
+        }))
     }
 
     async fn cron_runs(
@@ -231,12 +259,13 @@ impl PgStore {
         &self,
         now: jiff::Timestamp,
         limit: u32,
+        per_project: u32,
     ) -> Result<CronDue, Error> {
         let client = self.client().await?;
         let due = client.prepare_cached(sql::CRON_DUE).await?;
         let next = client.prepare_cached(sql::CRON_NEXT).await?;
-        let limit = i64::from(limit);
-        let (due_params, next_params) = ([&now as _, &limit as _], [&now as _]);
+        let (limit, per_project) = (i64::from(limit), i64::from(per_project));
+        let (due_params, next_params) = ([&now as _, &limit as _, &per_project as _], [&now as _]);
         // Pipelined: one round trip for both.
         let (due, next) = tokio::try_join!(
             client.query(&due, &due_params),

@@ -470,8 +470,13 @@ impl crate::Store for PgStore {
         errors::retrying(self.bound, || self.cron_delete_once(job)).await
     }
 
-    async fn cron_due(&self, now: jiff::Timestamp, limit: u32) -> Result<crate::CronDue> {
-        errors::retrying(self.bound, || self.cron_due_once(now, limit)).await
+    async fn cron_due(
+        &self,
+        now: jiff::Timestamp,
+        limit: u32,
+        per_project: u32,
+    ) -> Result<crate::CronDue> {
+        errors::retrying(self.bound, || self.cron_due_once(now, limit, per_project)).await
     }
 
     async fn cron_advance(&self, p: crate::CronAdvance) -> Result<bool> {

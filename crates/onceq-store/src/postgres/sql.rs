@@ -153,6 +153,8 @@ statements! {
     SUBSCRIPTION_DELETE => "subscription_delete.sql",
     SUBSCRIPTION_SCAN => "subscription_scan.sql",
     CRON_INSERT => "cron_insert.sql",
+    CRON_LOCK => "cron_lock.sql",
+    CRON_COUNT => "cron_count.sql",
     CRON_GET => "cron_get.sql",
     CRON_GET_BY_KEY => "cron_get_by_key.sql",
     CRON_LIST => "cron_list.sql",

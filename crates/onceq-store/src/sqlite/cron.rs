@@ -74,6 +74,30 @@ fn micros_opt(t: Option<Timestamp>) -> Option<i64> {
 
 /// `Store::cron_insert`.
 pub(super) fn insert(conn: &Connection, p: &CronInsert) -> Result<CronInserted> {
+    if let Some(max) = p.max_per_project {
+        let existing: i64 = conn
+            .prepare_cached(sql!("cron_count"))?
+            .query_row([&p.project], |r| r.get(0))?;
+        if existing >= i64::from(max) {
+            // A key naming a schedule already is answered with it.
+            if let Some(key) = &p.idempotency_key {
+                let found = conn
+                    .prepare_cached(sql!("cron_get_by_key"))?
+                    .query_row(params![p.project, key], record)
+                    .optional()?;
+                if let Some(mut job) = found {
+                    job.runs = runs(conn, &job.job.job_id)?;
+                    return Ok(CronInserted {
+                        job,
+                        created: false,
+                    });
+                }
+            }
+            return Err(StoreError::Invalid(crate::cron_cap_message(
+                &p.project, max,
+            )));
+        }
+    }
     let id = ids::cron_id();
     let s = &p.spec;
     let (queue, task) = target_columns(&s.target);
@@ -192,10 +216,15 @@ pub(super) fn delete(conn: &Connection, job: &CronRef) -> Result<bool> {
 }
 
 /// `Store::cron_due`.
-pub(super) fn due(conn: &Connection, now: Timestamp, limit: u32) -> Result<CronDue> {
+pub(super) fn due(
+    conn: &Connection,
+    now: Timestamp,
+    limit: u32,
+    per_project: u32,
+) -> Result<CronDue> {
     let mut stmt = conn.prepare_cached(sql!("cron_due"))?;
     let due = stmt
-        .query_map(params![time::micros(now), limit], record)?
+        .query_map(params![time::micros(now), limit, per_project], record)?
         .collect::<rusqlite::Result<_>>()?;
     let next: Option<i64> = conn
         .prepare_cached(sql!("cron_next"))?

@@ -421,9 +421,14 @@ impl Store for SqliteStore {
         self.writer.run(move |tx| cron::delete(tx, &job)).await
     }
 
-    async fn cron_due(&self, now: Timestamp, limit: u32) -> Result<crate::CronDue> {
+    async fn cron_due(
+        &self,
+        now: Timestamp,
+        limit: u32,
+        per_project: u32,
+    ) -> Result<crate::CronDue> {
         self.readers
-            .run(move |conn| cron::due(conn, now, limit))
+            .run(move |conn| cron::due(conn, now, limit, per_project))
             .await
     }
 

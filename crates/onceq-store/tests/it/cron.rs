@@ -18,6 +18,8 @@ conformance!(
     cron_update_replaces_the_spec,
     cron_pause_hides_from_due_and_resume_sets_the_tick,
     cron_due_is_earliest_first_with_the_next_tick,
+    cron_due_takes_projects_in_turns,
+    cron_insert_refuses_past_the_project_cap,
     cron_advance_records_one_run_per_tick,
     cron_advance_counts_and_ends,
     cron_runs_keep_the_newest_twenty,
@@ -62,6 +64,7 @@ impl Harness {
             spec,
             next_run_at: next,
             idempotency_key: None,
+            max_per_project: None,
             now: self.now,
         }
     }
@@ -88,7 +91,11 @@ impl Harness {
     }
 
     async fn due_ids(&self) -> (Vec<String>, Option<Timestamp>) {
-        let due = self.store.cron_due(self.now, 100).await.expect("cron_due");
+        let due = self
+            .store
+            .cron_due(self.now, 100, 100)
+            .await
+            .expect("cron_due");
         (
             due.due.into_iter().map(|j| j.job.job_id).collect(),
             due.next_at,
@@ -281,7 +288,7 @@ async fn cron_due_is_earliest_first_with_the_next_tick(mut h: Harness) {
         vec![early.job.job_id, theirs.job.job_id, late.job.job_id]
     );
     assert_eq!(next, future.next_run_at);
-    let limited = h.store.cron_due(h.now, 1).await.unwrap();
+    let limited = h.store.cron_due(h.now, 1, 100).await.unwrap();
     assert_eq!(limited.due.len(), 1);
 }
 
@@ -461,4 +468,70 @@ async fn cron_concurrent_advances_of_one_tick_record_one_run(mut h: Harness) {
     assert_eq!(job.run_count, 1);
     assert_eq!(job.runs.len(), 1);
     assert_eq!(job.runs[0].message_id, job.last_message_id);
+}
+
+async fn cron_due_takes_projects_in_turns(mut h: Harness) {
+    // The hostile project's five are all older than the victim's one.
+    let mut hostile = Vec::new();
+    for i in 0..5 {
+        hostile.push(
+            h.schedule(spec("reports"), Some(h.t(10 + i)))
+                .await
+                .job
+                .job_id,
+        );
+    }
+    let other = h.as_project("proj-b").await;
+    let victim = other
+        .schedule(spec("reports"), Some(h.t(30)))
+        .await
+        .job
+        .job_id;
+    h.advance(60);
+    let ids = |due: onceq_store::CronDue| -> Vec<String> {
+        due.due.into_iter().map(|j| j.job.job_id).collect()
+    };
+    // Turn 1: each project's earliest (earliest first); then the rest.
+    let due = ids(h.store.cron_due(h.now, 100, 100).await.unwrap());
+    let expected: Vec<_> = [hostile[0].clone(), victim.clone()]
+        .into_iter()
+        .chain(hostile[1..].iter().cloned())
+        .collect();
+    assert_eq!(due, expected);
+    // A scan of two: the victim is in it, not behind the backlog.
+    let due = ids(h.store.cron_due(h.now, 2, 100).await.unwrap());
+    assert_eq!(due, vec![hostile[0].clone(), victim.clone()]);
+    // At most per_project of one project.
+    let due = ids(h.store.cron_due(h.now, 100, 2).await.unwrap());
+    assert_eq!(due, vec![hostile[0].clone(), victim, hostile[1].clone()]);
+}
+
+async fn cron_insert_refuses_past_the_project_cap(h: Harness) {
+    let capped = |key: Option<&str>| {
+        let mut p = h.cron_insert(spec("reports"), Some(h.t(60)));
+        p.max_per_project = Some(2);
+        p.idempotency_key = key.map(str::to_owned);
+        p
+    };
+    let first = h.store.cron_insert(capped(Some("k1"))).await.unwrap();
+    h.store.cron_insert(capped(None)).await.unwrap();
+    let refused = h.store.cron_insert(capped(None)).await.unwrap_err();
+    assert!(
+        matches!(&refused, StoreError::Invalid(m) if *m == onceq_store::cron_cap_message(&h.project, 2)),
+        "{refused:?}"
+    );
+    assert_eq!(
+        h.store.cron_list(&h.project).await.unwrap().len(),
+        2,
+        "nothing stored"
+    );
+    // A key naming a schedule is answered with it, even at the cap.
+    let again = h.store.cron_insert(capped(Some("k1"))).await.unwrap();
+    assert!(!again.created);
+    assert_eq!(again.job.job, first.job.job);
+    // Another project's cap is its own.
+    let other = h.as_project("proj-b").await;
+    let mut theirs = capped(None);
+    theirs.project = other.project.clone();
+    assert!(other.store.cron_insert(theirs).await.unwrap().created);
 }

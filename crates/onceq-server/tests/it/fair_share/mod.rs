@@ -1,4 +1,7 @@
-//! The fair-share suite: a hostile project beside a victim project, on
-//! both stores; the victim's calls must be served as if alone.
+//! The fair-share suite: a hostile project beside a victim project whose
+//! calls and runs must stay within a stated bound (docs/security.md, "Fair
+//! share"), on both stores. One file per surface.
 
+mod cron;
 mod ledger_storage;
+mod long_polls;
