@@ -20,21 +20,21 @@ fn bench_and_check(server: &ServerProcess, flags: &[&str], postgres: bool) {
         &[
             args.as_slice(),
             &[
-            "--jobs",
-            "300",
-            "--producers",
-            "4",
-            "--workers",
-            "4",
-            "--rates",
-            "100",
-            "--mixed-secs",
-            "1",
-            "--backlog",
-            "200",
-            "--backlog-settle-secs",
-            "1",
-            "--json",
+                "--jobs",
+                "300",
+                "--producers",
+                "4",
+                "--workers",
+                "4",
+                "--rates",
+                "100",
+                "--mixed-secs",
+                "1",
+                "--backlog",
+                "200",
+                "--backlog-settle-secs",
+                "1",
+                "--json",
             ],
         ]
         .concat(),
@@ -58,7 +58,12 @@ fn bench_and_check(server: &ServerProcess, flags: &[&str], postgres: bool) {
     );
     assert!(mixed["p99_ms"].as_f64().is_some(), "{mixed}");
 
-    assert_eq!(r["cpu_watch"]["server_pid"], server.pid(), "{}", r["cpu_watch"]);
+    assert_eq!(
+        r["cpu_watch"]["server_pid"],
+        server.pid(),
+        "{}",
+        r["cpu_watch"]
+    );
     assert_eq!(r["cpu_watch"]["postgres_pid"].is_u64(), postgres);
     for (phase, cpu) in ["enqueue_single", "work", "enqueue_batch", "work2"]
         .map(|p| (p, &r[p]["cpu"]))
@@ -76,7 +81,10 @@ fn bench_and_check(server: &ServerProcess, flags: &[&str], postgres: bool) {
                 "postgres_context_switches_per_request",
             ]);
         } else {
-            assert!(cpu.get("postgres_cpu_us_per_job").is_none(), "{phase}: {cpu}");
+            assert!(
+                cpu.get("postgres_cpu_us_per_job").is_none(),
+                "{phase}: {cpu}"
+            );
         }
         for f in figures {
             let v = cpu[f].as_f64();

@@ -210,9 +210,12 @@ fn parse_switches(status: &str) -> u64 {
         .lines()
         .filter_map(|l| {
             let (name, v) = l.split_once(':')?;
-            matches!(name, "voluntary_ctxt_switches" | "nonvoluntary_ctxt_switches")
-                .then(|| v.trim().parse::<u64>().ok())
-                .flatten()
+            matches!(
+                name,
+                "voluntary_ctxt_switches" | "nonvoluntary_ctxt_switches"
+            )
+            .then(|| v.trim().parse::<u64>().ok())
+            .flatten()
         })
         .sum()
 }
@@ -246,7 +249,10 @@ fn clock_ticks_per_second() -> f64 {
 /// The port of `url` when its host is this machine.
 fn local_port(url: &str) -> Option<u16> {
     let url = reqwest::Url::parse(url).ok()?;
-    let host = url.host_str()?.trim_start_matches('[').trim_end_matches(']');
+    let host = url
+        .host_str()?
+        .trim_start_matches('[')
+        .trim_end_matches(']');
     let local = host == "localhost"
         || host
             .parse::<std::net::IpAddr>()
@@ -267,7 +273,12 @@ fn sockets() -> Vec<Socket> {
     ["/proc/net/tcp", "/proc/net/tcp6"]
         .iter()
         .filter_map(|p| fs::read_to_string(p).ok())
-        .flat_map(|t| t.lines().skip(1).filter_map(parse_socket).collect::<Vec<_>>())
+        .flat_map(|t| {
+            t.lines()
+                .skip(1)
+                .filter_map(parse_socket)
+                .collect::<Vec<_>>()
+        })
         .collect()
 }
 
@@ -290,7 +301,10 @@ fn parse_socket(line: &str) -> Option<Socket> {
 fn is_loopback_hex(ip: &str) -> bool {
     match ip.len() {
         8 => ip.ends_with("7F"),
-        32 => ip == "00000000000000000000000001000000" || ip.starts_with("0000000000000000FFFF0000") && ip.ends_with("7F"),
+        32 => {
+            ip == "00000000000000000000000001000000"
+                || (ip.starts_with("0000000000000000FFFF0000") && ip.ends_with("7F"))
+        }
         _ => false,
     }
 }
@@ -392,7 +406,11 @@ mod tests {
     fn the_postmaster_is_the_first_line_of_postmaster_pid() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("postmaster.pid");
-        std::fs::write(&file, "31337\n/var/lib/postgresql/15/main\n1764000000\n5432\n").unwrap();
+        std::fs::write(
+            &file,
+            "31337\n/var/lib/postgresql/15/main\n1764000000\n5432\n",
+        )
+        .unwrap();
         assert_eq!(postmaster_of(dir.path()).unwrap(), 31337);
         std::fs::write(&file, "").unwrap();
         assert!(postmaster_of(dir.path()).is_err());

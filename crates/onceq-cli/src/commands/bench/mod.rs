@@ -201,7 +201,10 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     let start = || watch.sample(load.requests());
     if args.phases.contains(&Phase::Single) {
         let s = start();
-        enqueue_single = Some(measured(s, phases::enqueue(&load, &plan, &queue("a"), 1).await?));
+        enqueue_single = Some(measured(
+            s,
+            phases::enqueue(&load, &plan, &queue("a"), 1).await?,
+        ));
         let s = start();
         work = Some(measured(s, phases::work(&load, &plan, &queue("a")).await?));
     }
