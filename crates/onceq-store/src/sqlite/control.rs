@@ -44,10 +44,10 @@ pub(super) fn run(conn: &Connection, sql: &'static str) -> rusqlite::Result<()> 
 /// Rolls back the open transaction, if any; whether the connection is out
 /// of any transaction afterwards (a failed ROLLBACK may leave it in one).
 pub(super) fn rollback(conn: &Connection) -> bool {
-    if !conn.is_autocommit() {
-        if let Err(e) = run(conn, ROLLBACK) {
-            tracing::warn!(error = %e, "SQLite ROLLBACK failed");
-        }
+    if !conn.is_autocommit()
+        && let Err(e) = run(conn, ROLLBACK)
+    {
+        tracing::warn!(error = %e, "SQLite ROLLBACK failed");
     }
     conn.is_autocommit()
 }

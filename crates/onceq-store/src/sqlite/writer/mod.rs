@@ -228,7 +228,7 @@ fn commit_group(conn: &mut Connection, jobs: impl Iterator<Item = Box<dyn Job>>)
             failure = Some(f);
             continue;
         }
-        let done = job.run(&tx);
+        let done = job.run(tx);
         let end = if done.succeeded() {
             control::run(tx, RELEASE)
         } else {
