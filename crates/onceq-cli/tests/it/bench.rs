@@ -1,6 +1,8 @@
 //! `onceq bench` in small: every phase runs against a real server on both
-//! stores, accounts for every job, and leaves no queue behind. (Speed is
-//! measured by the documented bench commands, never asserted here.)
+//! stores, accounts for every job, reports the CPU and context switches it
+//! cost (the server's, and PostgreSQL's on that store), and leaves no queue
+//! behind. (Speed is measured by the documented bench commands, never
+//! asserted here: the CPU figures must be there and positive, not small.)
 
 use serde_json::Value;
 
@@ -8,27 +10,34 @@ use crate::process::{ServerProcess, run_ok};
 
 const KEY: &str = "bench-test-key";
 
-fn bench_and_check(server: &ServerProcess) {
+/// Runs the bench with `flags` besides; `postgres`: whether PostgreSQL's
+/// CPU must be counted too.
+fn bench_and_check(server: &ServerProcess, flags: &[&str], postgres: bool) {
     let vars = [("ONCEQ_URL", server.url.as_str()), ("ONCEQ_API_KEY", KEY)];
+    let mut args = vec!["bench"];
+    args.extend_from_slice(flags);
     let out = run_ok(
         &[
-            "bench",
-            "--jobs",
-            "300",
-            "--producers",
-            "4",
-            "--workers",
-            "4",
-            "--rates",
-            "100",
-            "--mixed-secs",
-            "1",
-            "--backlog",
-            "200",
-            "--backlog-settle-secs",
-            "1",
-            "--json",
-        ],
+            args.as_slice(),
+            &[
+                "--jobs",
+                "300",
+                "--producers",
+                "4",
+                "--workers",
+                "4",
+                "--rates",
+                "100",
+                "--mixed-secs",
+                "1",
+                "--backlog",
+                "200",
+                "--backlog-settle-secs",
+                "1",
+                "--json",
+            ],
+        ]
+        .concat(),
         &vars,
     );
     let r: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
@@ -49,6 +58,41 @@ fn bench_and_check(server: &ServerProcess) {
     );
     assert!(mixed["p99_ms"].as_f64().is_some(), "{mixed}");
 
+    assert_eq!(
+        r["cpu_watch"]["server_pid"],
+        server.pid(),
+        "{}",
+        r["cpu_watch"]
+    );
+    assert_eq!(r["cpu_watch"]["postgres_pid"].is_u64(), postgres);
+    for (phase, cpu) in ["enqueue_single", "work", "enqueue_batch", "work2"]
+        .map(|p| (p, &r[p]["cpu"]))
+        .into_iter()
+        .chain([("mixed", &mixed["cpu"])])
+    {
+        let mut figures = vec![
+            "server_cpu_us_per_job",
+            "total_cpu_us_per_job",
+            "server_context_switches_per_request",
+        ];
+        if postgres {
+            figures.extend([
+                "postgres_cpu_us_per_job",
+                "postgres_context_switches_per_request",
+            ]);
+        } else {
+            assert!(
+                cpu.get("postgres_cpu_us_per_job").is_none(),
+                "{phase}: {cpu}"
+            );
+        }
+        for f in figures {
+            let v = cpu[f].as_f64();
+            assert!(v.is_some_and(|v| v > 0.0), "{phase}: {f} in {cpu}");
+        }
+        assert!(cpu["requests"].as_u64().unwrap() > 0, "{phase}: {cpu}");
+    }
+
     let queues: Value = serde_json::from_str(&run_ok(&["queues", "--json"], &vars)).unwrap();
     let left: Vec<&Value> = queues
         .as_array()
@@ -67,7 +111,8 @@ fn bench_runs_every_phase_on_the_embedded_store() {
         &["--data-dir", data.to_str().unwrap()],
         &[("ONCEQ_API_KEY", KEY)],
     );
-    bench_and_check(&server);
+    // The server found by the port it listens on.
+    bench_and_check(&server, &[], false);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -76,7 +121,9 @@ async fn bench_runs_every_phase_on_postgres() {
     let url = db.url.clone();
     tokio::task::spawn_blocking(move || {
         let server = ServerProcess::start(&["--database-url", &url], &[("ONCEQ_API_KEY", KEY)]);
-        bench_and_check(&server);
+        // The server named; PostgreSQL found behind its connections.
+        let pid = server.pid().to_string();
+        bench_and_check(&server, &["--server-pid", &pid], true);
     })
     .await
     .unwrap();

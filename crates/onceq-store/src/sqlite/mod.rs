@@ -4,6 +4,7 @@
 //!   requests in one transaction (group commit), each in its own savepoint.
 //! - `reader`: read connections for the read-only operations.
 //! - `conn`: opening connections, with the PRAGMAs each needs.
+//! - `control`: BEGIN, COMMIT, ROLLBACK and savepoints, prepared once.
 //! - `migrate`: schema migrations.
 //! - `accounts`: credit limits, usage buckets, server heartbeats.
 //! - `keys`, `queues`, `publish`, `claim`, `lease`, `dlq`,
@@ -51,6 +52,7 @@ mod batch;
 mod browse;
 mod claim;
 mod conn;
+mod control;
 mod cron;
 mod dlq;
 mod errors;

@@ -1,6 +1,11 @@
 //! The bench's HTTP calls, made directly with reqwest so that each phase
 //! measures the server and nothing else (no client retries).
 
+use std::sync::{
+    Arc,
+    atomic::{AtomicU64, Ordering},
+};
+
 use anyhow::Context;
 use serde_json::{Value, json};
 
@@ -10,6 +15,9 @@ pub struct Load {
     http: reqwest::Client,
     base: String,
     auth: String,
+    /// Requests sent so far, by every clone (for context switches per
+    /// request).
+    requests: Arc<AtomicU64>,
 }
 
 /// A consumed message, reduced to what the bench needs.
@@ -29,10 +37,17 @@ impl Load {
             http,
             base: base.trim_end_matches('/').to_owned(),
             auth: format!("Bearer {key}"),
+            requests: Arc::default(),
         })
     }
 
+    /// Requests sent so far.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
     async fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+        self.requests.fetch_add(1, Ordering::Relaxed);
         let res = self
             .http
             .post(format!("{}{path}", self.base))

@@ -7,13 +7,16 @@
 //! enqueue with `publish_batch`; work through that backlog again; then mixed
 //! load at fixed offered rates, latency measured from a job's scheduled send
 //! time to its handler start. `--json` prints one object whose fields match
-//! the peers' result files.
+//! the peers' result files. Each phase also reports the CPU it cost the
+//! server and, when local, PostgreSQL, per job, and their context switches
+//! per request (`cpu`).
 
+mod cpu;
 mod load;
 mod phases;
 mod report;
 
-use std::time::Duration;
+use std::{path::PathBuf, time::Duration};
 
 use clap::Args;
 use serde::Serialize;
@@ -80,6 +83,21 @@ pub struct BenchArgs {
     /// backlog.
     #[arg(long, default_value_t = 0)]
     backlog_settle_secs: u64,
+    /// The server's process id, for the CPU and context switches per
+    /// operation. Without it, the process listening on `--url`'s port when
+    /// that is on this machine.
+    #[arg(long)]
+    server_pid: Option<u32>,
+    /// The PostgreSQL postmaster's process id: the cluster's CPU (every
+    /// backend) is counted with the server's. Without it (and without
+    /// `--postgres-data-dir`), the `postgres` listening on a local port the
+    /// server is connected to.
+    #[arg(long)]
+    postgres_pid: Option<u32>,
+    /// The PostgreSQL data directory, whose `postmaster.pid` names the
+    /// postmaster (instead of `--postgres-pid`).
+    #[arg(long)]
+    postgres_data_dir: Option<PathBuf>,
 }
 
 /// A part of the workload, for `--phases`.
@@ -116,6 +134,9 @@ pub struct BenchResult {
     date: String,
     runtime: &'static str,
     batch_size: usize,
+    /// The processes whose CPU and context switches each phase's `cpu`
+    /// counts.
+    cpu_watch: cpu::Watched,
     /// Messages waiting in another queue during the phases.
     backlog: usize,
     /// How fast that backlog was published (not part of the comparison).
@@ -152,6 +173,12 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         timeout: Duration::from_secs(args.phase_timeout),
         progress: !args.json && std::io::IsTerminal::is_terminal(&std::io::stderr()),
     };
+    let watch = cpu::Watch::find(
+        &args.url,
+        args.server_pid,
+        args.postgres_pid,
+        args.postgres_data_dir.as_deref(),
+    )?;
     let run_id = uuid::Uuid::now_v7().simple().to_string();
     let queue = |phase: &str| format!("bench-{phase}-{}", &run_id[20..]);
 
@@ -166,14 +193,28 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         tokio::time::sleep(std::time::Duration::from_secs(args.backlog_settle_secs)).await;
     }
     let (mut enqueue_single, mut work, mut enqueue_batch, mut work2) = (None, None, None, None);
+    // Each phase between two samples of the watched processes.
+    let measured = |before: cpu::Sample, mut t: phases::Throughput| {
+        t.cpu = watch.cost(before, watch.sample(load.requests()), t.jobs);
+        t
+    };
+    let start = || watch.sample(load.requests());
     if args.phases.contains(&Phase::Single) {
-        enqueue_single = Some(phases::enqueue(&load, &plan, &queue("a"), 1).await?);
-        work = Some(phases::work(&load, &plan, &queue("a")).await?);
+        let s = start();
+        enqueue_single = Some(measured(
+            s,
+            phases::enqueue(&load, &plan, &queue("a"), 1).await?,
+        ));
+        let s = start();
+        work = Some(measured(s, phases::work(&load, &plan, &queue("a")).await?));
     }
     if args.phases.contains(&Phase::Batch) {
         let size = args.batch_size;
-        enqueue_batch = Some(phases::enqueue(&load, &plan, &queue("b"), size).await?);
-        work2 = Some(phases::work(&load, &plan, &queue("b")).await?);
+        let s = start();
+        let t = phases::enqueue(&load, &plan, &queue("b"), size).await?;
+        enqueue_batch = Some(measured(s, t));
+        let s = start();
+        work2 = Some(measured(s, phases::work(&load, &plan, &queue("b")).await?));
     }
     let mut mixed = std::collections::BTreeMap::new();
     let rates = if args.phases.contains(&Phase::Mixed) {
@@ -183,7 +224,8 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     };
     for rate in rates {
         let name = queue(&format!("m{rate}"));
-        let result = phases::mixed(
+        let before = start();
+        let mut result = phases::mixed(
             &load,
             &plan,
             &name,
@@ -191,6 +233,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
             Duration::from_secs(args.mixed_secs),
         )
         .await?;
+        result.cpu = watch.cost(before, start(), result.sent);
         mixed.insert(*rate, result);
     }
     for q in ["a", "b", "backlog"]
@@ -227,6 +270,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         date: jiff::Timestamp::now().to_string(),
         runtime: "rust release build, tokio multi-thread (client)",
         batch_size: args.batch_size,
+        cpu_watch: watch.watched(),
         backlog: args.backlog,
         backlog_fill,
         enqueue_single,

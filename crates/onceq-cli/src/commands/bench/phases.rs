@@ -12,7 +12,7 @@ use std::{
 use serde::Serialize;
 use serde_json::json;
 
-use super::{Plan, load::Load};
+use super::{Plan, cpu::PhaseCpu, load::Load};
 
 /// An enqueue or work phase.
 #[derive(Debug, Serialize)]
@@ -23,6 +23,9 @@ pub struct Throughput {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub start_rate: Option<u64>,
     pub timed_out: bool,
+    /// What the phase cost the server (and PostgreSQL), when watched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<PhaseCpu>,
 }
 
 /// One offered rate of the mixed phase.
@@ -39,6 +42,10 @@ pub struct Mixed {
     pub p90_ms: Option<f64>,
     pub p99_ms: Option<f64>,
     pub max_ms: Option<f64>,
+    /// What the phase cost per job over its whole life (publish, consume,
+    /// ack), when watched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<PhaseCpu>,
 }
 
 fn bar(plan: &Plan, len: u64, what: &str) -> indicatif::ProgressBar {
@@ -117,6 +124,7 @@ pub async fn enqueue(
         jobs_per_s: (plan.jobs as f64 / secs) as u64,
         start_rate: None,
         timed_out: timed_out.load(Ordering::Relaxed),
+        cpu: None,
     })
 }
 
@@ -183,6 +191,7 @@ pub async fn work(load: &Load, plan: &Plan, queue: &str) -> anyhow::Result<Throu
         jobs_per_s: (done as f64 / secs) as u64,
         start_rate: Some((started.load(Ordering::Relaxed) as f64 / secs) as u64),
         timed_out: done < plan.jobs,
+        cpu: None,
     })
 }
 
@@ -300,6 +309,7 @@ pub async fn mixed(
         p90_ms: pct(90.0),
         p99_ms: pct(99.0),
         max_ms: lat.last().map(|m| round1(*m)),
+        cpu: None,
     })
 }
 

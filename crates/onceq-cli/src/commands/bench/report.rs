@@ -1,6 +1,6 @@
 //! The readable table of `onceq bench`.
 
-use super::BenchResult;
+use super::{BenchResult, cpu::PhaseCpu};
 
 pub fn table(r: &BenchResult) {
     println!(
@@ -43,6 +43,52 @@ pub fn table(r: &BenchResult) {
             ms(m.p99_ms),
             ms(m.max_ms),
             m.missing
+        );
+    }
+    cpu_table(r);
+}
+
+/// CPU per job and context switches per request, per phase.
+fn cpu_table(r: &BenchResult) {
+    let batch = format!("enqueue batch ({}/call)", r.batch_size);
+    let mut rows: Vec<(String, &PhaseCpu)> = [
+        ("enqueue single", &r.enqueue_single),
+        ("work", &r.work),
+        (batch.as_str(), &r.enqueue_batch),
+        ("work after batch", &r.work2),
+    ]
+    .into_iter()
+    .filter_map(|(name, t)| Some((name.to_owned(), t.as_ref()?.cpu.as_ref()?)))
+    .collect();
+    rows.extend(
+        r.mixed
+            .iter()
+            .filter_map(|(rate, m)| Some((format!("mixed @{rate}/s"), m.cpu.as_ref()?))),
+    );
+    if rows.is_empty() {
+        return;
+    }
+    let w = &r.cpu_watch;
+    let pid = |p: Option<u32>| p.map_or_else(|| "not watched".to_owned(), |p| p.to_string());
+    println!();
+    println!(
+        "CPU per job (µs) and context switches per request; server pid {}, PostgreSQL postmaster {}",
+        pid(w.server_pid),
+        pid(w.postgres_pid)
+    );
+    println!(
+        "{:<26} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "phase", "server", "postgres", "total", "server cs", "pg cs"
+    );
+    let opt = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |x| format!("{x:.1}"));
+    for (name, c) in rows {
+        println!(
+            "{name:<26} {:>10.1} {:>10} {:>10.1} {:>10.1} {:>10}",
+            c.server_cpu_us_per_job,
+            opt(c.postgres_cpu_us_per_job),
+            c.total_cpu_us_per_job,
+            c.server_context_switches_per_request,
+            opt(c.postgres_context_switches_per_request)
         );
     }
 }

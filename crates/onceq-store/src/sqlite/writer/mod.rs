@@ -21,9 +21,10 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
-use rusqlite::{Connection, Transaction, TransactionBehavior};
+use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
+use super::control::{self, BEGIN_IMMEDIATE, COMMIT, RELEASE, ROLLBACK_TO, SAVEPOINT};
 use super::errors::{GroupFailure, writer_gone};
 use crate::{Result, StoreError};
 
@@ -34,12 +35,6 @@ pub(super) const MAX_GROUP: usize = 256;
 /// Requests that may wait for the thread; beyond that, callers wait to send
 /// (backpressure instead of unbounded memory).
 const CHANNEL_CAPACITY: usize = 4 * MAX_GROUP;
-
-/// Savepoint each request runs in. One name suffices: savepoints are strictly
-/// nested and each is released before the next request starts.
-const SAVEPOINT: &str = "SAVEPOINT onceq_request";
-const RELEASE: &str = "RELEASE onceq_request";
-const ROLLBACK: &str = "ROLLBACK TO onceq_request; RELEASE onceq_request";
 
 /// Sends requests to the writer thread. The thread stops once every `Writer`
 /// is dropped and the requests already sent are done.
@@ -81,7 +76,7 @@ impl Writer {
     /// the store timeout (queueing included).
     pub(super) async fn run<T, F>(&self, f: F) -> Result<T>
     where
-        F: FnOnce(&Transaction<'_>) -> Result<T> + Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
         T: Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
@@ -103,7 +98,7 @@ impl Writer {
 /// A request as the thread sees it, whatever its result type.
 trait Job: Send {
     /// Runs the request inside the group's transaction (and its savepoint).
-    fn run(self: Box<Self>, tx: &Transaction<'_>) -> Box<dyn Done>;
+    fn run(self: Box<Self>, tx: &Connection) -> Box<dyn Done>;
     /// Answers without running: the group failed before its turn.
     fn fail(self: Box<Self>, e: StoreError);
     /// Whether the caller has stopped waiting (the store timeout, or its
@@ -131,10 +126,10 @@ struct Ran<T> {
 
 impl<F, T> Job for Request<F, T>
 where
-    F: FnOnce(&Transaction<'_>) -> Result<T> + Send + 'static,
+    F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     T: Send + 'static,
 {
-    fn run(self: Box<Self>, tx: &Transaction<'_>) -> Box<dyn Done> {
+    fn run(self: Box<Self>, tx: &Connection) -> Box<dyn Done> {
         let Request { f, reply } = *self;
         // AssertUnwindSafe: on a panic the savepoint is rolled back, so no
         // half-done state of the request survives it.
@@ -195,21 +190,25 @@ fn run(mut conn: Connection, mut rx: mpsc::Receiver<Box<dyn Job>>) {
 }
 
 /// Runs one group in one transaction, commits it, then answers every request.
+///
+/// The transaction and savepoint statements go through the statement cache
+/// ([`control`]), like every other statement: parsed once per connection,
+/// not once per group and twice per request.
 fn commit_group(conn: &mut Connection, jobs: impl Iterator<Item = Box<dyn Job>>) {
+    // A transaction a failed ROLLBACK left open would make BEGIN fail.
+    control::rollback(conn);
     // IMMEDIATE takes the write lock now, waiting out `busy_timeout` if
     // another process holds it. A deferred transaction would take it at the
     // first write and could then fail with SQLITE_BUSY without waiting.
-    let tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
-        Ok(tx) => tx,
-        Err(e) => {
-            let failure = GroupFailure::new("beginning a transaction", &e);
-            tracing::warn!(error = %e, "SQLite group could not begin");
-            for job in jobs {
-                job.fail(failure.to_error());
-            }
-            return;
+    if let Err(e) = control::run(conn, BEGIN_IMMEDIATE) {
+        let failure = GroupFailure::new("beginning a transaction", &e);
+        tracing::warn!(error = %e, "SQLite group could not begin");
+        for job in jobs {
+            job.fail(failure.to_error());
         }
-    };
+        return;
+    }
+    let tx: &Connection = conn;
 
     let mut ran: Vec<Box<dyn Done>> = Vec::new();
     let mut failure: Option<GroupFailure> = None;
@@ -223,15 +222,19 @@ fn commit_group(conn: &mut Connection, jobs: impl Iterator<Item = Box<dyn Job>>)
             // answer wrong for no one's benefit.
             continue;
         }
-        if let Err(e) = tx.execute_batch(SAVEPOINT) {
+        if let Err(e) = control::run(tx, SAVEPOINT) {
             let f = GroupFailure::new("opening a savepoint", &e);
             job.fail(f.to_error());
             failure = Some(f);
             continue;
         }
-        let done = job.run(&tx);
-        let end = if done.succeeded() { RELEASE } else { ROLLBACK };
-        if let Err(e) = tx.execute_batch(end) {
+        let done = job.run(tx);
+        let end = if done.succeeded() {
+            control::run(tx, RELEASE)
+        } else {
+            control::run(tx, ROLLBACK_TO).and_then(|()| control::run(tx, RELEASE))
+        };
+        if let Err(e) = end {
             failure = Some(GroupFailure::new("ending a savepoint", &e));
         } else if tx.is_autocommit() {
             // SQLite rolled the whole transaction back (it may on I/O or
@@ -244,12 +247,14 @@ fn commit_group(conn: &mut Connection, jobs: impl Iterator<Item = Box<dyn Job>>)
 
     let commit = match failure {
         Some(failure) => {
-            let _ = tx.rollback();
+            control::rollback(tx);
             Err(failure)
         }
-        // On a failed COMMIT the transaction is still open; dropping it
-        // (inside `commit`) rolls it back.
-        None => tx.commit().map_err(|e| GroupFailure::new("committing", &e)),
+        // On a failed COMMIT the transaction is still open: roll it back.
+        None => control::run(tx, COMMIT).map_err(|e| {
+            control::rollback(tx);
+            GroupFailure::new("committing", &e)
+        }),
     };
     if let Err(failure) = &commit {
         tracing::warn!(?failure, requests = ran.len(), "SQLite group failed");

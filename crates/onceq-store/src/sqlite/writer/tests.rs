@@ -54,7 +54,7 @@ async fn wait_queued(writer: &Writer, n: usize) {
 /// they run as one group, and returns their answers in order.
 async fn group<F>(writer: &Writer, values: &[i64], f: F) -> Vec<Result<i64>>
 where
-    F: Fn(&Transaction<'_>, i64) -> Result<i64> + Send + Sync + Copy + 'static,
+    F: Fn(&Connection, i64) -> Result<i64> + Send + Sync + Copy + 'static,
 {
     let (release, blocker) = block(writer).await;
     let mut handles = Vec::new();
