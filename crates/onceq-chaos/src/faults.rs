@@ -1,7 +1,7 @@
 //! The fault schedule: one timer per kind (interval from the
 //! [`Schedule`](crate::config::Schedule), jittered ±50 %), running while the
 //! client sends; the database's own faults take turns, each after a quiet
-//! as long as the last one's outage ([`DatabaseTurns`]). The last kind of
+//! as long as the last one's outage (`DatabaseTurns`). The last kind of
 //! fault, leases shorter than the work, is
 //! not an event: it is how the slow workers are configured
 //! ([`Config::slow_workers`](crate::Config::slow_workers)).
