@@ -324,7 +324,7 @@ const RESERVED_DESCRIPTORS: u64 = 256;
 
 /// The total connection bound for a process allowed `nofile` descriptors,
 /// with `outbound` of them promised to outbound deliveries: what is left
-/// after those and [`RESERVED_DESCRIPTORS`], at least 16 (a process with
+/// after those and `RESERVED_DESCRIPTORS`, at least 16 (a process with
 /// fewer descriptors than that serves few connections whatever we say;
 /// the start-up log warns).
 pub fn sized(nofile: u64, outbound: usize) -> usize {

@@ -11,7 +11,7 @@
 //! | no header                                      | the handler, untouched (no store call)              |
 //! | nothing (or an entry past the window)          | claim K, run the handler, record a 200 answer      |
 //! | K answered, same request, a key allowed it now | the recorded answer, `metadata.idempotent_replay: true`, `cost_usd: 0`; nothing done |
-//! | K answered, same request, a narrower key       | 403 `FORBIDDEN`, as the call itself would answer ([`needs`]) |
+//! | K answered, same request, a narrower key       | 403 `FORBIDDEN`, as the call itself would answer (`needs`) |
 //! | K in flight, lease running                     | 409 `REQUEST_IN_FLIGHT` + `Retry-After`             |
 //! | K in flight, lease over (its request died)     | take the claim over, run the handler again          |
 //! | K used with a different request                | 422 `IDEMPOTENCY_KEY_REUSED`                        |

@@ -16,7 +16,7 @@ use crate::{AppState, caller::Caller, envelope};
 const MAX_RECORDED: usize = 1024 * 1024;
 
 /// Set by a handler on an answer when its call changed nothing: the
-/// ledger keeps [`UNCHANGED`] in its place, not the answer.
+/// ledger keeps `UNCHANGED` in its place, not the answer.
 #[derive(Debug, Clone, Copy)]
 pub struct Unchanged;
 
