@@ -1,0 +1,150 @@
+//! The victim's latency: how long each send took to its 202 (the web
+//! route, its ledger and its publish to onceq), and how long each key took
+//! from its first send to its first 202 (retries through the faults
+//! included). With `--hostile`, split at the moment the hostile tenant
+//! arrived: sends and keys started before it, and those started after.
+
+use std::fmt;
+use std::time::Duration;
+
+/// One measurement: when it started (ms since the load began) and how long
+/// it took (ms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sample {
+    /// Start, in ms since the load began.
+    pub at_ms: u64,
+    /// Length, in ms.
+    pub ms: u64,
+}
+
+/// Percentiles of a set of samples.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Percentiles {
+    /// How many.
+    pub n: usize,
+    /// Median, ms.
+    pub p50: u64,
+    /// 99th percentile, ms.
+    pub p99: u64,
+    /// Largest, ms.
+    pub max: u64,
+}
+
+impl Percentiles {
+    /// Of `ms` (nearest rank); all zero when empty.
+    pub fn of(mut ms: Vec<u64>) -> Percentiles {
+        if ms.is_empty() {
+            return Percentiles::default();
+        }
+        ms.sort_unstable();
+        let rank = |q: f64| ms[((q * ms.len() as f64).ceil() as usize).clamp(1, ms.len()) - 1];
+        Percentiles {
+            n: ms.len(),
+            p50: rank(0.50),
+            p99: rank(0.99),
+            max: ms[ms.len() - 1],
+        }
+    }
+}
+
+impl fmt::Display for Percentiles {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "n {}, p50 {} ms, p99 {} ms, max {} ms",
+            self.n, self.p50, self.p99, self.max
+        )
+    }
+}
+
+/// Sends and keys of one stretch of the load.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Phase {
+    /// Send → 202.
+    pub sends: Percentiles,
+    /// A key's first send → its first 202.
+    pub keys: Percentiles,
+}
+
+impl Phase {
+    /// Of the samples started in `[from, to)` ms.
+    pub fn of(sends: &[Sample], keys: &[Sample], from: u64, to: u64) -> Phase {
+        let within = |s: &[Sample]| {
+            s.iter()
+                .filter(|x| (from..to).contains(&x.at_ms))
+                .map(|x| x.ms)
+                .collect()
+        };
+        Phase {
+            sends: Percentiles::of(within(sends)),
+            keys: Percentiles::of(within(keys)),
+        }
+    }
+}
+
+/// The bound the victim's latency must stay within once the hostile
+/// tenant is there: each median (sends, keys) at most `factor` × its
+/// median before the tenant arrived, plus `slack`. Medians, because the
+/// tails of a chaos run are the faults' (a send caught by a server kill or
+/// a PostgreSQL restart waits out the restart either way); the tails are
+/// reported beside it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bound {
+    /// Multiple of the median before.
+    pub factor: f64,
+    /// Added to it.
+    pub slack: Duration,
+}
+
+impl Bound {
+    /// The most `before` may become.
+    pub fn limit_ms(&self, before: u64) -> u64 {
+        (before as f64 * self.factor) as u64 + self.slack.as_millis() as u64
+    }
+
+    /// Both medians within the bound (and both phases measured).
+    pub fn met(&self, before: &Phase, with: &Phase) -> bool {
+        let ok = |b: &Percentiles, w: &Percentiles| b.n > 0 && w.n > 0 && w.p50 <= self.limit_ms(b.p50);
+        ok(&before.sends, &with.sends) && ok(&before.keys, &with.keys)
+    }
+}
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "p50 with ≤ {} × p50 before + {} ms",
+            self.factor,
+            self.slack.as_millis()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_by_nearest_rank() {
+        let p = Percentiles::of((1..=100).rev().collect());
+        assert_eq!((p.n, p.p50, p.p99, p.max), (100, 50, 99, 100));
+        assert_eq!(Percentiles::of(vec![]), Percentiles::default());
+        assert_eq!(Percentiles::of(vec![7]).p99, 7);
+    }
+
+    #[test]
+    fn phases_split_by_start_and_the_bound_compares_medians() {
+        let s = |at_ms, ms| Sample { at_ms, ms };
+        let sends = [s(0, 10), s(10, 12), s(500, 40), s(600, 2_000)];
+        let keys = [s(0, 10), s(500, 35)];
+        let before = Phase::of(&sends, &keys, 0, 100);
+        let with = Phase::of(&sends, &keys, 100, u64::MAX);
+        assert_eq!((before.sends.n, before.sends.p50), (2, 10));
+        assert_eq!((with.sends.n, with.sends.p50, with.sends.p99), (2, 40, 2_000));
+        let bound = Bound { factor: 3.0, slack: Duration::from_millis(10) };
+        assert!(bound.met(&before, &with), "40 ≤ 3 × 10 + 10 and 35 ≤ 40");
+        let tight = Bound { factor: 1.0, slack: Duration::ZERO };
+        assert!(!tight.met(&before, &with));
+        assert!(!bound.met(&Phase::default(), &with), "nothing measured before");
+    }
+}
