@@ -14,7 +14,6 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::api::Api;
-use super::setup::Made;
 
 /// No-op calls in flight at once.
 const NOOP_CONCURRENCY: usize = 16;
@@ -42,18 +41,16 @@ pub struct Counters {
     pub noops_failed: AtomicU64,
 }
 
-/// Starts `long_polls` pollers and the no-op calls at `noop_rate` per
-/// second; they run until `stop`.
-pub fn start(
-    api: Arc<Api>,
-    made: &Made,
+/// Starts `long_polls` pollers on `queues`; they run until `stop`.
+pub fn polls(
+    api: &Arc<Api>,
+    queues: &[String],
     long_polls: usize,
-    noop_rate: f64,
-    counters: Arc<Counters>,
+    counters: &Arc<Counters>,
     stop: &CancellationToken,
 ) {
     for i in 0..long_polls {
-        let queue = made.poll_queues[i % made.poll_queues.len().max(1)].clone();
+        let queue = queues[i % queues.len()].clone();
         let (api, counters, stop) = (api.clone(), counters.clone(), stop.clone());
         tokio::spawn(async move {
             tokio::select! {
@@ -62,18 +59,27 @@ pub fn start(
             }
         });
     }
-    if noop_rate > 0.0 {
-        let paths = [
-            format!("/v1/cron/pause/{}", made.paused_job),
-            format!("/v1/queue/pause/{}", made.paused_queue),
-        ];
-        let stop = stop.clone();
-        tokio::spawn(async move {
-            tokio::select! {
-                () = noops(&api, &paths, noop_rate, &counters) => {}
-                () = stop.cancelled() => {}
-            }
-        });
+}
+
+/// No-op calls at `rate` per second until `stop`: `cron/pause` of the
+/// paused schedule `job`, `queue/pause` of the paused queue.
+pub async fn noops(
+    api: &Arc<Api>,
+    job: &str,
+    rate: f64,
+    counters: &Arc<Counters>,
+    stop: &CancellationToken,
+) {
+    if rate <= 0.0 {
+        return;
+    }
+    let paths = [
+        format!("/v1/cron/pause/{job}"),
+        format!("/v1/queue/pause/{}", super::setup::PAUSED_QUEUE),
+    ];
+    tokio::select! {
+        () = noops_forever(api, &paths, rate, counters) => {}
+        () = stop.cancelled() => {}
     }
 }
 
@@ -111,7 +117,7 @@ async fn poll_forever(api: &Api, queue: &str, c: &Counters, seed: u64) {
     }
 }
 
-async fn noops(api: &Arc<Api>, paths: &[String; 2], rate: f64, c: &Arc<Counters>) {
+async fn noops_forever(api: &Arc<Api>, paths: &[String; 2], rate: f64, c: &Arc<Counters>) {
     let mut pace = tokio::time::interval(Duration::from_secs_f64(1.0 / rate));
     pace.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let permits = Arc::new(tokio::sync::Semaphore::new(NOOP_CONCURRENCY));

@@ -1,10 +1,13 @@
 //! The hostile tenant's setup, through the real mechanisms: its key made by
 //! `onceq keys create --project hostile` on the queue database (as an
 //! operator gives a tenant a key), then everything else through the HTTP
-//! API with that key — webhooks at the tarpit for every event, many queues
-//! (two of them named as the victim's), push subscriptions at the tarpit
-//! with messages to deliver, every-second cron schedules (queue and task
-//! ones), and a paused schedule and queue for the no-op calls.
+//! API with that key, in parts that run side by side (a call caught by a
+//! server kill waits out its claim, up to a minute, and holds up only its
+//! own part): the long polls' queues (one named as the victim's), a paused
+//! schedule and queue for the no-op calls, webhooks at the tarpit for every
+//! event then many queues, push subscriptions at the tarpit with messages
+//! to deliver, every-second cron schedules (queue and task ones; one
+//! target named as the victim's).
 //!
 //! Every call carries an `Idempotency-Key` (a cron create its body's
 //! `idempotency_key`) and is retried through the chaos until it is
@@ -28,7 +31,8 @@ const SETUP_CONCURRENCY: usize = 8;
 /// What the setup made.
 #[derive(Debug, Clone, Default)]
 pub struct Made {
-    /// Queues created (the victim's two names included).
+    /// Queues created (besides the long polls', the push ones and the
+    /// paused one).
     pub queues: u64,
     /// Webhooks registered.
     pub webhooks: u64,
@@ -40,13 +44,7 @@ pub struct Made {
     pub schedules: u64,
     /// Creates refused past the project's schedule cap (400).
     pub schedules_refused: u64,
-    /// Queues the long polls wait on (empty, nobody publishes there).
-    pub poll_queues: Vec<String>,
-    /// A paused schedule: `cron/pause` on it changes nothing.
-    pub paused_job: String,
-    /// A paused queue: `queue/pause` on it changes nothing.
-    pub paused_queue: String,
-    /// How long the setup took.
+    /// How long the setup took, all its parts.
     pub took: Duration,
 }
 
@@ -105,82 +103,137 @@ fn ok(answers: &[(u16, serde_json::Value)]) -> u64 {
     answers.iter().filter(|(s, _)| (200..300).contains(s)).count() as u64
 }
 
-/// Makes everything, `tarpit` being the hostile receiver's base URL.
-pub async fn run(api: &Arc<Api>, sizes: &Sizes, tarpit: &str) -> anyhow::Result<Made> {
-    let started = Instant::now();
-    let mut made = Made::default();
-    let post = |path: String, body: serde_json::Value, key: String| (path, body, key);
-
-    // Webhooks first: every queue created after is an event for each.
-    let hooks = (0..sizes.webhooks)
-        .map(|i| {
-            post(
-                "/v1/account/webhooks/register".into(),
-                json!({"url": format!("{tarpit}/hook/{i}"), "events": ["*"]}),
-                format!("hostile-webhook-{i}"),
-            )
-        })
-        .collect();
-    made.webhooks = ok(&many(api, hooks).await?);
-
-    // Its own queues, two named as the victim's: the names are per
-    // project, so the victim's checks must see none of their messages.
-    let mut names: Vec<String> = (0..sizes.queues).map(|i| format!("hostile-{i:05}")).collect();
+/// What the long polls wait on: queues nothing publishes into, the
+/// tenant's own `api-enqueue-jobs` among them. Made first, so that the
+/// polls start at once.
+pub async fn poll_queues(api: &Arc<Api>) -> anyhow::Result<Vec<String>> {
+    let mut names: Vec<String> = (0..POLL_QUEUES).map(|i| format!("hostile-poll-{i}")).collect();
     names.push(crate::QUEUE.into());
-    names.push(crate::cron::QUEUE.into());
-    names.push("hostile-paused".into());
+    let made = create_queues(api, &names).await?;
+    anyhow::ensure!(made == names.len() as u64, "the long polls' queues were not all made");
+    Ok(names)
+}
+
+/// Queues the long polls spread over (besides `api-enqueue-jobs`).
+pub const POLL_QUEUES: usize = 10;
+
+/// Creates `names` (an existing queue of the same settings counts).
+async fn create_queues(api: &Arc<Api>, names: &[String]) -> anyhow::Result<u64> {
     let creates = names
         .iter()
         .map(|n| {
-            post(
-                "/v1/queue/create".into(),
+            (
+                "/v1/queue/create".to_owned(),
                 json!({"name": n}),
                 format!("hostile-create-{n}"),
             )
         })
         .collect();
     let answers = many(api, creates).await?;
-    made.queues = answers
+    Ok(answers
         .iter()
         .filter(|(s, b)| (200..300).contains(s) || b["error"]["code"] == "QUEUE_ALREADY_EXISTS")
-        .count() as u64;
+        .count() as u64)
+}
 
-    // Push subscriptions at the tarpit, ten per queue (the most a queue
-    // may have), each allowed 100 deliveries of 300 s at once.
-    let push_queues: Vec<String> = names.iter().take(sizes.push_queues).cloned().collect();
+/// What the no-op calls pause again and again: a paused schedule and a
+/// paused queue. Returns the schedule's id.
+pub async fn paused(api: &Arc<Api>) -> anyhow::Result<String> {
+    let queue = PAUSED_QUEUE.to_owned();
+    create_queues(api, std::slice::from_ref(&queue)).await?;
+    let job = api
+        .until_answered(
+            "/v1/cron/create",
+            Some(&json!({"cron_expr": "0 0 1 1 *", "queue": queue,
+                    "idempotency_key": "hostile-paused-job"})),
+            "hostile-paused-job",
+            CALL_WITHIN,
+        )
+        .await?;
+    let id = job.body["data"]["job_id"]
+        .as_str()
+        .ok_or_else(|| anyhow::anyhow!("the paused schedule's create answered {:?}", job.body))?
+        .to_owned();
+    let path = format!("/v1/cron/pause/{id}");
+    api.until_answered(&path, None, "hostile-pause-job", CALL_WITHIN)
+        .await?;
+    let path = format!("/v1/queue/pause/{queue}");
+    api.until_answered(&path, None, "hostile-pause-queue", CALL_WITHIN)
+        .await?;
+    Ok(id)
+}
+
+/// The queue the no-op `queue/pause` calls pause again.
+pub const PAUSED_QUEUE: &str = "hostile-paused";
+
+/// Webhooks at the tarpit for every event, then the many queues (each
+/// creation an event for every webhook); returns (webhooks, queues).
+pub async fn webhooks_and_queues(
+    api: &Arc<Api>,
+    sizes: &Sizes,
+    tarpit: &str,
+) -> anyhow::Result<(u64, u64)> {
+    let hooks = (0..sizes.webhooks)
+        .map(|i| {
+            (
+                "/v1/account/webhooks/register".to_owned(),
+                json!({"url": format!("{tarpit}/hook/{i}"), "events": ["*"]}),
+                format!("hostile-webhook-{i}"),
+            )
+        })
+        .collect();
+    let webhooks = ok(&many(api, hooks).await?);
+    let names: Vec<String> = (0..sizes.queues).map(|i| format!("hostile-{i:05}")).collect();
+    Ok((webhooks, create_queues(api, &names).await?))
+}
+
+/// The push queues' names.
+fn push_queues(sizes: &Sizes) -> Vec<String> {
+    (0..sizes.push_queues).map(|i| format!("hostile-push-{i}")).collect()
+}
+
+/// Push queues with ten subscriptions each at the tarpit (the most a
+/// queue may have), each allowed 100 deliveries of 300 s at once, and
+/// messages to deliver; returns (subscriptions, messages published).
+pub async fn push(api: &Arc<Api>, sizes: &Sizes, tarpit: &str) -> anyhow::Result<(u64, u64)> {
+    let queues = push_queues(sizes);
+    create_queues(api, &queues).await?;
     let mut subs = Vec::new();
-    for q in &push_queues {
+    for q in &queues {
         for j in 0..10 {
-            subs.push(post(
+            subs.push((
                 format!("/v1/queue/push_subscribe/{q}"),
                 json!({"url": format!("{tarpit}/push/{q}/{j}"), "max_in_flight": 100, "timeout_seconds": 300}),
                 format!("hostile-sub-{q}-{j}"),
             ));
         }
     }
-    made.subscriptions = ok(&many(api, subs).await?);
+    let subscriptions = ok(&many(api, subs).await?);
     let mut batches = Vec::new();
-    for q in &push_queues {
+    for q in &queues {
         for b in 0..sizes.push_messages.div_ceil(10) {
             let messages: Vec<_> = (0..10).map(|m| json!({"payload": {"b": b, "m": m}})).collect();
-            batches.push(post(
-                "/v1/queue/publish_batch".into(),
+            batches.push((
+                "/v1/queue/publish_batch".to_owned(),
                 json!({"queue": q, "messages": messages}),
                 format!("hostile-pub-{q}-{b}"),
             ));
         }
     }
-    made.published = ok(&many(api, batches).await?) * 10;
+    Ok((subscriptions, ok(&many(api, batches).await?) * 10))
+}
 
-    // Every-second schedules: into the subscribed queues and the tenant's
-    // own `chaos-cron` (more deliveries at the tarpit, more publishes), and
-    // a few task schedules delivered to the tarpit itself.
-    let mut targets = push_queues.clone();
+/// Every-second schedules into the push queues and the tenant's own
+/// `chaos-cron` (named as the victim's; its first run creates it), and
+/// task schedules delivered to the tarpit; returns (made, refused past the
+/// project's cap).
+pub async fn cron(api: &Arc<Api>, sizes: &Sizes, tarpit: &str) -> anyhow::Result<(u64, u64)> {
+    let mut targets = push_queues(sizes);
     targets.push(crate::cron::QUEUE.into());
     let mut crons: Vec<_> = (0..sizes.schedules)
         .map(|i| {
-            post(
-                "/v1/cron/create".into(),
+            (
+                "/v1/cron/create".to_owned(),
                 json!({"cron_expr": "* * * * * *", "queue": targets[i % targets.len()],
                        "payload": {"hostile": i}, "idempotency_key": format!("hostile-cron-{i}")}),
                 format!("hostile-cron-{i}"),
@@ -188,47 +241,14 @@ pub async fn run(api: &Arc<Api>, sizes: &Sizes, tarpit: &str) -> anyhow::Result<
         })
         .collect();
     crons.extend((0..sizes.task_schedules).map(|i| {
-        post(
-            "/v1/cron/create".into(),
+        (
+            "/v1/cron/create".to_owned(),
             json!({"cron_expr": "* * * * * *", "task": format!("{tarpit}/task/{i}"),
                    "timeout_seconds": 300, "idempotency_key": format!("hostile-task-{i}")}),
             format!("hostile-task-{i}"),
         )
     }));
     let answers = many(api, crons).await?;
-    made.schedules = ok(&answers);
-    made.schedules_refused = answers.iter().filter(|(s, _)| *s == 400).count() as u64;
-
-    // What the no-op calls pause again and again.
-    let paused = api
-        .until_answered(
-            "/v1/cron/create",
-            Some(&json!({"cron_expr": "0 0 1 1 *", "queue": "hostile-paused",
-                    "idempotency_key": "hostile-paused-job"})),
-            "hostile-paused-job",
-            CALL_WITHIN,
-        )
-        .await?;
-    made.paused_job = paused.body["data"]["job_id"]
-        .as_str()
-        .ok_or_else(|| anyhow::anyhow!("the paused schedule's create answered {:?}", paused.body))?
-        .to_owned();
-    let path = format!("/v1/cron/pause/{}", made.paused_job);
-    api.until_answered(&path, None, "hostile-pause-job", CALL_WITHIN)
-        .await?;
-    made.paused_queue = "hostile-paused".into();
-    let path = format!("/v1/queue/pause/{}", made.paused_queue);
-    api.until_answered(&path, None, "hostile-pause-queue", CALL_WITHIN)
-        .await?;
-
-    // The long polls wait on the queues nothing publishes into, the
-    // tenant's `api-enqueue-jobs` among them.
-    made.poll_queues = names
-        .iter()
-        .skip(sizes.push_queues)
-        .filter(|n| *n != crate::cron::QUEUE && *n != "hostile-paused")
-        .cloned()
-        .collect();
-    made.took = started.elapsed();
-    Ok(made)
+    let refused = answers.iter().filter(|(s, _)| *s == 400).count() as u64;
+    Ok((ok(&answers), refused))
 }
