@@ -88,14 +88,14 @@ impl Api {
         })
     }
 
-    /// A setup call, retried (with the same `Idempotency-Key`, as a real
-    /// client does) through server kills, PostgreSQL restarts, 5xx, 429 and
+    /// A setup call, retried (with the same `Idempotency-Key`, if any, as a
+    /// real client does) through server kills, PostgreSQL restarts, 5xx, 429 and
     /// 409 `REQUEST_IN_FLIGHT` until it gets another answer or `within` is up.
     pub async fn until_answered(
         &self,
         path: &str,
         body: Option<&serde_json::Value>,
-        idempotency_key: &str,
+        idempotency_key: Option<&str>,
         within: Duration,
     ) -> anyhow::Result<Answer> {
         let deadline = Instant::now() + within;
@@ -106,7 +106,7 @@ impl Api {
                     reqwest::Method::POST,
                     path,
                     body,
-                    Some(idempotency_key),
+                    idempotency_key,
                     Duration::from_secs(10),
                 )
                 .await;

@@ -39,6 +39,10 @@ pub struct Counters {
     pub noops_refused: AtomicU64,
     /// Anything else (connection errors, 5xx while servers die).
     pub noops_failed: AtomicU64,
+    /// When the long polls started, ms after the tenant arrived.
+    pub polls_from_ms: AtomicU64,
+    /// When the no-op calls started, likewise.
+    pub noops_from_ms: AtomicU64,
 }
 
 /// Starts `long_polls` pollers on `queues`; they run until `stop`.

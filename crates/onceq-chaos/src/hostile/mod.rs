@@ -71,10 +71,10 @@ impl Sizes {
             webhooks: 20,
             push_queues: 3,
             push_messages: 200,
-            schedules: 60,
+            schedules: 40,
             task_schedules: 3,
             long_polls: 300,
-            noop_rate: 40.0,
+            noop_rate: 20.0,
             sources: 4,
             arrive_at: 1.0 / 3.0,
             bound: Bound {
@@ -112,6 +112,8 @@ pub struct Findings {
     pub polls: [u64; 4],
     /// No-op calls: sent, 2xx, 429, failed.
     pub noops: [u64; 4],
+    /// When the long polls and the no-op calls started, after its arrival.
+    pub load_from: [Duration; 2],
     /// The tarpit: accepted, peak open, bytes read.
     pub tarpit: [u64; 3],
     /// Runs its schedules published (messages keyed `cron:` in its queues).
@@ -149,11 +151,13 @@ pub async fn spawn(
             let api = Arc::new(api::Api::new(ports, key, sizes.sources)?);
             let polls = async {
                 let queues = setup::poll_queues(&api).await?;
+                counters.polls_from_ms.store(ms_since(arrived), Relaxed);
                 load::polls(&api, &queues, sizes.long_polls, &counters, &stop);
                 anyhow::Ok(())
             };
             let noops = async {
                 let job = setup::paused(&api).await?;
+                counters.noops_from_ms.store(ms_since(arrived), Relaxed);
                 // Runs on; `finish` cancels it.
                 let (api, counters, stop) = (api.clone(), counters.clone(), stop.clone());
                 tokio::spawn(async move {
@@ -216,6 +220,10 @@ impl Running {
                 c.noops_refused.load(Relaxed),
                 c.noops_failed.load(Relaxed),
             ],
+            load_from: [
+                Duration::from_millis(c.polls_from_ms.load(Relaxed)),
+                Duration::from_millis(c.noops_from_ms.load(Relaxed)),
+            ],
             tarpit: [
                 t.accepted.load(Relaxed),
                 t.peak.load(Relaxed),
@@ -224,6 +232,10 @@ impl Running {
             cron_runs: cron_runs(queue_url).await?,
         })
     }
+}
+
+fn ms_since(t: Instant) -> u64 {
+    u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 async fn cron_runs(queue_url: &str) -> anyhow::Result<u64> {
@@ -261,11 +273,13 @@ impl fmt::Display for Findings {
         )?;
         writeln!(
             f,
-            "    long polls (wait_seconds 20): peak {peak} open, {answered} answered, {capped} refused 429, {failed} failed (faults)"
+            "    long polls (wait_seconds 20, from {:.1}s after its arrival): peak {peak} open, {answered} answered, {capped} refused 429, {failed} failed (faults)",
+            self.load_from[0].as_secs_f64()
         )?;
         writeln!(
             f,
-            "    no-op keyed calls (fresh Idempotency-Keys): {sent} sent, {ok} answered 2xx, {refused} refused 429, {nfailed} failed (faults)"
+            "    no-op keyed calls (fresh Idempotency-Keys, from {:.1}s): {sent} sent, {ok} answered 2xx, {refused} refused 429, {nfailed} failed (faults)",
+            self.load_from[1].as_secs_f64()
         )?;
         writeln!(
             f,

@@ -9,9 +9,11 @@
 //! to deliver, every-second cron schedules (queue and task ones; one
 //! target named as the victim's).
 //!
-//! Every call carries an `Idempotency-Key` (a cron create its body's
-//! `idempotency_key`) and is retried through the chaos until it is
-//! answered, so a retried setup makes nothing twice.
+//! Every call is retried through the chaos until it is answered, and
+//! makes nothing twice: webhooks and subscriptions carry an
+//! `Idempotency-Key`, cron creates and published messages their body's
+//! `idempotency_key`, and a queue create or a pause is the same whatever
+//! its repeats.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -75,11 +77,12 @@ pub async fn make_key(onceq: &Path, database_url: &str) -> anyhow::Result<String
     }
 }
 
-/// Runs `calls` (path, body, key), [`SETUP_CONCURRENCY`] at a time;
-/// returns each answer's status and body, in order.
+/// Runs `calls` (path, body, `Idempotency-Key` or none),
+/// [`SETUP_CONCURRENCY`] at a time; returns each answer's status and body,
+/// in order.
 async fn many(
     api: &Arc<Api>,
-    calls: Vec<(String, serde_json::Value, String)>,
+    calls: Vec<(String, serde_json::Value, Option<String>)>,
 ) -> anyhow::Result<Vec<(u16, serde_json::Value)>> {
     let permits = Arc::new(tokio::sync::Semaphore::new(SETUP_CONCURRENCY));
     let mut tasks = tokio::task::JoinSet::new();
@@ -87,7 +90,9 @@ async fn many(
         let (api, permits) = (api.clone(), permits.clone());
         tasks.spawn(async move {
             let _permit = permits.acquire_owned().await?;
-            let a = api.until_answered(&path, Some(&body), &key, CALL_WITHIN).await?;
+            let a = api
+                .until_answered(&path, Some(&body), key.as_deref(), CALL_WITHIN)
+                .await?;
             anyhow::Ok((i, a.status, a.body))
         });
     }
@@ -117,17 +122,14 @@ pub async fn poll_queues(api: &Arc<Api>) -> anyhow::Result<Vec<String>> {
 /// Queues the long polls spread over (besides `api-enqueue-jobs`).
 pub const POLL_QUEUES: usize = 10;
 
-/// Creates `names` (an existing queue of the same settings counts).
+/// Creates `names` (an existing queue of the same settings counts). No
+/// `Idempotency-Key`: a create repeated with the same settings answers
+/// the queue anyway, and a keyed call caught by a server kill would hold
+/// its retries off for its claim's minute.
 async fn create_queues(api: &Arc<Api>, names: &[String]) -> anyhow::Result<u64> {
     let creates = names
         .iter()
-        .map(|n| {
-            (
-                "/v1/queue/create".to_owned(),
-                json!({"name": n}),
-                format!("hostile-create-{n}"),
-            )
-        })
+        .map(|n| ("/v1/queue/create".to_owned(), json!({"name": n}), None))
         .collect();
     let answers = many(api, creates).await?;
     Ok(answers
@@ -146,7 +148,7 @@ pub async fn paused(api: &Arc<Api>) -> anyhow::Result<String> {
             "/v1/cron/create",
             Some(&json!({"cron_expr": "0 0 1 1 *", "queue": queue,
                     "idempotency_key": "hostile-paused-job"})),
-            "hostile-paused-job",
+            None,
             CALL_WITHIN,
         )
         .await?;
@@ -155,10 +157,10 @@ pub async fn paused(api: &Arc<Api>) -> anyhow::Result<String> {
         .ok_or_else(|| anyhow::anyhow!("the paused schedule's create answered {:?}", job.body))?
         .to_owned();
     let path = format!("/v1/cron/pause/{id}");
-    api.until_answered(&path, None, "hostile-pause-job", CALL_WITHIN)
+    api.until_answered(&path, None, None, CALL_WITHIN)
         .await?;
     let path = format!("/v1/queue/pause/{queue}");
-    api.until_answered(&path, None, "hostile-pause-queue", CALL_WITHIN)
+    api.until_answered(&path, None, None, CALL_WITHIN)
         .await?;
     Ok(id)
 }
@@ -178,7 +180,7 @@ pub async fn webhooks_and_queues(
             (
                 "/v1/account/webhooks/register".to_owned(),
                 json!({"url": format!("{tarpit}/hook/{i}"), "events": ["*"]}),
-                format!("hostile-webhook-{i}"),
+                Some(format!("hostile-webhook-{i}")),
             )
         })
         .collect();
@@ -204,7 +206,7 @@ pub async fn push(api: &Arc<Api>, sizes: &Sizes, tarpit: &str) -> anyhow::Result
             subs.push((
                 format!("/v1/queue/push_subscribe/{q}"),
                 json!({"url": format!("{tarpit}/push/{q}/{j}"), "max_in_flight": 100, "timeout_seconds": 300}),
-                format!("hostile-sub-{q}-{j}"),
+                Some(format!("hostile-sub-{q}-{j}")),
             ));
         }
     }
@@ -212,11 +214,14 @@ pub async fn push(api: &Arc<Api>, sizes: &Sizes, tarpit: &str) -> anyhow::Result
     let mut batches = Vec::new();
     for q in &queues {
         for b in 0..sizes.push_messages.div_ceil(10) {
-            let messages: Vec<_> = (0..10).map(|m| json!({"payload": {"b": b, "m": m}})).collect();
+            // Each message's own key: a retried batch stores nothing twice.
+            let messages: Vec<_> = (0..10)
+                .map(|m| json!({"payload": {"b": b, "m": m}, "idempotency_key": format!("{q}-{b}-{m}")}))
+                .collect();
             batches.push((
                 "/v1/queue/publish_batch".to_owned(),
                 json!({"queue": q, "messages": messages}),
-                format!("hostile-pub-{q}-{b}"),
+                None,
             ));
         }
     }
@@ -236,7 +241,7 @@ pub async fn cron(api: &Arc<Api>, sizes: &Sizes, tarpit: &str) -> anyhow::Result
                 "/v1/cron/create".to_owned(),
                 json!({"cron_expr": "* * * * * *", "queue": targets[i % targets.len()],
                        "payload": {"hostile": i}, "idempotency_key": format!("hostile-cron-{i}")}),
-                format!("hostile-cron-{i}"),
+                None,
             )
         })
         .collect();
@@ -245,7 +250,7 @@ pub async fn cron(api: &Arc<Api>, sizes: &Sizes, tarpit: &str) -> anyhow::Result
             "/v1/cron/create".to_owned(),
             json!({"cron_expr": "* * * * * *", "task": format!("{tarpit}/task/{i}"),
                    "timeout_seconds": 300, "idempotency_key": format!("hostile-task-{i}")}),
-            format!("hostile-task-{i}"),
+            None,
         )
     }));
     let answers = many(api, crons).await?;
