@@ -174,16 +174,12 @@ pub async fn spawn(
             );
             p?;
             n?;
-            let ((webhooks, queues), (subscriptions, published), (schedules, refused)) =
-                (hooks?, push?, cron?);
+            hooks?;
             let made = setup::Made {
-                queues,
-                webhooks,
-                subscriptions,
-                published,
-                schedules,
-                schedules_refused: refused,
+                published: push?,
+                schedules_refused: cron?,
                 took: arrived.elapsed(),
+                ..setup::Made::default()
             };
             Ok((arrived, made))
         })
@@ -201,8 +197,9 @@ impl Running {
     /// Stops the tenant and counts what it did; `load_started` is when the
     /// victim's load began.
     pub async fn finish(self, load_started: Instant, queue_url: &str) -> anyhow::Result<Findings> {
-        let (arrived, made) = self.task.await??;
+        let (arrived, mut made) = self.task.await??;
         self.stop.cancel();
+        census(queue_url, &mut made).await?;
         let (c, t) = (&self.counters, &self.tarpit);
         Ok(Findings {
             sizes: Some(self.sizes),
@@ -229,7 +226,7 @@ impl Running {
                 t.peak.load(Relaxed),
                 t.bytes.load(Relaxed),
             ],
-            cron_runs: cron_runs(queue_url).await?,
+            cron_runs: made_runs(queue_url).await?,
         })
     }
 }
@@ -238,7 +235,31 @@ fn ms_since(t: Instant) -> u64 {
     u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
-async fn cron_runs(queue_url: &str) -> anyhow::Result<u64> {
+/// What the tenant has in the database: its queues, webhooks, push
+/// subscriptions, schedules and the webhook events still due.
+async fn census(queue_url: &str, made: &mut setup::Made) -> anyhow::Result<()> {
+    let db = cluster::connect(queue_url, Duration::from_secs(30)).await?;
+    let count = async |sql: &str| -> anyhow::Result<u64> {
+        let n: i64 = db.query_one(sql, &[&PROJECT]).await?.get(0);
+        Ok(n as u64)
+    };
+    made.queues = count("SELECT count(*) FROM onceq_queues WHERE project = $1").await?;
+    made.webhooks = count("SELECT count(*) FROM onceq_webhooks WHERE project = $1").await?;
+    made.subscriptions = count(
+        "SELECT count(*) FROM onceq_push_subscriptions s \
+         JOIN onceq_queues q ON q.id = s.queue_id WHERE q.project = $1",
+    )
+    .await?;
+    made.schedules = count("SELECT count(*) FROM onceq_cron_jobs WHERE project = $1").await?;
+    made.events_pending = count(
+        "SELECT count(*) FROM onceq_webhook_deliveries d \
+         JOIN onceq_webhooks w ON w.id = d.webhook_id WHERE w.project = $1",
+    )
+    .await?;
+    Ok(())
+}
+
+async fn made_runs(queue_url: &str) -> anyhow::Result<u64> {
     let db = cluster::connect(queue_url, Duration::from_secs(30)).await?;
     let n: i64 = db
         .query_one(
@@ -265,11 +286,14 @@ impl fmt::Display for Findings {
         )?;
         writeln!(
             f,
-            "    made: {} queues (and {} for its long polls, one named as the victim's), {} webhooks (every event) and {} push subscriptions at the tarpit, {} messages to push, {} every-second schedules ({} refused past the project's cap)",
+            "    has: {} queues (two named as the victim's), {} webhooks (every event) and {} push subscriptions at the tarpit, {} messages published to push, {} schedules ({} creates refused past the project's cap); {} webhook events still due",
             m.queues,
-            setup::POLL_QUEUES + 1,
             m.webhooks,
-            m.subscriptions, m.published, m.schedules, m.schedules_refused
+            m.subscriptions,
+            m.published,
+            m.schedules,
+            m.schedules_refused,
+            m.events_pending
         )?;
         writeln!(
             f,

@@ -9,11 +9,16 @@
 //! to deliver, every-second cron schedules (queue and task ones; one
 //! target named as the victim's).
 //!
-//! Every call is retried through the chaos until it is answered, and
-//! makes nothing twice: webhooks and subscriptions carry an
-//! `Idempotency-Key`, cron creates and published messages their body's
-//! `idempotency_key`, and a queue create or a pause is the same whatever
-//! its repeats.
+//! Every call is retried through the chaos until it is answered, without
+//! an `Idempotency-Key` header: a keyed call whose server died (or whose
+//! store went away) holds its key's claim for a minute, and its retries
+//! get 409 until then, which would hold the tenant's setup past the run.
+//! What must not be made twice says so in its body (cron creates' and
+//! published messages' `idempotency_key`); a queue create or a pause is
+//! the same whatever its repeats; a webhook or a subscription made twice
+//! by a retry only brings its project to its cap sooner (20 webhooks, 10
+//! subscriptions a queue), and what exists is counted from the database at
+//! the end.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -30,11 +35,12 @@ const CALL_WITHIN: Duration = Duration::from_secs(90);
 /// Setup calls at once.
 const SETUP_CONCURRENCY: usize = 8;
 
-/// What the setup made.
+/// What the setup made: counted from the database at the end (see
+/// [`super::Running::finish`]), but for the refusals and the time.
 #[derive(Debug, Clone, Default)]
 pub struct Made {
-    /// Queues created (besides the long polls', the push ones and the
-    /// paused one).
+    /// Its queues (the dead-letter queues and cron tasks' queues made with
+    /// them included).
     pub queues: u64,
     /// Webhooks registered.
     pub webhooks: u64,
@@ -42,10 +48,13 @@ pub struct Made {
     pub subscriptions: u64,
     /// Messages published into the subscribed queues.
     pub published: u64,
-    /// Every-second schedules created (queue and task ones).
+    /// Its schedules (the every-second ones, queue and task, and the
+    /// paused one).
     pub schedules: u64,
     /// Creates refused past the project's schedule cap (400).
     pub schedules_refused: u64,
+    /// Webhook events waiting for the tarpit at the end.
+    pub events_pending: u64,
     /// How long the setup took, all its parts.
     pub took: Duration,
 }
@@ -115,7 +124,10 @@ pub async fn poll_queues(api: &Arc<Api>) -> anyhow::Result<Vec<String>> {
     let mut names: Vec<String> = (0..POLL_QUEUES).map(|i| format!("hostile-poll-{i}")).collect();
     names.push(crate::QUEUE.into());
     let made = create_queues(api, &names).await?;
-    anyhow::ensure!(made == names.len() as u64, "the long polls' queues were not all made");
+    anyhow::ensure!(
+        made == names.len() as u64,
+        "the long polls' queues were not all made"
+    );
     Ok(names)
 }
 
@@ -169,24 +181,25 @@ pub async fn paused(api: &Arc<Api>) -> anyhow::Result<String> {
 pub const PAUSED_QUEUE: &str = "hostile-paused";
 
 /// Webhooks at the tarpit for every event, then the many queues (each
-/// creation an event for every webhook); returns (webhooks, queues).
+/// creation an event for every webhook).
 pub async fn webhooks_and_queues(
     api: &Arc<Api>,
     sizes: &Sizes,
     tarpit: &str,
-) -> anyhow::Result<(u64, u64)> {
+) -> anyhow::Result<()> {
     let hooks = (0..sizes.webhooks)
         .map(|i| {
             (
                 "/v1/account/webhooks/register".to_owned(),
                 json!({"url": format!("{tarpit}/hook/{i}"), "events": ["*"]}),
-                Some(format!("hostile-webhook-{i}")),
+                None,
             )
         })
         .collect();
-    let webhooks = ok(&many(api, hooks).await?);
+    many(api, hooks).await?;
     let names: Vec<String> = (0..sizes.queues).map(|i| format!("hostile-{i:05}")).collect();
-    Ok((webhooks, create_queues(api, &names).await?))
+    create_queues(api, &names).await?;
+    Ok(())
 }
 
 /// The push queues' names.
@@ -196,8 +209,8 @@ fn push_queues(sizes: &Sizes) -> Vec<String> {
 
 /// Push queues with ten subscriptions each at the tarpit (the most a
 /// queue may have), each allowed 100 deliveries of 300 s at once, and
-/// messages to deliver; returns (subscriptions, messages published).
-pub async fn push(api: &Arc<Api>, sizes: &Sizes, tarpit: &str) -> anyhow::Result<(u64, u64)> {
+/// messages to deliver; returns the messages published.
+pub async fn push(api: &Arc<Api>, sizes: &Sizes, tarpit: &str) -> anyhow::Result<u64> {
     let queues = push_queues(sizes);
     create_queues(api, &queues).await?;
     let mut subs = Vec::new();
@@ -206,11 +219,11 @@ pub async fn push(api: &Arc<Api>, sizes: &Sizes, tarpit: &str) -> anyhow::Result
             subs.push((
                 format!("/v1/queue/push_subscribe/{q}"),
                 json!({"url": format!("{tarpit}/push/{q}/{j}"), "max_in_flight": 100, "timeout_seconds": 300}),
-                Some(format!("hostile-sub-{q}-{j}")),
+                None,
             ));
         }
     }
-    let subscriptions = ok(&many(api, subs).await?);
+    many(api, subs).await?;
     let mut batches = Vec::new();
     for q in &queues {
         for b in 0..sizes.push_messages.div_ceil(10) {
@@ -225,14 +238,14 @@ pub async fn push(api: &Arc<Api>, sizes: &Sizes, tarpit: &str) -> anyhow::Result
             ));
         }
     }
-    Ok((subscriptions, ok(&many(api, batches).await?) * 10))
+    Ok(ok(&many(api, batches).await?) * 10)
 }
 
 /// Every-second schedules into the push queues and the tenant's own
 /// `chaos-cron` (named as the victim's; its first run creates it), and
-/// task schedules delivered to the tarpit; returns (made, refused past the
-/// project's cap).
-pub async fn cron(api: &Arc<Api>, sizes: &Sizes, tarpit: &str) -> anyhow::Result<(u64, u64)> {
+/// task schedules delivered to the tarpit; returns the creates refused
+/// past the project's cap.
+pub async fn cron(api: &Arc<Api>, sizes: &Sizes, tarpit: &str) -> anyhow::Result<u64> {
     let mut targets = push_queues(sizes);
     targets.push(crate::cron::QUEUE.into());
     let mut crons: Vec<_> = (0..sizes.schedules)
@@ -254,6 +267,5 @@ pub async fn cron(api: &Arc<Api>, sizes: &Sizes, tarpit: &str) -> anyhow::Result
         )
     }));
     let answers = many(api, crons).await?;
-    let refused = answers.iter().filter(|(s, _)| *s == 400).count() as u64;
-    Ok((ok(&answers), refused))
+    Ok(answers.iter().filter(|(s, _)| *s == 400).count() as u64)
 }

@@ -2,7 +2,7 @@
 //! `onceq_chaos::hostile`): a second project, with its own key made by
 //! `onceq keys create`, arriving a third of the way into the load with
 //! 300 parked long polls, 20 webhooks and 30 push subscriptions at a
-//! receiver that never answers, 63 every-second schedules, 100 queues and
+//! receiver that never answers, 43 every-second schedules, 100 queues and
 //! no-op keyed calls, while every fault of the small run fires. The victim
 //! must lose and duplicate nothing, answer every key, fire each cron tick
 //! once, and keep its latency within the stated bound of its latency
@@ -53,11 +53,10 @@ async fn a_hostile_tenant_beside_the_small_run_takes_nothing_from_it() {
     let m = &h.made;
     assert_eq!(m.webhooks, sizes.webhooks as u64, "{report}");
     assert_eq!(m.subscriptions, 10 * sizes.push_queues as u64, "{report}");
-    assert_eq!(m.queues, sizes.queues as u64, "{report}");
-    assert_eq!(
-        m.schedules,
-        (sizes.schedules + sizes.task_schedules) as u64,
-        "{report}"
+    assert!(m.queues >= sizes.queues as u64, "{report}");
+    assert!(
+        m.schedules > (sizes.schedules + sizes.task_schedules) as u64,
+        "every-second ones and the paused one:\n{report}"
     );
     let [polls_peak, ..] = h.polls;
     assert!(
