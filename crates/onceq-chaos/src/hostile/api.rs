@@ -28,6 +28,9 @@ pub struct Api {
     ports: Vec<u16>,
     key: String,
     next: AtomicUsize,
+    /// Setup calls given up (no answer within their window), and the last
+    /// one's failure.
+    pub given_up: std::sync::Mutex<(u64, String)>,
 }
 
 impl Api {
@@ -48,6 +51,7 @@ impl Api {
             ports,
             key,
             next: AtomicUsize::new(0),
+            given_up: std::sync::Mutex::new((0, String::new())),
         })
     }
 
@@ -100,6 +104,7 @@ impl Api {
     ) -> anyhow::Result<Answer> {
         let deadline = Instant::now() + within;
         let mut wait = Duration::from_millis(50);
+        let mut last = String::new();
         loop {
             let sent = self
                 .call(
@@ -112,14 +117,22 @@ impl Api {
                 .await;
             let pause = match sent {
                 Ok(a) if a.status == 429 || a.body["error"]["code"] == "REQUEST_IN_FLIGHT" => {
+                    last = format!("{} {}", a.status, a.body["error"]);
                     Duration::from_secs(a.retry_after.unwrap_or(1).clamp(1, 5))
                 }
                 Ok(a) if a.status < 500 => return Ok(a),
-                _ => wait,
+                Ok(a) => {
+                    last = format!("{} {}", a.status, a.body["error"]);
+                    wait
+                }
+                Err(e) => {
+                    last = e.to_string();
+                    wait
+                }
             };
             anyhow::ensure!(
                 Instant::now() + pause < deadline,
-                "{path} got no answer within {within:?}"
+                "{path} got no answer within {within:?} (last: {last})"
             );
             tokio::time::sleep(pause).await;
             wait = (wait * 2).min(Duration::from_secs(1));

@@ -179,6 +179,7 @@ pub async fn spawn(
                 published: push?,
                 schedules_refused: cron?,
                 took: arrived.elapsed(),
+                given_up: api.given_up.lock().expect("given-up lock").clone(),
                 ..setup::Made::default()
             };
             Ok((arrived, made))
@@ -310,6 +311,13 @@ impl fmt::Display for Findings {
             "    tarpit: {accepted} connections accepted, at most {open} open at once, {} KiB read, none answered",
             bytes / 1024
         )?;
+        if m.given_up.0 > 0 {
+            writeln!(
+                f,
+                "    setup calls given up (no answer through the chaos): {}, the last: {}",
+                m.given_up.0, m.given_up.1
+            )?;
+        }
         write!(f, "    its schedules' runs published: {}", self.cron_runs)
     }
 }

@@ -53,6 +53,9 @@ pub struct Made {
     pub schedules: u64,
     /// Creates refused past the project's schedule cap (400).
     pub schedules_refused: u64,
+    /// Setup calls given up (no answer through the chaos within their
+    /// window), and the last one's failure.
+    pub given_up: (u64, String),
     /// Webhook events waiting for the tarpit at the end.
     pub events_pending: u64,
     /// How long the setup took, all its parts.
@@ -88,7 +91,9 @@ pub async fn make_key(onceq: &Path, database_url: &str) -> anyhow::Result<String
 
 /// Runs `calls` (path, body, `Idempotency-Key` or none),
 /// [`SETUP_CONCURRENCY`] at a time; returns each answer's status and body,
-/// in order.
+/// in order. A call the chaos kept from an answer for its whole window is
+/// given up (status 0, its last failure in `error.message`), as a client
+/// would: the tenant goes on with the rest.
 async fn many(
     api: &Arc<Api>,
     calls: Vec<(String, serde_json::Value, Option<String>)>,
@@ -99,10 +104,17 @@ async fn many(
         let (api, permits) = (api.clone(), permits.clone());
         tasks.spawn(async move {
             let _permit = permits.acquire_owned().await?;
-            let a = api
+            let answer = api
                 .until_answered(&path, Some(&body), key.as_deref(), CALL_WITHIN)
-                .await?;
-            anyhow::Ok((i, a.status, a.body))
+                .await;
+            anyhow::Ok(match answer {
+                Ok(a) => (i, a.status, a.body),
+                Err(e) => {
+                    let mut g = api.given_up.lock().expect("given-up lock");
+                    *g = (g.0 + 1, e.to_string());
+                    (i, 0, json!({"error": {"message": e.to_string()}}))
+                }
+            })
         });
     }
     let mut out = Vec::new();
