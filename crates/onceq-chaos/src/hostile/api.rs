@@ -104,7 +104,6 @@ impl Api {
     ) -> anyhow::Result<Answer> {
         let deadline = Instant::now() + within;
         let mut wait = Duration::from_millis(50);
-        let mut last = String::new();
         loop {
             let sent = self
                 .call(
@@ -115,20 +114,14 @@ impl Api {
                     Duration::from_secs(10),
                 )
                 .await;
-            let pause = match sent {
-                Ok(a) if a.status == 429 || a.body["error"]["code"] == "REQUEST_IN_FLIGHT" => {
-                    last = format!("{} {}", a.status, a.body["error"]);
-                    Duration::from_secs(a.retry_after.unwrap_or(1).clamp(1, 5))
-                }
+            let (pause, last) = match sent {
+                Ok(a) if a.status == 429 || a.body["error"]["code"] == "REQUEST_IN_FLIGHT" => (
+                    Duration::from_secs(a.retry_after.unwrap_or(1).clamp(1, 5)),
+                    format!("{} {}", a.status, a.body["error"]),
+                ),
                 Ok(a) if a.status < 500 => return Ok(a),
-                Ok(a) => {
-                    last = format!("{} {}", a.status, a.body["error"]);
-                    wait
-                }
-                Err(e) => {
-                    last = e.to_string();
-                    wait
-                }
+                Ok(a) => (wait, format!("{} {}", a.status, a.body["error"])),
+                Err(e) => (wait, e.to_string()),
             };
             anyhow::ensure!(
                 Instant::now() + pause < deadline,

@@ -90,6 +90,9 @@ pub async fn noops(
 async fn poll_forever(api: &Api, queue: &str, c: &Counters, seed: u64) {
     let mut rng = StdRng::seed_from_u64(seed);
     let body = json!({"queue": queue, "wait_seconds": 20, "max_messages": 10});
+    // Consecutive failures: the pause after one doubles (a server down
+    // for a restart is not hammered by every poller at once).
+    let mut failures = 0u32;
     loop {
         let open = c.polls_open.fetch_add(1, Relaxed) + 1;
         c.polls_peak.fetch_max(open, Relaxed);
@@ -106,6 +109,7 @@ async fn poll_forever(api: &Api, queue: &str, c: &Counters, seed: u64) {
         let pause = match answer {
             Ok(a) if a.status == 200 => {
                 c.polls_answered.fetch_add(1, Relaxed);
+                failures = 0;
                 Duration::ZERO
             }
             Ok(a) if a.status == 429 => {
@@ -114,7 +118,9 @@ async fn poll_forever(api: &Api, queue: &str, c: &Counters, seed: u64) {
             }
             _ => {
                 c.polls_failed.fetch_add(1, Relaxed);
-                Duration::from_millis(rng.random_range(100..400))
+                failures += 1;
+                let cap = 100u64 << failures.min(5);
+                Duration::from_millis(rng.random_range(cap / 2..=cap))
             }
         };
         tokio::time::sleep(pause).await;

@@ -74,11 +74,12 @@ impl Sizes {
             schedules: 40,
             task_schedules: 3,
             long_polls: 300,
-            noop_rate: 20.0,
+            noop_rate: 10.0,
             sources: 4,
             arrive_at: 1.0 / 3.0,
             bound: Bound {
-                p50: Duration::from_secs(1),
+                sends_p50: Duration::from_secs(1),
+                keys_p50: Duration::from_secs(5),
             },
         }
     }
@@ -93,7 +94,7 @@ impl Sizes {
             schedules: 1_000,
             task_schedules: 20,
             long_polls: 2_400,
-            noop_rate: 200.0,
+            noop_rate: 100.0,
             ..Sizes::small()
         }
     }
