@@ -78,7 +78,7 @@ impl Sizes {
             sources: 4,
             arrive_at: 1.0 / 3.0,
             bound: Bound {
-                sends_p50: Duration::from_secs(1),
+                sends_p50: Duration::from_millis(2_500),
                 keys_p50: Duration::from_secs(5),
             },
         }
