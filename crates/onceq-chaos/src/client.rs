@@ -98,7 +98,8 @@ impl Ctx {
     }
 
     fn answered(&self) {
-        self.last_202_ms.fetch_max(self.ms_since_start(Instant::now()), Relaxed);
+        self.last_202_ms
+            .fetch_max(self.ms_since_start(Instant::now()), Relaxed);
     }
 
     fn ms_since_start(&self, at: Instant) -> u64 {
@@ -216,7 +217,14 @@ async fn one_key(ctx: &Ctx, record: KeyRecord, format: &str, plan: Plan, rng: St
     let shared = Mutex::new(record);
     let first = Instant::now();
     let send = |impatient: bool, seed: u64| {
-        send_until_202(ctx, &shared, &body, impatient, first, StdRng::seed_from_u64(seed))
+        send_until_202(
+            ctx,
+            &shared,
+            &body,
+            impatient,
+            first,
+            StdRng::seed_from_u64(seed),
+        )
     };
     let mut rng = rng;
     let (a, b) = (rng.random(), rng.random());

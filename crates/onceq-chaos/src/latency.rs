@@ -145,7 +145,10 @@ mod tests {
         let before = Phase::of(&sends, &keys, 0, 100);
         let with = Phase::of(&sends, &keys, 100, u64::MAX);
         assert_eq!((before.sends.n, before.sends.p50), (2, 10));
-        assert_eq!((with.sends.n, with.sends.p50, with.sends.p99), (2, 40, 2_000));
+        assert_eq!(
+            (with.sends.n, with.sends.p50, with.sends.p99),
+            (2, 40, 2_000)
+        );
         let bound = Bound {
             sends_p50: Duration::from_millis(40),
             keys_p50: Duration::from_millis(35),

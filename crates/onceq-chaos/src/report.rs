@@ -281,7 +281,10 @@ impl fmt::Display for Report {
                 l.with.sends, l.with.keys
             )?,
             Some(before) => {
-                writeln!(f, "  victim latency (send → 202; key's first send → its first 202):")?;
+                writeln!(
+                    f,
+                    "  victim latency (send → 202; key's first send → its first 202):"
+                )?;
                 writeln!(
                     f,
                     "    before the hostile tenant: sends {}; keys {}",

@@ -126,14 +126,19 @@ async fn many(
 }
 
 fn ok(answers: &[(u16, serde_json::Value)]) -> u64 {
-    answers.iter().filter(|(s, _)| (200..300).contains(s)).count() as u64
+    answers
+        .iter()
+        .filter(|(s, _)| (200..300).contains(s))
+        .count() as u64
 }
 
 /// What the long polls wait on: queues nothing publishes into, the
 /// tenant's own `api-enqueue-jobs` among them. Made first, so that the
 /// polls start at once.
 pub async fn poll_queues(api: &Arc<Api>) -> anyhow::Result<Vec<String>> {
-    let mut names: Vec<String> = (0..POLL_QUEUES).map(|i| format!("hostile-poll-{i}")).collect();
+    let mut names: Vec<String> = (0..POLL_QUEUES)
+        .map(|i| format!("hostile-poll-{i}"))
+        .collect();
     names.push(crate::QUEUE.into());
     let made = create_queues(api, &names).await?;
     anyhow::ensure!(
@@ -181,11 +186,9 @@ pub async fn paused(api: &Arc<Api>) -> anyhow::Result<String> {
         .ok_or_else(|| anyhow::anyhow!("the paused schedule's create answered {:?}", job.body))?
         .to_owned();
     let path = format!("/v1/cron/pause/{id}");
-    api.until_answered(&path, None, None, CALL_WITHIN)
-        .await?;
+    api.until_answered(&path, None, None, CALL_WITHIN).await?;
     let path = format!("/v1/queue/pause/{queue}");
-    api.until_answered(&path, None, None, CALL_WITHIN)
-        .await?;
+    api.until_answered(&path, None, None, CALL_WITHIN).await?;
     Ok(id)
 }
 
@@ -209,14 +212,18 @@ pub async fn webhooks_and_queues(
         })
         .collect();
     many(api, hooks).await?;
-    let names: Vec<String> = (0..sizes.queues).map(|i| format!("hostile-{i:05}")).collect();
+    let names: Vec<String> = (0..sizes.queues)
+        .map(|i| format!("hostile-{i:05}"))
+        .collect();
     create_queues(api, &names).await?;
     Ok(())
 }
 
 /// The push queues' names.
 fn push_queues(sizes: &Sizes) -> Vec<String> {
-    (0..sizes.push_queues).map(|i| format!("hostile-push-{i}")).collect()
+    (0..sizes.push_queues)
+        .map(|i| format!("hostile-push-{i}"))
+        .collect()
 }
 
 /// Push queues with ten subscriptions each at the tarpit (the most a
