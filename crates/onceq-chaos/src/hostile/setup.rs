@@ -30,8 +30,12 @@ use tokio::time::Instant;
 use super::api::Api;
 use super::{PROJECT, Sizes};
 
-/// How long one setup call may be retried.
+/// How long a call the tenant's load needs (its key, its long polls'
+/// queues, its paused schedule and queue) may be retried.
 const CALL_WITHIN: Duration = Duration::from_secs(90);
+/// How long any other setup call may be retried before it is given up
+/// (a call held by a dead server's claim would wait a minute).
+const MANY_WITHIN: Duration = Duration::from_secs(30);
 /// Setup calls at once.
 const SETUP_CONCURRENCY: usize = 8;
 
@@ -105,7 +109,7 @@ async fn many(
         tasks.spawn(async move {
             let _permit = permits.acquire_owned().await?;
             let answer = api
-                .until_answered(&path, Some(&body), key.as_deref(), CALL_WITHIN)
+                .until_answered(&path, Some(&body), key.as_deref(), MANY_WITHIN)
                 .await;
             anyhow::Ok(match answer {
                 Ok(a) => (i, a.status, a.body),

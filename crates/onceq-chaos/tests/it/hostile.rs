@@ -15,8 +15,10 @@ use onceq_chaos::hostile::Sizes;
 
 use crate::support;
 
-/// `onceq serve`'s default `--outbound-max-per-project`: what one project
-/// may have open at once, per server, towards every receiver together.
+/// `onceq serve`'s default `--outbound-max-per-project` (and
+/// `--outbound-max-per-destination`): what one project may have open at
+/// once, per server, towards every receiver together (and what all may
+/// have open to the tarpit's one `host:port`).
 const OUTBOUND_MAX_PER_PROJECT: u64 = 100;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -70,10 +72,9 @@ async fn a_hostile_tenant_beside_the_small_run_takes_nothing_from_it() {
         .expect("the hostile tenant's findings");
     let m = &h.made;
     assert_eq!(m.webhooks, sizes.webhooks as u64, "{report}");
-    assert_eq!(
-        m.subscriptions,
-        (10 * sizes.push_queues + sizes.task_schedules) as u64,
-        "ten per push queue, one per task schedule:\n{report}"
+    assert!(
+        m.subscriptions >= 10 * sizes.push_queues as u64,
+        "ten per push queue (and one per task schedule):\n{report}"
     );
     assert!(m.queues >= sizes.queues as u64, "{report}");
     assert!(
