@@ -7,7 +7,7 @@
 //! queues. The victim (the seed's pipeline, under every fault as before)
 //! must still lose and duplicate nothing, answer every key and fire every
 //! cron tick exactly once, and its latency must stay within a
-//! [`Bound`](crate::latency::Bound) (reported beside what it was before the
+//! [`Bound`] (reported beside what it was before the
 //! tenant came).
 //!
 //! - [`api`]: the tenant's client, from several source addresses.
