@@ -15,6 +15,7 @@ use rand::{Rng, SeedableRng, rngs::StdRng};
 use tokio::time::Instant;
 
 use crate::config::Config;
+use crate::latency::Sample;
 
 /// One key's story.
 #[derive(Debug, Clone)]
@@ -53,6 +54,10 @@ pub struct ClientStats {
     pub accepted: AtomicU64,
     /// 202 answers with `Idempotent-Replayed: true`.
     pub replayed: AtomicU64,
+    /// Each 202's send: when it started and how long it took.
+    pub send_latency: Mutex<Vec<Sample>>,
+    /// Each key's first send to its first 202.
+    pub key_latency: Mutex<Vec<Sample>>,
 }
 
 /// What the load did.
@@ -64,6 +69,8 @@ pub struct Load {
     pub stats: Arc<ClientStats>,
     /// How long it took.
     pub elapsed: Duration,
+    /// When it began (the latency samples count from here).
+    pub started: Instant,
 }
 
 struct Ctx {
@@ -91,8 +98,34 @@ impl Ctx {
     }
 
     fn answered(&self) {
-        let ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.last_202_ms.fetch_max(ms, Relaxed);
+        self.last_202_ms
+            .fetch_max(self.ms_since_start(Instant::now()), Relaxed);
+    }
+
+    fn ms_since_start(&self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.started).as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// A 202 to a send begun at `sent`, of a key first sent at `first`;
+    /// `first_202`: the key had none before.
+    fn record_latency(&self, sent: Instant, first: Instant, first_202: bool) {
+        let now = Instant::now();
+        let sample = |from: Instant| Sample {
+            at_ms: self.ms_since_start(from),
+            ms: u64::try_from(now.duration_since(from).as_millis()).unwrap_or(u64::MAX),
+        };
+        self.stats
+            .send_latency
+            .lock()
+            .expect("latency lock")
+            .push(sample(sent));
+        if first_202 {
+            self.stats
+                .key_latency
+                .lock()
+                .expect("latency lock")
+                .push(sample(first));
+        }
     }
 }
 
@@ -168,6 +201,7 @@ pub async fn run(
         keys: keys.into_iter().map(|(_, r)| r).collect(),
         stats,
         elapsed: started.elapsed(),
+        started,
     })
 }
 
@@ -181,8 +215,16 @@ struct Plan {
 async fn one_key(ctx: &Ctx, record: KeyRecord, format: &str, plan: Plan, rng: StdRng) -> KeyRecord {
     let body = serde_json::json!({"tenant": record.tenant, "format": format});
     let shared = Mutex::new(record);
+    let first = Instant::now();
     let send = |impatient: bool, seed: u64| {
-        send_until_202(ctx, &shared, &body, impatient, StdRng::seed_from_u64(seed))
+        send_until_202(
+            ctx,
+            &shared,
+            &body,
+            impatient,
+            first,
+            StdRng::seed_from_u64(seed),
+        )
     };
     let mut rng = rng;
     let (a, b) = (rng.random(), rng.random());
@@ -209,6 +251,7 @@ async fn send_until_202(
     record: &Mutex<KeyRecord>,
     body: &serde_json::Value,
     impatient: bool,
+    first: Instant,
     mut rng: StdRng,
 ) -> bool {
     let key = record.lock().expect("record lock").key.clone();
@@ -227,6 +270,7 @@ async fn send_until_202(
         };
         let port = ctx.api_ports[rng.random_range(0..ctx.api_ports.len())];
         stats.sends.fetch_add(1, Relaxed);
+        let sent_at = Instant::now();
         let sent = ctx
             .http
             .post(format!("http://127.0.0.1:{port}/api/exports"))
@@ -268,7 +312,12 @@ async fn send_until_202(
                             .ok()
                             .and_then(|v| v["message_id"].as_str().map(str::to_owned))
                             .unwrap_or_else(|| format!("<no message_id in {text:?}>"));
-                        record.lock().expect("record lock").message_ids.push(id);
+                        let first_202 = {
+                            let mut r = record.lock().expect("record lock");
+                            r.message_ids.push(id);
+                            r.message_ids.len() == 1
+                        };
+                        ctx.record_latency(sent_at, first, first_202);
                         return true;
                     }
                     409 => {

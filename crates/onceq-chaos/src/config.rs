@@ -173,6 +173,12 @@ pub struct Config {
     pub seed: Option<u64>,
     /// Show a progress bar (only drawn on a terminal anyway).
     pub progress: bool,
+    /// A hostile tenant beside the load (`--hostile`, see
+    /// [`crate::hostile`]); `None`: the victim alone.
+    pub hostile: Option<crate::hostile::Sizes>,
+    /// More arguments for every `onceq serve` (after the run's own), e.g.
+    /// a cap changed or switched off.
+    pub server_args: Vec<String>,
 }
 
 /// Seconds between the small run's failovers: the first fires 4–12 s in
@@ -261,6 +267,8 @@ impl Config {
             node_app_dir: None,
             seed: None,
             progress: false,
+            hostile: None,
+            server_args: Vec::new(),
         }
     }
 
@@ -306,6 +314,13 @@ impl Config {
                 *d *= 2;
             }
         }
+        self
+    }
+
+    /// Runs a hostile tenant of `sizes` beside the load
+    /// ([`crate::hostile`]).
+    pub fn with_hostile(mut self, sizes: crate::hostile::Sizes) -> Config {
+        self.hostile = Some(sizes);
         self
     }
 
@@ -442,6 +457,25 @@ pub struct Args {
     /// Random seed.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Run a hostile tenant (its own project and key) beside the load:
+    /// parked long polls, push subscriptions and webhooks at a receiver
+    /// that never answers, every-second schedules, no-op keyed calls, many
+    /// queues. Its sizes follow `--size`.
+    #[arg(long)]
+    pub hostile: bool,
+    /// With `--hostile`: long polls it keeps parked.
+    #[arg(long, requires = "hostile")]
+    pub hostile_long_polls: Option<usize>,
+    /// With `--hostile`: queues it creates.
+    #[arg(long, requires = "hostile")]
+    pub hostile_queues: Option<usize>,
+    /// With `--hostile`: its every-second queue schedules.
+    #[arg(long, requires = "hostile")]
+    pub hostile_schedules: Option<usize>,
+    /// An argument for every `onceq serve` (repeat it), e.g.
+    /// `--server-arg=--outbound-max-per-project=512`.
+    #[arg(long = "server-arg", allow_hyphen_values = true)]
+    pub server_args: Vec<String>,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -527,6 +561,24 @@ impl Args {
         c.node_app_dir = self.node_app_dir;
         c.seed = self.seed;
         c.progress = !self.quiet;
+        if self.hostile {
+            let mut h = match self.size {
+                Size::Small => crate::hostile::Sizes::small(),
+                Size::Large => crate::hostile::Sizes::large(),
+            };
+            macro_rules! hostile {
+                ($($flag:ident => $field:ident),*) => {
+                    $(if let Some(v) = self.$flag { h.$field = v; })*
+                };
+            }
+            hostile!(
+                hostile_long_polls => long_polls,
+                hostile_queues => queues,
+                hostile_schedules => schedules
+            );
+            c = c.with_hostile(h);
+        }
+        c.server_args = self.server_args;
         c
     }
 }

@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::cluster;
+use crate::latency::Percentiles;
 
 /// The queue the schedules publish into.
 pub const QUEUE: &str = "chaos-cron";
@@ -57,6 +58,8 @@ pub struct Findings {
     pub collapsed: u64,
     /// Messages whose key names no schedule of the run.
     pub stray: u64,
+    /// How late the runs were published, ms ([`lateness`]).
+    pub lateness: Percentiles,
 }
 
 impl Findings {
@@ -128,16 +131,19 @@ pub async fn check(setup: &Setup, queue_url: &str) -> anyhow::Result<Findings> {
         .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
         .start()
         .await?;
-    let keys: Vec<String> = tx
+    let rows = tx
         .query(
-            "SELECT m.idempotency_key FROM onceq_messages m \
-             JOIN onceq_queues q ON q.id = m.queue_id WHERE q.name = $1",
-            &[&QUEUE],
+            "SELECT m.idempotency_key, (extract(epoch FROM m.created_at) * 1000)::float8 \
+             FROM onceq_messages m \
+             JOIN onceq_queues q ON q.id = m.queue_id WHERE q.name = $1 AND q.project = $2",
+            &[&QUEUE, &crate::PROJECT],
         )
-        .await?
+        .await?;
+    let keys: Vec<String> = rows
         .iter()
         .map(|r| r.get::<_, Option<String>>(0).unwrap_or_default())
         .collect();
+    let published_ms: Vec<f64> = rows.iter().map(|r| r.get(1)).collect();
     let mut run_counts = BTreeMap::new();
     for (id, _) in &setup.jobs {
         let n: i64 = tx
@@ -147,7 +153,24 @@ pub async fn check(setup: &Setup, queue_url: &str) -> anyhow::Result<Findings> {
         run_counts.insert(id.clone(), n as u64);
     }
     tx.commit().await?;
-    Ok(count(setup, &keys, &run_counts))
+    let mut f = count(setup, &keys, &run_counts);
+    f.lateness = lateness(&keys, &published_ms);
+    Ok(f)
+}
+
+/// How late each run was published: its message's `created_at` minus the
+/// tick its key names (a run that fired on a later server pass, or after
+/// a restart, is late by that much; collapsed ticks have no message).
+pub fn lateness(keys: &[String], published_ms: &[f64]) -> Percentiles {
+    let late = keys
+        .iter()
+        .zip(published_ms)
+        .filter_map(|(key, at)| {
+            let tick = key.splitn(3, ':').nth(2)?.parse::<jiff::Timestamp>().ok()?;
+            Some((at - tick.as_millisecond() as f64).max(0.0) as u64)
+        })
+        .collect();
+    Percentiles::of(late)
 }
 
 /// The check's arithmetic, on the keys of the queue's messages and each
@@ -226,6 +249,19 @@ mod tests {
         assert!(f.passed(), "{f:?}");
         assert_eq!((f.ticks_fired, f.min_per_tick, f.max_per_tick), (4, 1, 1));
         assert_eq!(f.collapsed, 2, "00:00:03 and :04");
+    }
+
+    #[test]
+    fn lateness_is_publish_time_minus_tick() {
+        let keys = vec![
+            key("cron_a", "2026-01-01T00:00:01Z"),
+            key("cron_a", "2026-01-01T00:00:02Z"),
+            "stray".into(),
+        ];
+        let tick = |s: i64| (1_767_225_600 + s) as f64 * 1000.0;
+        let at = [tick(1) + 40.0, tick(2) + 900.0, 0.0];
+        let p = lateness(&keys, &at);
+        assert_eq!((p.n, p.p50, p.max), (2, 40, 900));
     }
 
     #[test]

@@ -22,9 +22,11 @@ pub struct Drained {
     pub redriven: u64,
 }
 
-/// Messages held, per queue name, and the DLQ's messages' job facts.
+/// Messages held in the victim's project ([`crate::PROJECT`]; a hostile
+/// tenant's queues may have the same names), per queue name, and the
+/// DLQ's messages' job facts.
 pub(crate) const HELD_SQL: &str = "SELECT q.name, m.payload::jsonb->>'job_fact', m.state, m.delivery_count \
-     FROM onceq_messages m JOIN onceq_queues q ON q.id = m.queue_id";
+     FROM onceq_messages m JOIN onceq_queues q ON q.id = m.queue_id WHERE q.project = 'default'";
 
 /// Waits (up to `within`) until the queue is empty and the DLQ holds only
 /// messages whose export exists, twice in a row.

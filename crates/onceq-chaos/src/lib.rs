@@ -32,6 +32,10 @@
 //! - [`check`]: reads both databases and finds lost and duplicated work.
 //! - [`cron`]: the cron scenario: schedules firing every second through
 //!   the chaos, then a count of the messages per tick (exactly one each).
+//! - [`hostile`]: `--hostile`, a second project on the same servers
+//!   behaving as a hostile tenant beside the load.
+//! - [`latency`]: the victim's send and key latencies, before and with the
+//!   hostile tenant.
 //! - [`logs`]: counts what the workers logged (outcomes, lost leases).
 //! - [`report`]: [`Report`] and how it prints.
 //! - [`mod@run`]: [`run()`], the sequence of all of the above.
@@ -46,6 +50,8 @@ pub mod config;
 pub mod cron;
 pub mod drain;
 pub mod faults;
+pub mod hostile;
+pub mod latency;
 pub mod logs;
 pub mod pipeline;
 pub mod procs;
@@ -62,5 +68,7 @@ pub use run::run;
 pub const QUEUE: &str = "api-enqueue-jobs";
 /// Its dead-letter queue, created with it by the first publish.
 pub const DLQ: &str = "api-enqueue-jobs-dlq";
+/// The victim's project: the one [`API_KEY`] acts for.
+pub const PROJECT: &str = "default";
 /// The API key the servers accept and the apps use.
 pub const API_KEY: &str = "chaos-key";

@@ -169,7 +169,11 @@ impl Pipeline {
                     crate::API_KEY.into(),
                     "--lease-reap-ms".into(),
                     config.lease_reap_ms.to_string(),
-                ],
+                ]
+                .into_iter()
+                .chain(hostile_args(config))
+                .chain(config.server_args.iter().cloned())
+                .collect(),
                 env: vec![("ONCEQ_LOG".into(), "info".into())],
             }));
             // One at a time: the first runs the migrations.
@@ -295,6 +299,15 @@ impl Pipeline {
     /// Every process, for the report.
     pub fn all(&self) -> impl Iterator<Item = &Arc<Proc>> {
         self.servers.iter().chain(&self.apis).chain(&self.workers)
+    }
+}
+
+/// What the hostile tenant needs of the servers: its tarpit is on
+/// 127.0.0.1, so push, webhooks and cron tasks may reach loopback.
+fn hostile_args(config: &Config) -> Vec<String> {
+    match config.hostile {
+        Some(_) => vec!["--push-allow-loopback".into()],
+        None => Vec::new(),
     }
 }
 

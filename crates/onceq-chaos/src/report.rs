@@ -7,10 +7,30 @@ use std::time::Duration;
 use crate::check::Findings;
 use crate::drain::Drained;
 use crate::faults::Kind;
+use crate::latency::{Bound, Phase};
 use crate::logs::WorkerLog;
 
 /// How many offending keys each list shows.
 const SHOW: usize = 20;
+
+/// The victim's latency: over the whole load (`with` only), or before and
+/// with the hostile tenant, and the bound between them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct VictimLatency {
+    /// Before the hostile tenant arrived (with `--hostile`).
+    pub before: Option<Phase>,
+    /// With it there (or the whole load without one).
+    pub with: Phase,
+    /// The bound `with` must stay within (with `--hostile`).
+    pub bound: Option<Bound>,
+}
+
+impl VictimLatency {
+    /// Whether the bound holds; `None` without a hostile tenant.
+    pub fn bound_met(&self) -> Option<bool> {
+        Some(self.bound?.met(&self.with))
+    }
+}
 
 /// Everything a run measured and found.
 #[derive(Debug, Clone, Default)]
@@ -63,6 +83,10 @@ pub struct Report {
     pub findings: Findings,
     /// The cron scenario's count.
     pub cron: crate::cron::Findings,
+    /// The victim's latency.
+    pub latency: VictimLatency,
+    /// The hostile tenant, with `--hostile`.
+    pub hostile: Option<crate::hostile::Findings>,
     /// Where the logs are.
     pub run_dir: PathBuf,
 }
@@ -79,8 +103,12 @@ impl Report {
     }
 
     /// Nothing lost, nothing duplicated, nothing else broken, drained.
+    /// With `--hostile`, the victim's latency also within its bound.
     pub fn passed(&self) -> bool {
-        self.findings.passed() && self.drained.settled && self.cron.passed()
+        self.findings.passed()
+            && self.drained.settled
+            && self.cron.passed()
+            && self.latency.bound_met() != Some(false)
     }
 
     /// Faults of `kind` injected.
@@ -244,6 +272,41 @@ impl fmt::Display for Report {
             "cron ticks published twice (job, tick, messages)",
             &c.duplicated,
         )?;
+        writeln!(f, "  cron: runs published late by {}", c.lateness)?;
+        let l = &self.latency;
+        match &l.before {
+            None => writeln!(
+                f,
+                "  victim latency: send → 202 {}; key's first send → its first 202 {}",
+                l.with.sends, l.with.keys
+            )?,
+            Some(before) => {
+                writeln!(
+                    f,
+                    "  victim latency (send → 202; key's first send → its first 202):"
+                )?;
+                writeln!(
+                    f,
+                    "    before the hostile tenant: sends {}; keys {}",
+                    before.sends, before.keys
+                )?;
+                writeln!(
+                    f,
+                    "    with it:                   sends {}; keys {}",
+                    l.with.sends, l.with.keys
+                )?;
+            }
+        }
+        if let (Some(bound), Some(met)) = (l.bound, l.bound_met()) {
+            writeln!(
+                f,
+                "    bound: {bound}: {}",
+                if met { "met" } else { "MISSED" }
+            )?;
+        }
+        if let Some(h) = &self.hostile {
+            writeln!(f, "{h}")?;
+        }
         writeln!(f, "  logs: {}", self.run_dir.display())?;
         write!(
             f,

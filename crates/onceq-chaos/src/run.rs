@@ -9,6 +9,9 @@
 //! 4. The check ([`check::run`]), the cron scenario's count
 //!    ([`cron::check`]) and the worker logs ([`logs::read`]): the
 //!    [`Report`].
+//!
+//! With `--hostile`, the hostile tenant ([`hostile`]) arrives during step
+//! 2 and stays through the drain and the checks.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -22,10 +25,11 @@ use tokio_util::sync::CancellationToken;
 use crate::cluster::Cluster;
 use crate::config::Config;
 use crate::faults::{self, Counts, Kind};
+use crate::latency::Phase;
 use crate::pipeline::{Binaries, Pipeline};
-use crate::report::Report;
+use crate::report::{Report, VictimLatency};
 use crate::sampler::{self, Seen};
-use crate::{check, client, cron, drain, logs};
+use crate::{check, client, cron, drain, hostile, logs};
 
 /// Runs the pipeline under faults and checks it. An `Err` means the run
 /// could not be carried out (a binary missing, PostgreSQL not starting);
@@ -96,6 +100,27 @@ pub async fn run(config: Config) -> anyhow::Result<Report> {
         (task, done)
     };
 
+    let hostile = match &config.hostile {
+        Some(sizes) => {
+            let paced = match config.rate > 0.0 {
+                true => config.requests as f64 / config.rate,
+                false => 0.0,
+            };
+            Some(
+                hostile::spawn(
+                    sizes.clone(),
+                    bins.onceq.clone(),
+                    cluster.queue_url.clone(),
+                    pipeline.server_ports.clone(),
+                    Duration::from_secs_f64(paced * sizes.arrive_at.clamp(0.0, 1.0)),
+                    stop.child_token(),
+                )
+                .await?,
+            )
+        }
+        None => None,
+    };
+
     let load = client::run(
         &config,
         &run_id,
@@ -123,6 +148,10 @@ pub async fn run(config: Config) -> anyhow::Result<Report> {
     let _ = sampler.await;
     let findings = check::run(&load.keys, &cluster.queue_url, &cluster.app_url).await?;
     let cron = cron::check(&cron_setup, &cluster.queue_url).await?;
+    let hostile = match hostile {
+        Some(h) => Some(h.finish(load.started, &cluster.queue_url).await?),
+        None => None,
+    };
     stop.cancel();
     let worker_log = logs::read(&run_dir);
 
@@ -159,11 +188,34 @@ pub async fn run(config: Config) -> anyhow::Result<Report> {
         drained,
         findings,
         cron,
+        latency: latency_of(&load, hostile.as_ref()),
+        hostile,
         run_dir: PathBuf::from(&run_dir),
     };
     // Beside the logs, for a run that failed in a test.
     std::fs::write(run_dir.join("report.txt"), format!("{report}\n"))?;
     Ok(report)
+}
+
+/// The victim's latency: over the whole load, or before and with the
+/// hostile tenant (split at its arrival).
+fn latency_of(load: &client::Load, hostile: Option<&hostile::Findings>) -> VictimLatency {
+    let sends = load.stats.send_latency.lock().expect("latency lock");
+    let keys = load.stats.key_latency.lock().expect("latency lock");
+    match hostile {
+        None => VictimLatency {
+            with: Phase::of(&sends, &keys, 0, u64::MAX),
+            ..VictimLatency::default()
+        },
+        Some(h) => {
+            let arrived = u64::try_from(h.arrived.as_millis()).unwrap_or(u64::MAX);
+            VictimLatency {
+                before: Some(Phase::of(&sends, &keys, 0, arrived)),
+                with: Phase::of(&sends, &keys, arrived, u64::MAX),
+                bound: h.sizes.as_ref().map(|s| s.bound),
+            }
+        }
+    }
 }
 
 fn setup_line(c: &Config, seed: u64) -> String {
@@ -185,7 +237,16 @@ fn setup_line(c: &Config, seed: u64) -> String {
         c.concurrency,
         c.broken
             .map_or("none".to_owned(), |b| format!("{b:?}").to_lowercase()),
-    )
+    ) + &match &c.hostile {
+        Some(h) => format!(
+            "; hostile tenant: {} queues, {} long polls, {} schedules",
+            h.queues, h.long_polls, h.schedules
+        ),
+        None => String::new(),
+    } + &match c.server_args.is_empty() {
+        true => String::new(),
+        false => format!("; server args: {}", c.server_args.join(" ")),
+    }
 }
 
 fn progress_bar(config: &Config) -> ProgressBar {

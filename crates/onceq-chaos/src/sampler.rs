@@ -44,8 +44,10 @@ pub async fn run(queue_url: String, seen: Arc<Seen>, stop: CancellationToken) {
         if let Some(client) = &db
             && let Ok(rows) = client
                 .query(
-                    "SELECT id, delivery_count FROM onceq_messages WHERE delivery_count > 1",
-                    &[],
+                    "SELECT m.id, m.delivery_count FROM onceq_messages m \
+                     JOIN onceq_queues q ON q.id = m.queue_id \
+                     WHERE m.delivery_count > 1 AND q.project = $1",
+                    &[&crate::PROJECT],
                 )
                 .await
         {

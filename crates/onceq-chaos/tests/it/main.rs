@@ -5,6 +5,8 @@
 //!   makes the Node app ready (npm installs, the package built).
 //! - `small`: the small run under every kind of fault (the Rust app, and the
 //!   Node one).
+//! - `hostile`: the small run with a hostile tenant beside it
+//!   (`--hostile`): the victim's result and latency bound.
 //! - `patroni`: the small run on a Patroni cluster (`--patroni`).
 //! - `teeth`: `--break ledger` and `--break facts` must fail (both apps).
 //!
@@ -12,6 +14,7 @@
 //! processes, and this machine has two cores; run side by side they would
 //! mostly measure each other.
 
+mod hostile;
 mod patroni;
 mod small;
 mod support;
