@@ -36,7 +36,7 @@ async fn hostile_schedule(s: &TestServer) -> String {
 async fn usage(s: &TestServer, project: &str) -> onceq_store::LedgerUsage {
     s.state
         .store()
-        .ledger_usage(project, s.clock.now(), 1_000_000)
+        .ledger_usage(project)
         .await
         .unwrap()
 }

@@ -177,6 +177,9 @@ async fn assert_hot_plans_probe(client: &tokio_postgres::Client, tables: &str) {
         ("message_ack_keep_many", sql::MESSAGE_ACK_KEEP_MANY),
         ("message_promote", sql::MESSAGE_PROMOTE),
         ("message_claim", sql::MESSAGE_CLAIM),
+        // A keyed call's bound check, and a refusal's Retry-After.
+        ("ledger_usage", sql::LEDGER_USAGE),
+        ("ledger_first_expiry", sql::LEDGER_FIRST_EXPIRY),
     ];
     // JIT for any plan at all: the hot settings must turn it off (the
     // cost that triggers it depends on the tables' size).
