@@ -116,7 +116,11 @@ pub(crate) async fn check_v19_counts(store: &dyn crate::Store) {
     let kept = |entries, bytes| LedgerUsage { entries, bytes };
     assert_eq!(usage("a b").await, kept(2, 11));
     assert_eq!(usage("p").await, kept(1, 3));
-    assert_eq!(usage("1:toolkit").await, kept(0, 0), "the toolkit's rows are not a project's");
+    assert_eq!(
+        usage("1:toolkit").await,
+        kept(0, 0),
+        "the toolkit's rows are not a project's"
+    );
     let t = |s| Timestamp::from_second(s).unwrap();
     assert_eq!(
         store.ledger_first_expiry("a b", t(2000)).await.unwrap(),
@@ -135,7 +139,10 @@ pub(crate) async fn check_v19_counts(store: &dyn crate::Store) {
         expires_at: t(2000) + SignedDuration::from_hours(24),
         now: t(2000),
     };
-    assert_eq!(store.ledger_claim(claim).await.unwrap(), LedgerClaimOutcome::Claimed);
+    assert_eq!(
+        store.ledger_claim(claim).await.unwrap(),
+        LedgerClaimOutcome::Claimed
+    );
     assert_eq!(usage("a b").await, kept(3, 11));
 }
 

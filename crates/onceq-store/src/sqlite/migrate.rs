@@ -132,8 +132,20 @@ mod tests {
         let s = 1_000_000i64;
         let row = |scope: &str, key: &str, fp: &str, body: Option<&str>| {
             let (status, headers, body, lock, done) = match body {
-                Some(b) => ("200", "'[]'", format!("CAST('{b}' AS BLOB)"), "NULL".to_owned(), (1001 * s).to_string()),
-                None => ("NULL", "NULL", "NULL".to_owned(), (1030 * s).to_string(), "NULL".to_owned()),
+                Some(b) => (
+                    "200",
+                    "'[]'",
+                    format!("CAST('{b}' AS BLOB)"),
+                    "NULL".to_owned(),
+                    (1001 * s).to_string(),
+                ),
+                None => (
+                    "NULL",
+                    "NULL",
+                    "NULL".to_owned(),
+                    (1030 * s).to_string(),
+                    "NULL".to_owned(),
+                ),
             };
             format!(
                 "('{scope}', '{key}', x'{fp}', 't', {status}, {headers}, {body}, {lock}, {c}, {done}, {e})",

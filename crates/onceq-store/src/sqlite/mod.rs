@@ -520,7 +520,11 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn ledger_first_expiry(&self, project: &str, now: Timestamp) -> Result<Option<Timestamp>> {
+    async fn ledger_first_expiry(
+        &self,
+        project: &str,
+        now: Timestamp,
+    ) -> Result<Option<Timestamp>> {
         let project = project.to_owned();
         self.readers
             .run(move |conn| ledger::first_expiry(conn, &project, now))

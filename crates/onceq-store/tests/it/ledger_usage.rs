@@ -79,7 +79,12 @@ async fn answer_on(
         .expect("ledger_complete")
 }
 
-async fn release_on(store: &dyn Store, project: &str, (capability, k): (&str, &str), token: &str) -> bool {
+async fn release_on(
+    store: &dyn Store,
+    project: &str,
+    (capability, k): (&str, &str),
+    token: &str,
+) -> bool {
     store
         .ledger_release(LedgerRelease {
             key: key(project, capability, k),
@@ -92,7 +97,15 @@ async fn release_on(store: &dyn Store, project: &str, (capability, k): (&str, &s
 impl Harness {
     async fn claim_key(&self, k: &str, fingerprint: u8, token: &str) -> LedgerClaimOutcome {
         let at = ("queue.ack", k);
-        claim_on(&*self.store, &self.project, self.now, at, fingerprint, token).await
+        claim_on(
+            &*self.store,
+            &self.project,
+            self.now,
+            at,
+            fingerprint,
+            token,
+        )
+        .await
     }
 
     async fn answer_key(&self, k: &str, token: &str, body_len: usize) -> bool {
@@ -105,7 +118,11 @@ impl Harness {
     }
 
     async fn usage(&self) -> (u64, u64) {
-        let u: LedgerUsage = self.store.ledger_usage(&self.project).await.expect("ledger_usage");
+        let u: LedgerUsage = self
+            .store
+            .ledger_usage(&self.project)
+            .await
+            .expect("ledger_usage");
         (u.entries, u.bytes)
     }
 
@@ -157,8 +174,14 @@ async fn ledger_usage_counts_claims_answers_and_releases(h: Harness) {
     assert!(h.answer_key("a", "ta", 11).await);
     assert_eq!(h.usage().await, (1, 11), "its answer's bytes");
     // A replay and a mismatch change nothing.
-    assert!(matches!(h.claim_key("a", 1, "tx").await, LedgerClaimOutcome::Completed(_)));
-    assert_eq!(h.claim_key("a", 2, "ty").await, LedgerClaimOutcome::Mismatch);
+    assert!(matches!(
+        h.claim_key("a", 1, "tx").await,
+        LedgerClaimOutcome::Completed(_)
+    ));
+    assert_eq!(
+        h.claim_key("a", 2, "ty").await,
+        LedgerClaimOutcome::Mismatch
+    );
     // A fenced answer (wrong token) changes nothing either.
     assert!(!h.answer_key("a", "tx", 500).await);
     assert_eq!(h.usage().await, (1, 11));
@@ -166,7 +189,10 @@ async fn ledger_usage_counts_claims_answers_and_releases(h: Harness) {
     assert_eq!(h.usage().await, (2, 11));
     assert!(h.release_key("b", "tb").await);
     assert_eq!(h.usage().await, (1, 11), "a released claim keeps nothing");
-    assert!(!h.release_key("a", "ta").await, "an answered entry is not released");
+    assert!(
+        !h.release_key("a", "ta").await,
+        "an answered entry is not released"
+    );
     assert_eq!(h.usage().await, (1, 11));
     // Another capability of the project counts; another project is apart.
     let other_capability = ("queue.cancel", "a");
@@ -240,7 +266,11 @@ async fn ledger_first_expiry_is_the_first_live_entry(mut h: Harness) {
     h.claim_key("b", 2, "t").await;
     assert_eq!(first(&h).await, Some(h.t(WINDOW)));
     let other = h.as_project("proj-ab").await;
-    assert_eq!(first(&other).await, None, "another project's entries are apart");
+    assert_eq!(
+        first(&other).await,
+        None,
+        "another project's entries are apart"
+    );
     // Past the first's window (not yet purged) the next one is first.
     h.advance(WINDOW - 100);
     assert_eq!(first(&h).await, Some(h.t(100 + WINDOW)));
@@ -263,7 +293,11 @@ async fn ledger_usage_matches_a_recount_after_a_mixed_sequence(mut h: Harness) {
             _ => h.project.clone(),
         };
         let project = project.as_str();
-        let capability = if next(2) == 0 { "queue.ack" } else { "queue.nack" };
+        let capability = if next(2) == 0 {
+            "queue.ack"
+        } else {
+            "queue.nack"
+        };
         let k = format!("k{}", next(24));
         let at = (capability, k.as_str());
         let fingerprint = next(3) as u8;
