@@ -22,7 +22,10 @@ conformance!(
     ledger_first_expiry_is_the_first_live_entry,
     ledger_usage_matches_a_recount_after_a_mixed_sequence,
 );
-conformance!(multi_thread ledger_usage_stays_exact_under_concurrent_claims);
+conformance!(
+    multi_thread ledger_usage_stays_exact_under_concurrent_claims,
+    ledger_usage_stays_exact_under_concurrent_purges,
+);
 
 const LEASE: i64 = 30;
 const WINDOW: i64 = 86_400;
@@ -369,4 +372,59 @@ async fn ledger_usage_stays_exact_under_concurrent_claims(h: Harness) {
     let expected = (kept.clone().count() as u64, kept.map(|i| i as u64).sum());
     assert_eq!(h.usage().await, expected);
     assert_eq!(h.recount().await, expected);
+}
+
+/// Purges of many projects' entries at once (on PostgreSQL from two stores,
+/// as two servers' purgers) all succeed and leave every counter exact:
+/// each purge updates the counters it touches in one order, so two never
+/// wait on each other in a cycle.
+async fn ledger_usage_stays_exact_under_concurrent_purges(mut h: Harness) {
+    let second: Arc<dyn Store> = match h.postgres_url() {
+        Some(url) => Arc::new(
+            onceq_store::postgres::PgStore::connect(url)
+                .await
+                .expect("a second store"),
+        ),
+        None => h.store.clone(),
+    };
+    let projects: Vec<String> = (0..12).map(|p| format!("purged-{p}")).collect();
+    // Interleaved, so each purge batch (by expiry) spans many projects.
+    for i in 0..240usize {
+        let project = &projects[i % projects.len()];
+        let k = format!("k{i}");
+        let at = ("queue.ack", k.as_str());
+        claim_on(&*h.store, project, h.now, at, i as u8, "t").await;
+        answer_on(&*h.store, project, h.now, at, "t", 3).await;
+    }
+    h.claim_key("expires-with-them", 1, "t").await;
+    h.advance(WINDOW / 2);
+    h.claim_key("live", 2, "t").await;
+    h.advance(WINDOW / 2);
+    let stores = [h.store.clone(), second];
+    let purges: Vec<_> = (0..8usize)
+        .map(|i| {
+            let (store, now) = (stores[i % 2].clone(), h.now);
+            tokio::spawn(async move {
+                let mut total = 0;
+                loop {
+                    let n = store.ledger_purge(now, 7).await.expect("ledger_purge");
+                    total += n;
+                    if n == 0 {
+                        return total;
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut purged = 0;
+    for p in purges {
+        purged += p.await.unwrap();
+    }
+    assert_eq!(purged, 241, "every expired entry once, the live one kept");
+    for project in &projects {
+        let u = h.store.ledger_usage(project).await.unwrap();
+        assert_eq!((u.entries, u.bytes), (0, 0), "{project}");
+    }
+    assert_eq!(h.usage().await, (1, 0));
+    assert_eq!(h.usage().await, h.recount().await);
 }
