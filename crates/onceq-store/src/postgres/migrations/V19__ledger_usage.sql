@@ -1,4 +1,4 @@
--- Same number as the SQLite V19 (V18 is the key cache's). The call
+-- Same number as the SQLite V19 (V18 is the key cache's change). The call
 -- ledger's per-project usage as counters (docs/security.md, "The call
 -- ledger's bound"), so the bound's check after a new claim is one
 -- primary-key read whatever the project keeps, where it read up to

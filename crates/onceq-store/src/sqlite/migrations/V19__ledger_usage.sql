@@ -1,8 +1,8 @@
--- Same number as the PostgreSQL V19 (V18 is the key cache's): the call
--- ledger's per-project usage as counters, kept by triggers in the
--- transaction of each statement that changes an entry, so the bound's
--- check is one primary-key read (see the PostgreSQL file for why
--- triggers). Only the server's scopes count.
+-- Same number as the PostgreSQL V19 (V18 is taken by the PostgreSQL key
+-- cache's change). The call ledger's per-project usage as counters, kept
+-- by triggers in the transaction of each statement that changes an entry,
+-- so the bound's check is one primary-key read (see the PostgreSQL file
+-- for why triggers). Only the server's scopes count.
 --
 -- A server scope is `server:<bytes of project>:<project> <capability>`
 -- (rules/ledger.rs); its project is the bytes after the length prefix, as
