@@ -134,19 +134,31 @@ impl Default for MetricsConfig {
 /// The call ledger's bounds per project (docs/security.md): a keyed call
 /// that would take a project past either is refused with 429
 /// `RATE_LIMITED` before it runs, until the project's first entry ends.
+///
+/// The defaults are sized from a rate × the 24 h window × an answer: 5 000
+/// 000 entries is 58 keyed calls a second, sustained, all day; 1 GiB is
+/// those answers at ~200 bytes each (an ack's or a cancel's is 100–200),
+/// and stops a project whose answers are large (schedules echoing payloads
+/// of up to 256 KiB) at ~4 000 of them. Checking them costs one read of the
+/// project's counters whatever it keeps (`idempotency::bound`).
 #[derive(Debug, Clone, Copy)]
 pub struct LedgerLimits {
-    /// Most live entries per project (default 10 000).
+    /// Most entries kept per project (default 5 000 000).
     pub max_entries: u32,
-    /// Most bytes of recorded answers per project (default 64 MiB).
+    /// Most bytes of recorded answers per project (default 1 GiB).
     pub max_bytes: u64,
 }
+
+/// [`LedgerLimits::max_entries`]' default.
+pub const LEDGER_MAX_ENTRIES: u32 = 5_000_000;
+/// [`LedgerLimits::max_bytes`]' default.
+pub const LEDGER_MAX_BYTES: u64 = 1024 * 1024 * 1024;
 
 impl Default for LedgerLimits {
     fn default() -> Self {
         Self {
-            max_entries: 10_000,
-            max_bytes: 64 * 1024 * 1024,
+            max_entries: LEDGER_MAX_ENTRIES,
+            max_bytes: LEDGER_MAX_BYTES,
         }
     }
 }

@@ -436,14 +436,17 @@ pub trait Store: Send + Sync + 'static {
     /// Deletes at most `limit` call-ledger entries whose window ended at or
     /// before `now` (call again while it returns `limit`).
     async fn ledger_purge(&self, now: jiff::Timestamp, limit: u32) -> crate::Result<u64>;
-    /// The live call-ledger entries of `project` at `now` (window not
-    /// over), reading at most `limit` of them (`LedgerUsage`).
-    async fn ledger_usage(
+    /// What the call-ledger entries of `project` hold (`LedgerUsage`):
+    /// its counters, one read whatever it keeps.
+    async fn ledger_usage(&self, project: &str) -> crate::Result<crate::LedgerUsage>;
+    /// When the first of `project`'s call-ledger entries still in their
+    /// window at `now` ends (`None`: none is): a refused call's
+    /// `Retry-After`. One index probe.
+    async fn ledger_first_expiry(
         &self,
         project: &str,
         now: jiff::Timestamp,
-        limit: u32,
-    ) -> crate::Result<crate::LedgerUsage>;
+    ) -> crate::Result<Option<jiff::Timestamp>>;
     /// Gives the space purges freed back to the file system, at most
     /// `max_pages` database pages a call; the bytes given back. The
     /// embedded store's file (`PRAGMA incremental_vacuum`); PostgreSQL

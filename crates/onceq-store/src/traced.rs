@@ -147,7 +147,8 @@ traced! {
     fn ledger_complete(&self, p: LedgerComplete) -> Result<bool>;
     fn ledger_release(&self, p: LedgerRelease) -> Result<bool>;
     fn ledger_purge(&self, now: Timestamp, limit: u32) -> Result<u64>;
-    fn ledger_usage(&self, project: &str, now: Timestamp, limit: u32) -> Result<LedgerUsage>;
+    fn ledger_usage(&self, project: &str) -> Result<LedgerUsage>;
+    fn ledger_first_expiry(&self, project: &str, now: Timestamp) -> Result<Option<Timestamp>>;
     fn space_reclaim(&self, max_pages: u32) -> Result<u64>;
     fn lease_expire(&self, now: Timestamp, limit: u32) -> Result<LeaseExpiry>;
     fn dedupe_purge(&self, now: Timestamp) -> Result<u64>;

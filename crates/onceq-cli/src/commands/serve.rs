@@ -29,13 +29,15 @@ pub struct ServeArgs {
     /// How long publish idempotency keys are remembered, in seconds.
     #[arg(long, env = "ONCEQ_DEDUPE_WINDOW_SECS", default_value_t = 86_400)]
     dedupe_window_secs: u64,
-    /// Most live call-ledger entries (Idempotency-Key answers) per
-    /// project; a keyed call past it is refused 429 before it runs.
-    #[arg(long, env = "ONCEQ_LEDGER_MAX_ENTRIES", default_value_t = 10_000)]
+    /// Most call-ledger entries (Idempotency-Key answers, kept for the
+    /// dedupe window) per project; a keyed call with a new key past it is
+    /// refused 429 before it runs. The default is 58 keyed calls a second
+    /// for 24 h.
+    #[arg(long, env = "ONCEQ_LEDGER_MAX_ENTRIES", default_value_t = onceq_server::config::LEDGER_MAX_ENTRIES)]
     ledger_max_entries: u32,
-    /// Most bytes of call-ledger answers per project; a keyed call past it
-    /// is refused 429 before it runs.
-    #[arg(long, env = "ONCEQ_LEDGER_MAX_BYTES", default_value_t = 64 * 1024 * 1024)]
+    /// Most bytes of call-ledger answers per project (default 1 GiB); a
+    /// keyed call with a new key past it is refused 429 before it runs.
+    #[arg(long, env = "ONCEQ_LEDGER_MAX_BYTES", default_value_t = onceq_server::config::LEDGER_MAX_BYTES)]
     ledger_max_bytes: u64,
     /// Most messages one publish_batch may carry. The contract's limit is
     /// 10; more is an extension for onceq's own clients (e.g. `onceq bench

@@ -16,10 +16,15 @@
 //! rely on it. A refusal keeps the store bounded and tells the client its
 //! retries are not protected right now.
 //!
-//! The check reads at most `max_entries + 1` entries of the project (a
-//! primary-key range), after the claim, so a call in flight counts. It
-//! may overshoot by the calls claimed at once, and the bytes by their
-//! answers (each at most 1 MiB, `record::MAX_RECORDED`).
+//! The check reads the project's counters (`Store::ledger_usage`: one
+//! primary-key read, kept by the store in the transaction of every claim,
+//! answer, release, takeover and purge), after the claim, so the claim
+//! counts itself and a call in flight counts: admitted entries never pass
+//! the bound (two claims at its edge may both be refused). The bytes may
+//! pass it by the answers of calls in flight (each at most 1 MiB,
+//! `record::MAX_RECORDED`). An entry past its window counts until the
+//! purger removes it (`--purge-secs`). Only a refusal asks more: when the
+//! project's first live entry ends, one index probe.
 
 use jiff::Timestamp;
 use onceq_types::ledger::retry_after_secs;
@@ -33,7 +38,7 @@ pub(super) async fn check(state: &AppState, held: &Held, now: Timestamp) -> Resu
     let limits = state.config.ledger;
     let usage = state
         .store()
-        .ledger_usage(&held.key.project, now, limits.max_entries.saturating_add(1))
+        .ledger_usage(&held.key.project)
         .await
         .map_err(|e| ApiError::from_store(e, ""))?;
     let over_count = usage.entries > u64::from(limits.max_entries);
@@ -45,9 +50,14 @@ pub(super) async fn check(state: &AppState, held: &Held, now: Timestamp) -> Resu
         true => format!("{} entries", limits.max_entries),
         false => format!("{} bytes of answers", limits.max_bytes),
     };
-    let secs = usage
-        .first_expiry
-        .map_or(1, |t| retry_after_secs(t, now).max(1));
+    let first_expiry = state
+        .store()
+        .ledger_first_expiry(&held.key.project, now)
+        .await
+        .map_err(|e| ApiError::from_store(e, ""))?;
+    // None live: what fills the ledger has expired and goes at the
+    // purger's next pass.
+    let secs = first_expiry.map_or(purge_wait(state), |t| retry_after_secs(t, now).max(1));
     Err(ApiError::rate_limited(
         secs,
         format!(
@@ -57,4 +67,9 @@ pub(super) async fn check(state: &AppState, held: &Held, now: Timestamp) -> Resu
     .with_hint(
         "retry after Retry-After (when its first key's window ends), or send the call without Idempotency-Key; the operator sets --ledger-max-entries and --ledger-max-bytes",
     ))
+}
+
+/// Seconds until the purger's next pass at the latest.
+fn purge_wait(state: &AppState) -> u64 {
+    state.config.purge_interval.as_secs().max(1)
 }

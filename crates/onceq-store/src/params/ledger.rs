@@ -88,16 +88,15 @@ pub struct LedgerRelease {
     pub token: String,
 }
 
-/// `ledger_usage`: what a project's live entries hold (the server's
-/// per-project bound on the call ledger, docs/security.md).
+/// `ledger_usage`: what a project's entries hold (the server's
+/// per-project bound on the call ledger, docs/security.md). Counters the
+/// store keeps in the transaction of every change to an entry (migration
+/// V19), so reading them costs the same whatever the project keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LedgerUsage {
-    /// Entries in their window (answered or in flight), counted up to the
-    /// limit asked for plus one: past the bound the exact count is not
-    /// needed.
+    /// Entries kept, answered or in flight, until purged (an entry past
+    /// its window counts until the purger's next pass removes it).
     pub entries: u64,
     /// Bytes of their recorded answers' bodies.
     pub bytes: u64,
-    /// When the first of them ends: a refused caller's `Retry-After`.
-    pub first_expiry: Option<Timestamp>,
 }

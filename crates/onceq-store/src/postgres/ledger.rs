@@ -104,23 +104,26 @@ impl PgStore {
     }
 
     /// One `ledger_usage.sql`.
-    pub(super) async fn ledger_usage_once(
-        &self,
-        project: &str,
-        now: jiff::Timestamp,
-        limit: u32,
-    ) -> Result<LedgerUsage, Error> {
+    pub(super) async fn ledger_usage_once(&self, project: &str) -> Result<LedgerUsage, Error> {
         let client = self.client().await?;
         let stmt = client.prepare_cached(sql::LEDGER_USAGE).await?;
-        let (from, to) = ledger::project_range(project);
-        let row = client
-            .query_one(&stmt, &[&from, &to, &now, &i64::from(limit)])
-            .await?;
+        let row = client.query_one(&stmt, &[&project]).await?;
         let count = |name| u64::try_from(row.get::<_, i64>(name)).unwrap_or(0);
         Ok(LedgerUsage {
             entries: count("entries"),
             bytes: count("bytes"),
-            first_expiry: row.get("first_expiry"),
         })
+    }
+
+    /// One `ledger_first_expiry.sql`.
+    pub(super) async fn ledger_first_expiry_once(
+        &self,
+        project: &str,
+        now: jiff::Timestamp,
+    ) -> Result<Option<jiff::Timestamp>, Error> {
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(sql::LEDGER_FIRST_EXPIRY).await?;
+        let row = client.query_opt(&stmt, &[&project, &now]).await?;
+        Ok(row.map(|r| r.get("expires_at")))
     }
 }

@@ -549,13 +549,16 @@ impl crate::Store for PgStore {
         errors::retrying(self.bound, || self.ledger_purge_once(now, limit)).await
     }
 
-    async fn ledger_usage(
+    async fn ledger_usage(&self, project: &str) -> Result<crate::LedgerUsage> {
+        errors::retrying(self.bound, || self.ledger_usage_once(project)).await
+    }
+
+    async fn ledger_first_expiry(
         &self,
         project: &str,
         now: jiff::Timestamp,
-        limit: u32,
-    ) -> Result<crate::LedgerUsage> {
-        errors::retrying(self.bound, || self.ledger_usage_once(project, now, limit)).await
+    ) -> Result<Option<jiff::Timestamp>> {
+        errors::retrying(self.bound, || self.ledger_first_expiry_once(project, now)).await
     }
 
     /// PostgreSQL reuses the space of deleted rows itself (autovacuum):

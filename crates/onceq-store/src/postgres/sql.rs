@@ -189,7 +189,9 @@ statements! {
     LEDGER_COMPLETE => "../../../../onceq/sql/ledger/postgres/complete.sql",
     LEDGER_RELEASE => "../../../../onceq/sql/ledger/postgres/release.sql",
     LEDGER_PURGE => "../../../../onceq/sql/ledger/postgres/purge.sql",
-    // The server's own policy on it: per-project bounds.
+    // The server's own policy on it: per-project bounds (migration V19's
+    // counters, and the index Retry-After probes).
     LEDGER_USAGE => "ledger_usage.sql",
+    LEDGER_FIRST_EXPIRY => "ledger_first_expiry.sql",
     PING => "ping.sql",
 }

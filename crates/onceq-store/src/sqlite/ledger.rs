@@ -108,27 +108,28 @@ pub(super) fn purge(conn: &Connection, now: Timestamp, limit: u32) -> Result<u64
     Ok(n as u64)
 }
 
-/// `Store::ledger_usage`: `ledger_usage.sql` on a reader.
-pub(super) fn usage(
+/// `Store::ledger_usage`: `ledger_usage.sql` on a reader (migration V19's
+/// counters).
+pub(super) fn usage(conn: &Connection, project: &str) -> Result<LedgerUsage> {
+    let read: Option<(i64, i64)> = conn
+        .prepare_cached(include_str!("sql/ledger_usage.sql"))?
+        .query_row(params![project], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let (entries, bytes) = read.unwrap_or_default();
+    Ok(LedgerUsage {
+        entries: u64::try_from(entries).unwrap_or(0),
+        bytes: u64::try_from(bytes).unwrap_or(0),
+    })
+}
+
+/// `Store::ledger_first_expiry`: `ledger_first_expiry.sql` on a reader.
+pub(super) fn first_expiry(
     conn: &Connection,
     project: &str,
     now: Timestamp,
-    limit: u32,
-) -> Result<LedgerUsage> {
-    let (from, to) = ledger::project_range(project);
-    let read = conn
-        .prepare_cached(include_str!("sql/ledger_usage.sql"))?
-        .query_row(
-            params![from, to, time::micros(now), i64::from(limit)],
-            |r| {
-                let entries: i64 = r.get(0)?;
-                let bytes: i64 = r.get(1)?;
-                Ok((entries, bytes, time::get_opt(r, 2)?))
-            },
-        )?;
-    Ok(LedgerUsage {
-        entries: u64::try_from(read.0).unwrap_or(0),
-        bytes: u64::try_from(read.1).unwrap_or(0),
-        first_expiry: read.2,
-    })
+) -> Result<Option<Timestamp>> {
+    Ok(conn
+        .prepare_cached(include_str!("sql/ledger_first_expiry.sql"))?
+        .query_row(params![project, time::micros(now)], |r| time::get(r, 0))
+        .optional()?)
 }

@@ -119,6 +119,56 @@ mod tests {
         crate::rules::ledger::check_v16_rows(&store).await;
     }
 
+    /// Migration V19 counts the entries already kept (`check_v19_counts`;
+    /// the PostgreSQL twin is in `postgres/tests/ledger_v16.rs`).
+    #[tokio::test]
+    async fn v19_counts_the_entries_already_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = rusqlite::Connection::open(dir.path().join(super::super::DB_FILE)).unwrap();
+        super::embedded::migrations::runner()
+            .set_target(refinery::Target::Version(17))
+            .run(&mut conn)
+            .unwrap();
+        let s = 1_000_000i64;
+        let row = |scope: &str, key: &str, fp: &str, body: Option<&str>| {
+            let (status, headers, body, lock, done) = match body {
+                Some(b) => (
+                    "200",
+                    "'[]'",
+                    format!("CAST('{b}' AS BLOB)"),
+                    "NULL".to_owned(),
+                    (1001 * s).to_string(),
+                ),
+                None => (
+                    "NULL",
+                    "NULL",
+                    "NULL".to_owned(),
+                    (1030 * s).to_string(),
+                    "NULL".to_owned(),
+                ),
+            };
+            format!(
+                "('{scope}', '{key}', x'{fp}', 't', {status}, {headers}, {body}, {lock}, {c}, {done}, {e})",
+                fp = fp.repeat(32),
+                c = 1000 * s,
+                e = 90_000 * s,
+            )
+        };
+        conn.execute_batch(&format!(
+            "INSERT INTO onceq_request_ledger (scope, key, fingerprint, token, status, headers,
+                 body, locked_until, created_at, completed_at, expires_at)
+             VALUES {}, {}, {}, {}",
+            row("server:3:a b queue.ack", "k1", "01", Some("{\"ok\":true}")),
+            row("server:3:a b queue.nack", "k2", "02", None),
+            row("server:1:p queue.ack", "k1", "03", Some("xyz")),
+            row("1:toolkit GET /x", "k", "04", Some("zzzz")),
+        ))
+        .unwrap();
+        drop(conn);
+        let store = crate::sqlite::SqliteStore::open(dir.path()).await.unwrap();
+        crate::rules::ledger::check_v19_counts(&store).await;
+    }
+
     use onceq_types::scope::{Action, Actions};
 
     use super::embedded;

@@ -513,15 +513,21 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn ledger_usage(
+    async fn ledger_usage(&self, project: &str) -> Result<crate::LedgerUsage> {
+        let project = project.to_owned();
+        self.readers
+            .run(move |conn| ledger::usage(conn, &project))
+            .await
+    }
+
+    async fn ledger_first_expiry(
         &self,
         project: &str,
         now: Timestamp,
-        limit: u32,
-    ) -> Result<crate::LedgerUsage> {
+    ) -> Result<Option<Timestamp>> {
         let project = project.to_owned();
         self.readers
-            .run(move |conn| ledger::usage(conn, &project, now, limit))
+            .run(move |conn| ledger::first_expiry(conn, &project, now))
             .await
     }
 

@@ -117,6 +117,7 @@ mod keys;
 mod lease;
 mod ledger;
 mod ledger_driver;
+mod ledger_usage;
 mod limits;
 mod maintenance;
 mod pause;
@@ -136,7 +137,7 @@ pub const PROJECT: &str = "proj-a";
 /// Whatever keeps a store's data alive: the SQLite directory, or the
 /// Postgres test database. Dropped with the last harness of a test.
 struct Backing {
-    _dir: Option<tempfile::TempDir>,
+    dir: Option<tempfile::TempDir>,
     db: Option<onceq_testdb::TestDatabase>,
 }
 
@@ -163,7 +164,7 @@ impl Harness {
             .await
             .expect("open sqlite store");
         let backing = Backing {
-            _dir: Some(dir),
+            dir: Some(dir),
             db: None,
         };
         Self::new(Arc::new(store), backing).await
@@ -182,7 +183,7 @@ impl Harness {
             .await
             .expect("connect postgres store");
         let backing = Backing {
-            _dir: None,
+            dir: None,
             db: Some(db),
         };
         Self::new(Arc::new(store), backing).await
@@ -205,6 +206,11 @@ impl Harness {
     /// The Postgres URL of this test's database (None on SQLite).
     pub fn postgres_url(&self) -> Option<&str> {
         self.backing.db.as_ref().map(|db| db.url.as_str())
+    }
+
+    /// The SQLite store's directory (None on Postgres).
+    pub fn sqlite_dir(&self) -> Option<&std::path::Path> {
+        self.backing.dir.as_ref().map(|d| d.path())
     }
 
     /// The same store and clock, acting as another project.

@@ -34,11 +34,7 @@ async fn hostile_schedule(s: &TestServer) -> String {
 
 /// What the call ledger holds for `project` now.
 async fn usage(s: &TestServer, project: &str) -> onceq_store::LedgerUsage {
-    s.state
-        .store()
-        .ledger_usage(project, s.clock.now(), 1_000_000)
-        .await
-        .unwrap()
+    s.state.store().ledger_usage(project).await.unwrap()
 }
 
 fn victim(s: &TestServer) -> Who<'_> {

@@ -1,13 +1,7 @@
--- A project's live call-ledger entries: its scopes are the key range
--- [$1, $2) (rules/ledger.rs; "C" collation, so a primary-key range), live
--- means still in their window at $3. At most $4 rows are read, so the cost
--- is bounded by the bound, not by the table. octet_length() of a bytea
--- reads its stored size, not its TOASTed value.
-SELECT count(*) AS entries,
-       coalesce(sum(octet_length(body)), 0)::bigint AS bytes,
-       min(expires_at) AS first_expiry
-FROM (
-    SELECT body, expires_at FROM onceq_request_ledger
-    WHERE scope >= $1 AND scope < $2 AND expires_at > $3
-    LIMIT $4
-) AS live
+-- A project's call-ledger usage ($1): the sum of its counters' slots,
+-- kept by migration V19's triggers (a primary-key range of at most 16
+-- rows). No row: the project keeps nothing.
+SELECT coalesce(sum(entries), 0)::bigint AS entries,
+       coalesce(sum(bytes), 0)::bigint AS bytes
+FROM onceq_ledger_usage
+WHERE project = $1

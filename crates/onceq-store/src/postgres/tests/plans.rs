@@ -177,6 +177,9 @@ async fn assert_hot_plans_probe(client: &tokio_postgres::Client, tables: &str) {
         ("message_ack_keep_many", sql::MESSAGE_ACK_KEEP_MANY),
         ("message_promote", sql::MESSAGE_PROMOTE),
         ("message_claim", sql::MESSAGE_CLAIM),
+        // A keyed call's bound check, and a refusal's Retry-After.
+        ("ledger_usage", sql::LEDGER_USAGE),
+        ("ledger_first_expiry", sql::LEDGER_FIRST_EXPIRY),
     ];
     // JIT for any plan at all: the hot settings must turn it off (the
     // cost that triggers it depends on the tables' size).
@@ -213,6 +216,14 @@ async fn assert_hot_plans_probe(client: &tokio_postgres::Client, tables: &str) {
         // for each outer row instead of probed by the join's columns.
         for whole in ["Seq Scan", "Hash Join", "Merge Join", "Join Filter", "JIT"] {
             assert!(!plan.contains(whole), "{name} on {tables} tables:\n{plan}");
+        }
+        // Retry-After's probe is of its own index (project, expiry), not
+        // a walk of every live entry by expiry.
+        if name == "ledger_first_expiry" {
+            assert!(
+                plan.contains("onceq_request_ledger_server_expiry"),
+                "{name} on {tables} tables:\n{plan}"
+            );
         }
         // And every index is probed, not walked whole: each index scan has
         // its condition.
