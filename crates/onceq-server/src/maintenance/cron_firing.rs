@@ -10,9 +10,10 @@
 //! has its runs left due for a later pass, so the loop's time goes to the
 //! others. A project with thousands of due schedules therefore delays
 //! another's run by at most one scan's firings, not by its whole backlog;
-//! and a scan stops after [`SCAN_BUDGET`] for a fresh one, so a run that
-//! comes due meanwhile takes its turn near the head of the next instead
-//! of waiting behind the rest of this one (under load a firing takes
+//! and a scan stops after [`SCAN_BUDGET`] (once its first turn, every
+//! project's earliest, has fired) for a fresh one, so a run that comes due
+//! meanwhile takes its turn in the next instead of waiting behind the rest
+//! of this one (under load a firing takes
 //! hundreds of milliseconds, and a scan's share of one project, 20 runs,
 //! took 6 s: tests/it/fair_share/all_at_once.rs).
 //!
@@ -90,12 +91,20 @@ pub async fn pass(state: &AppState) -> Result<Option<Timestamp>, StoreError> {
         let now = state.clock.now();
         let due = state.store().cron_due(now, BATCH, PER_PROJECT).await?;
         let scan_started = std::time::Instant::now();
+        // The scan's first turn (each project's earliest due run) is never
+        // cut: however slow a firing, every project gets one per scan.
+        let first_turn = due
+            .due
+            .iter()
+            .map(|j| j.job.project.as_str())
+            .collect::<HashSet<_>>()
+            .len();
         let mut cut_short = false;
         let mut fired = 0;
         let mut per_project: HashMap<&str, u32> = HashMap::new();
         let mut held_back: HashSet<&str> = HashSet::new();
-        for job in &due.due {
-            if fired > 0 && scan_started.elapsed() > SCAN_BUDGET {
+        for (i, job) in due.due.iter().enumerate() {
+            if i >= first_turn && scan_started.elapsed() > SCAN_BUDGET {
                 cut_short = true;
                 break;
             }

@@ -2,7 +2,7 @@
 //! issue found could starve another tenant, at once: thousands of queues,
 //! webhooks and push subscriptions (and cron tasks) at a receiver that
 //! reads each request and never answers, hundreds of every-second
-//! schedules, a thousand parked long polls, and, for as long as it runs,
+//! schedules, hundreds of parked long polls, and, for as long as it runs,
 //! a stream of no-op keyed calls, dashboard reads of its overview and new
 //! queues whose events pile up behind its hanging webhooks.
 //!
@@ -44,10 +44,11 @@ pub const TARPIT_SUBSCRIPTIONS: usize = 6;
 /// Every-second task schedules at the tarpit.
 pub const TASKS: usize = 5;
 /// Every-second schedules into one of its queues.
-pub const SCHEDULES: usize = 300;
-pub const LONG_POLLS: usize = 1000;
-/// Long polls that must be waiting when the loaded phase ends: a poll
-/// whose 20 s ran out is polling again, so a few may be in between.
+pub const SCHEDULES: usize = 200;
+pub const LONG_POLLS: usize = 500;
+/// Long polls that must be waiting, on the median of the loaded phase's
+/// samples: a poll whose 20 s ran out is polling again, and they all
+/// parked at once, so for a moment many may be in between.
 pub const LONG_POLLS_WAITING: usize = LONG_POLLS * 9 / 10;
 /// Callers creating its queues at once.
 const CREATORS: usize = 8;
@@ -59,6 +60,17 @@ pub struct Counts {
     pub no_ops_refused: AtomicUsize,
     pub dashboard_reads: AtomicUsize,
     pub churned_queues: AtomicUsize,
+    /// Long polls waiting, sampled every 100 ms once all are set up.
+    pub waiting: std::sync::Mutex<Vec<usize>>,
+}
+
+impl Counts {
+    /// The median of the waiting long polls sampled.
+    pub fn waiting_median(&self) -> usize {
+        let mut v = self.waiting.lock().unwrap().clone();
+        v.sort();
+        v.get(v.len() / 2).copied().unwrap_or(0)
+    }
 }
 
 pub struct Hostile {
@@ -106,6 +118,14 @@ impl Hostile {
 
         h.no_op_keyed_calls(s).await;
         h.dashboard_reader(s);
+        let (s, counts) = (s.clone(), h.counts.clone());
+        h.tasks.push(tokio::spawn(async move {
+            loop {
+                let n = s.state.long_polls.waiting();
+                counts.waiting.lock().unwrap().push(n);
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }));
         h
     }
 
