@@ -223,6 +223,12 @@ impl TestServer {
         }
     }
 
+    /// The PostgreSQL database the server's store is on (`None` on
+    /// SQLite, or for a server on a store the test opened itself).
+    pub fn database_url(&self) -> Option<&str> {
+        self._store.as_ref()?.database_url.as_deref()
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
     }

@@ -47,7 +47,6 @@ mod metrics;
 mod metrics_access;
 mod openapi;
 mod outage;
-mod outbound;
 mod pause;
 mod payloads;
 mod prom;

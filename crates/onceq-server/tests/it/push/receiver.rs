@@ -123,6 +123,22 @@ impl Receiver {
         self.seen()
     }
 
+    /// Waits (`within` at most) until `n` requests have arrived; whether
+    /// they did (for a test that measures the wait rather than fail at
+    /// [`Receiver::wait_for`]'s 30 s).
+    pub async fn arrived_within(&self, n: usize, within: Duration) -> bool {
+        let mut rx = self.inner.arrivals.subscribe();
+        tokio::time::timeout(within, rx.wait_for(|c| *c >= n))
+            .await
+            .is_ok()
+    }
+
+    /// How many requests for `path` arrived so far.
+    pub fn seen_at(&self, path: &str) -> usize {
+        let seen = self.inner.seen.lock().unwrap();
+        seen.iter().filter(|s| s.path == path).count()
+    }
+
     /// The most requests it was ever answering at once.
     pub fn peak(&self) -> usize {
         self.inner.peak.load(Ordering::SeqCst)
