@@ -256,7 +256,7 @@ async fn poll_changes(pool: Db, cache: Arc<KeyCache>) {
                 cache.vouch(started);
             }
             // The cache steps aside by itself once its last vouch runs out.
-            Ok(Err(e)) => tracing::debug!(error = %e, "postgres: key change count unread"),
+            Ok(Err(e)) => tracing::debug!(error = ?e, "postgres: key change count unread"),
             Err(_) => tracing::debug!("postgres: key change count unread within the bound"),
         }
     }
