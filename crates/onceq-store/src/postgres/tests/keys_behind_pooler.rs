@@ -11,14 +11,18 @@ use onceq_testdb::pgbouncer::PgBouncer;
 use super::*;
 use crate::RateLimit;
 
-/// A store behind `bouncer`, with `pgbouncer=transaction`.
+/// A store behind `bouncer`, with `pgbouncer=transaction`; a generous
+/// store timeout, as the whole suite shares the machine (connecting learns
+/// every statement's parameter types through the pooler).
 async fn behind(bouncer: &PgBouncer, database: &str) -> PgStore {
-    PgStore::connect(&format!(
-        "{}?pgbouncer=transaction",
-        bouncer.url_of(database)
-    ))
-    .await
-    .unwrap()
+    let url = format!("{}?pgbouncer=transaction", bouncer.url_of(database));
+    let options = crate::StoreOptions {
+        op_timeout: std::time::Duration::from_secs(30),
+        ..Default::default()
+    };
+    PgStore::connect_with(&url, options)
+        .await
+        .unwrap_or_else(|e| panic!("connect through pgbouncer: {e}\n{}", bouncer.log()))
 }
 
 /// Sleeps until `HEARD_WITHIN` after `since`: every lookup from then on
