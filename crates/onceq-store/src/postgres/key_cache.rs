@@ -1,38 +1,51 @@
-//! Key lookups served from memory, kept exact by LISTEN/NOTIFY.
+//! Key lookups served from memory, kept exact by LISTEN/NOTIFY or, behind
+//! a pooler, by a change count.
 //!
 //! Every authenticated request looks its key up: without a cache that is a
 //! round trip and a statement for PostgreSQL on every call, the same answer
 //! each time. So found keys are kept here, and dropped, all of them, when
-//! the keys table changes: a statement trigger (`migrations/V7`) sends
-//! `NOTIFY onceq_keys` on every insert, update or delete, whoever makes it
-//! (this server, another one, `onceq keys revoke` from the CLI, an operator
-//! in psql), and a listener connection of this store clears the cache when
-//! the notification arrives. A revoked or re-scoped key is thus refused by
-//! every server as soon as its notification is delivered (sub-millisecond
-//! on one host), not after a TTL; the process that made the change drops
-//! its cache before its call returns, without waiting for the notification.
+//! the keys table changes. A statement trigger (`migrations/V7`, `V18`)
+//! fires on every insert, update or delete, whoever makes it (this server,
+//! another one, `onceq keys revoke` from the CLI, an operator in psql): it
+//! sends `NOTIFY onceq_keys` and, in the same transaction, adds one to the
+//! count in `onceq_key_changes`. The process that made the change drops its
+//! cache before its call returns, without waiting for either.
 //!
-//! The cache is used only while the listener is known to hear: a pooled
-//! connection notifies a channel of the listener's own every [`PING_EVERY`]
-//! (another connection, as every change's notification comes from another
-//! connection), and the cache answers only while the last of those reached
-//! the listener less than [`HEARD_WITHIN`] ago. With
-//! the listener down, or connected but deaf (LISTEN through a pooler in
-//! transaction mode succeeds and then hears nothing; a half-dead TCP
-//! connection), lookups go to the database, and the cache starts empty
-//! again once it hears. So a change is seen by every server within
-//! `HEARD_WITHIN` (1.5 s) at worst, and at once while notifications flow. A lookup
-//! that raced a change (its query ran before the change committed, its
-//! answer came after the notification) is not cached: every clear bumps a
-//! generation, and an answer is kept only if the generation it started
-//! under is still current.
+//! **Connected directly**, a listener connection of this store clears the
+//! cache when the notification arrives: a revoked or re-scoped key is
+//! refused by every server as soon as its notification is delivered
+//! (sub-millisecond on one host). The cache is used only while the listener
+//! is known to hear: a pooled connection notifies a channel of the
+//! listener's own every [`PING_EVERY`] (another connection, as every
+//! change's notification comes from another connection), and the cache
+//! answers only while the last of those reached the listener less than
+//! [`HEARD_WITHIN`] ago. With the listener down, or connected but deaf (a
+//! half-dead TCP connection), lookups go to the database, and the cache
+//! starts empty again once it hears.
+//!
+//! **Behind a pooler in transaction mode** (`pgbouncer=transaction`) LISTEN
+//! succeeds and then hears nothing (it lands on a server connection that is
+//! handed to others), so the store polls the change count instead: every
+//! [`POLL_EVERY`] one statement through the pool ([`sql::KEY_CHANGES`]),
+//! and a count other than the last one seen clears the cache. The cache
+//! answers only until [`HEARD_WITHIN`] after the start of the last poll that
+//! answered: a poll that starts after a change commits sees it (each
+//! statement reads what was committed before it began), so a poll that did
+//! not see it started before the change, and nothing it vouched for is
+//! served later than `HEARD_WITHIN` after the change. While polls fail or
+//! lag, lookups go to the database. Nothing needs a session: several servers
+//! on one database each poll the same row.
+//!
+//! Either way, a change is seen by every server within `HEARD_WITHIN`
+//! (1.5 s) of its commit at worst, and directly at once while notifications
+//! flow. A lookup that raced a change (its query ran before the change
+//! committed, its answer came after the clear) is not cached: every clear
+//! bumps a generation, and an answer is kept only if the generation it
+//! started under is still current.
 //!
 //! Unknown keys are never cached (a client sending random keys must not be
 //! able to fill memory); the cache holds at most [`MAX_KEYS`] entries and is
 //! emptied when full.
-//!
-//! With `pgbouncer=transaction` in the URL no listener is started at all
-//! ([`KeyCache::off`]): every lookup goes to the database.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,6 +55,8 @@ use std::time::Duration;
 use onceq_pg::PgConnect;
 
 use super::db::{Db, GenericClient};
+use super::errors::Error;
+use super::sql;
 use tokio_postgres::AsyncMessage;
 
 use crate::KeyRecord;
@@ -52,9 +67,15 @@ const CHANNEL: &str = "onceq_keys";
 /// How often the listener notifies itself, to know it still hears.
 const PING_EVERY: Duration = Duration::from_millis(500);
 
-/// How recently the listener must have heard its own ping for the cache
-/// to answer: the bound on how stale a cached key can be.
+/// How recently the listener must have heard its own ping (or a poll of the
+/// change count have started) for the cache to answer: the bound on how
+/// stale a cached key can be.
 pub(super) const HEARD_WITHIN: Duration = Duration::from_millis(1500);
+
+/// How often the change count is read behind a pooler: a third of
+/// [`HEARD_WITHIN`], so one slow or lost poll does not yet turn the cache
+/// off.
+const POLL_EVERY: Duration = Duration::from_millis(500);
 
 /// Cached keys at most; a full cache is emptied (keys are few in practice).
 const MAX_KEYS: usize = 10_000;
@@ -74,7 +95,8 @@ pub(super) struct KeyCache {
     /// each ping the listener hears.
     live_until: AtomicU64,
     epoch: std::sync::OnceLock<std::time::Instant>,
-    /// Pings heard so far (for tests).
+    /// Pings heard, or polls of the change count answered, so far (for
+    /// tests).
     heard: AtomicU64,
 }
 
@@ -111,9 +133,12 @@ impl KeyCache {
         (cache, Listener(Some(task.abort_handle())))
     }
 
-    /// A cache that never answers (no listener: behind a pooler).
-    pub(super) fn off() -> (Arc<KeyCache>, Listener) {
-        (Arc::new(KeyCache::default()), Listener(None))
+    /// Starts polling the change count through `pool` (behind a pooler,
+    /// where no LISTEN hears); it stops when the returned guard is dropped.
+    pub(super) fn poll(pool: Db) -> (Arc<KeyCache>, Listener) {
+        let cache = Arc::new(KeyCache::default());
+        let task = tokio::spawn(poll_changes(pool, cache.clone()));
+        (cache, Listener(Some(task.abort_handle())))
     }
 
     fn now_ms(&self) -> u64 {
@@ -133,8 +158,15 @@ impl KeyCache {
             // Deaf until now: a notification may have been missed.
             self.clear();
         }
-        let until = self.now_ms() + u64::try_from(HEARD_WITHIN.as_millis()).unwrap_or(0);
-        self.live_until.store(until, Ordering::SeqCst);
+        self.vouch(self.now_ms());
+    }
+
+    /// Lets the cache answer until [`HEARD_WITHIN`] after `since` (ms after
+    /// `epoch`), when everything committed before `since` is known to be
+    /// reflected in it.
+    fn vouch(&self, since: u64) {
+        let until = since + u64::try_from(HEARD_WITHIN.as_millis()).unwrap_or(0);
+        self.live_until.fetch_max(until, Ordering::SeqCst);
     }
 
     /// The key with this hash, if the cache may answer.
@@ -192,11 +224,49 @@ impl KeyCache {
         self.live()
     }
 
-    /// Pings heard so far (for tests).
+    /// Pings heard, or polls answered, so far (for tests).
     #[cfg(test)]
     pub(super) fn pings_heard(&self) -> u64 {
         self.heard.load(Ordering::Relaxed)
     }
+}
+
+/// Reads the change count every [`POLL_EVERY`] until aborted (when the
+/// store is dropped): a count other than the last one seen clears the
+/// cache, and each answer vouches for the cache from the poll's start.
+async fn poll_changes(pool: Db, cache: Arc<KeyCache>) {
+    let mut every = tokio::time::interval(POLL_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut seen = None;
+    loop {
+        every.tick().await;
+        // Taken before the statement is sent: it reads every change
+        // committed before this instant.
+        let started = cache.now_ms();
+        match tokio::time::timeout(HEARD_WITHIN, read_changes(&pool)).await {
+            Ok(Ok(changes)) => {
+                // A count that moved, or (out of caution: a database
+                // restored from a backup may count again from lower) one
+                // read after the cache had stepped aside.
+                if seen != Some(changes) || !cache.live() {
+                    cache.clear();
+                    seen = Some(changes);
+                }
+                cache.heard.fetch_add(1, Ordering::Relaxed);
+                cache.vouch(started);
+            }
+            // The cache steps aside by itself once its last vouch runs out.
+            Ok(Err(e)) => tracing::debug!(error = ?e, "postgres: key change count unread"),
+            Err(_) => tracing::debug!("postgres: key change count unread within the bound"),
+        }
+    }
+}
+
+/// The keys' change count (migration V18).
+async fn read_changes(pool: &Db) -> Result<i64, Error> {
+    let client = pool.get().await?;
+    let stmt = client.prepare_cached(sql::KEY_CHANGES).await?;
+    Ok(client.query_one(&stmt, &[]).await?.get(0))
 }
 
 /// Keeps one connection listening on `onceq_keys` until aborted (when the

@@ -107,8 +107,11 @@ pub(super) async fn check_existing(
     client: &tokio_postgres::Client,
     url: &str,
 ) -> Result<(), Error> {
+    // Unnamed (`query_typed`), in one message sequence: behind a pooler in
+    // transaction mode a named statement's Parse and its Execute may reach
+    // two server connections (`prepared statement "s0" does not exist`).
     let row = client
-        .query_one(
+        .query_typed_one(
             "SELECT to_regclass('refinery_schema_history') IS NOT NULL \
              AND to_regclass('onceq_api_keys') IS NOT NULL",
             &[],
@@ -118,7 +121,7 @@ pub(super) async fn check_existing(
         return Ok(());
     }
     let name = client
-        .query_one("SELECT current_database()", &[])
+        .query_typed_one("SELECT current_database()", &[])
         .await?
         .get::<_, String>(0);
     Err(Error::Store(StoreError::NotAStore(format!(
@@ -135,7 +138,8 @@ pub(super) async fn check_writable(
     client: &tokio_postgres::Client,
     url: &str,
 ) -> Result<(), Error> {
-    let row = client.query_one(super::sql::PING, &[]).await?;
+    // Unnamed, as in `check_existing`: this runs behind a pooler too.
+    let row = client.query_typed_one(super::sql::PING, &[]).await?;
     let (in_recovery, read_only): (bool, &str) = (row.get(0), row.get(1));
     if !in_recovery && read_only != "on" {
         return Ok(());

@@ -14,7 +14,8 @@
 //! - `batch`: the batch forms of ack, nack, cancel, delete and redrive.
 //! - `hot`: the connection each of those committers keeps, and how each
 //!   takes its next group.
-//! - `key_cache`: key lookups from memory, cleared by LISTEN/NOTIFY.
+//! - `key_cache`: key lookups from memory, cleared by LISTEN/NOTIFY or,
+//!   behind a pooler, by a polled change count.
 //! - `keys`, `queues`, `publish`, `claim`, `lease`, `dlq`,
 //!   `browse`, `triage`, `subscriptions`, `cron`, `webhooks`, `maintenance`:
 //!   the operations, by concept.
@@ -73,7 +74,8 @@ pub struct PgStore {
     publishes: publish_group::GroupCommit,
     /// Where acks go: they are deleted in groups (see [`ack_group`]).
     acks: ack_group::AckGroup,
-    /// Key lookups, from memory while the listener keeps them exact.
+    /// Key lookups, from memory while the listener (or the change count's
+    /// poller) keeps them exact.
     keys: Arc<key_cache::KeyCache>,
     _key_listener: key_cache::Listener,
     /// The store timeout: every operation answers within it
@@ -125,9 +127,10 @@ impl PgStore {
         let publishes = publish_group::GroupCommit::start(db.clone(), bound);
         let acks = ack_group::AckGroup::start(db.clone(), bound);
         // LISTEN does not survive a pooler in transaction mode (it lands on
-        // a server connection that is then handed to others): no cache.
+        // a server connection that is then handed to others): the change
+        // count is polled instead.
         let (keys, _key_listener) = match ours.behind_pooler {
-            true => key_cache::KeyCache::off(),
+            true => key_cache::KeyCache::poll(db.clone()),
             false => key_cache::KeyCache::start(pg, db.clone()),
         };
         Ok(PgStore {
@@ -229,7 +232,8 @@ impl crate::Store for PgStore {
 
     async fn key_revoke(&self, key_id: &str, now: jiff::Timestamp) -> Result<bool> {
         let revoked = errors::retrying(self.bound, || self.key_revoke_once(key_id, now)).await;
-        // This process sees its own change at once; others on its NOTIFY.
+        // This process sees its own change at once; others on its NOTIFY
+        // (or their next poll of the change count).
         self.keys.clear();
         revoked
     }

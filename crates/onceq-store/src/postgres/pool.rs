@@ -8,7 +8,8 @@
 //!
 //! `pgbouncer=transaction` (ours too) says a pooler in transaction mode is
 //! in front: statements then go out unnamed (`db.rs`), committers set no
-//! session settings (`hot.rs`), and keys are not cached (`key_cache.rs`).
+//! session settings (`hot.rs`), and the key cache is kept exact by polling
+//! a change count instead of LISTEN (`key_cache.rs`).
 //!
 //! A connection that may be on a read-only server is never handed out
 //! again: after a write was refused as read-only (a standby, or a fenced

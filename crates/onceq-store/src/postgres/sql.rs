@@ -83,6 +83,7 @@ statements! {
     KEY_GET => "key_get.sql",
     KEY_SET_EXPIRY => "key_set_expiry.sql",
     KEY_SET_RATE => "key_set_rate.sql",
+    KEY_CHANGES => "key_changes.sql",
     PROJECT_LIST => "project_list.sql",
     PROJECT_GET => "project_get.sql",
     PROJECT_SET_CREDIT => "project_set_credit.sql",

@@ -347,5 +347,6 @@ async fn raw(url: &str) -> tokio_postgres::Client {
 }
 
 mod keys;
+mod keys_behind_pooler;
 mod ledger_v16;
 mod plans;
