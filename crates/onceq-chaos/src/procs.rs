@@ -186,7 +186,5 @@ pub async fn wait_port(port: u16, within: Duration) -> anyhow::Result<()> {
 /// A port free right now on 127.0.0.1 (for a child to bind, and to bind
 /// again after a restart).
 pub fn free_port() -> anyhow::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
+    Ok(onceq_testdb::ports::free_port())
 }

@@ -16,6 +16,8 @@
 //! - [`template`]: databases cloned from a template made once per process.
 //! - [`cases`]: the shared ledger's case tables (`crates/onceq/sql/cases/`)
 //!   and their runners, used by the server's and the toolkit's tests.
+//! - [`ports`]: ports for the servers tests start, below the ephemeral
+//!   range so no outgoing connection takes one before its server binds.
 //! - [`patroni`]: three nodes under Patroni on etcd, behind HAProxy
 //!   ([`patroni::shared_patroni`]): automatic failover and switchovers.
 //!
@@ -36,6 +38,7 @@ pub mod cluster;
 pub mod host;
 pub mod patroni;
 pub mod pgbouncer;
+pub mod ports;
 pub mod template;
 pub mod tls;
 

@@ -97,10 +97,4 @@ pub(super) fn write_setup(run_as: RunAs, data: &Path, options: &ClusterOptions) 
     }
 }
 
-/// A port nobody listens on right now (the OS picks it).
-pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("onceq-testdb: find a free port: {e}"))
-}
+pub(crate) use crate::ports::free_port;
