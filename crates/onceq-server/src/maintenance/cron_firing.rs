@@ -10,12 +10,12 @@
 //! has its runs left due for a later pass, so the loop's time goes to the
 //! others. A project with thousands of due schedules therefore delays
 //! another's run by at most one scan's firings, not by its whole backlog;
-//! and a scan stops after [`SCAN_BUDGET`] (once its first turn, every
-//! project's earliest, has fired) for a fresh one, so a run that comes due
-//! meanwhile takes its turn in the next instead of waiting behind the rest
-//! of this one (under load a firing takes
-//! hundreds of milliseconds, and a scan's share of one project, 20 runs,
-//! took 6 s: tests/it/fair_share/all_at_once.rs).
+//! and a scan stops after `SCAN_BUDGET` (200 ms) once its first turn
+//! (every project's earliest) has fired, for a fresh one, so a run that
+//! comes due meanwhile takes its turn in the next instead of waiting
+//! behind the rest of this one (under load a firing takes hundreds of
+//! milliseconds, and a scan's share of one project, 20 runs, took 6 s:
+//! tests/it/fair_share/all_at_once.rs).
 //!
 //! Time is the server's clock: tests move a manual clock and call [`pass`].
 
