@@ -1,6 +1,10 @@
-//! The state every handler shares. Cheap to clone.
+//! The state every handler shares. Cheap to clone: one reference count
+//! (and the clock), since axum clones it for every extractor and
+//! middleware of every request — as thirteen `Arc`s and a cancellation
+//! token (whose clone takes a lock) it was ~4 % of the server's CPU per
+//! publish (docs/performance.md).
 
-use std::sync::Arc;
+use std::{ops::Deref, sync::Arc};
 
 use onceq_store::{Store, traced::Traced};
 use tokio_util::sync::CancellationToken;
@@ -11,15 +15,21 @@ use crate::{
     throughput::Throughput, wakeup::Wakeups, webhooks::Events,
 };
 
-/// Shared by all handlers and background services.
+/// Shared by all handlers and background services; its fields are
+/// [`Shared`]'s, reached through `Deref`.
 #[derive(Clone)]
 pub struct AppState {
+    shared: Arc<Shared>,
+    /// Where "now" comes from (outside `shared`: tests replace it).
+    pub clock: Clock,
+}
+
+/// What every clone of an [`AppState`] shares.
+pub struct Shared {
     /// The storage backend: private, so that every use goes through
     /// [`AppState::store`] (queues, keys, cron, webhooks, the ledger) or,
     /// for messages, [`AppState::messages`] (see [`crate::messages`]).
     store: Arc<dyn Store>,
-    /// Where "now" comes from.
-    pub clock: Clock,
     /// Settings.
     pub config: Arc<ServerConfig>,
     /// Long-poll wake-ups.
@@ -53,9 +63,8 @@ impl AppState {
     /// State over `store` with the system clock. Every call of the store
     /// is made in a span of its own ([`Traced`]), for traces.
     pub fn new(store: Arc<dyn Store>, config: ServerConfig) -> Self {
-        Self {
+        let shared = Shared {
             store: Traced::wrap(store),
-            clock: Clock::System,
             metrics: Metrics::new(config.metrics.clone()),
             outbound: Arc::new(Outbound::new(&config.push)),
             connections: connections(&config),
@@ -71,6 +80,10 @@ impl AppState {
             throughput: Arc::new(Throughput::default()),
             cron_wake: Arc::new(tokio::sync::Notify::new()),
             events: Arc::new(Events::default()),
+        };
+        Self {
+            shared: Arc::new(shared),
+            clock: Clock::System,
         }
     }
 
@@ -87,6 +100,14 @@ impl AppState {
     pub fn with_clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
         self
+    }
+}
+
+impl Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.shared
     }
 }
 
