@@ -1,5 +1,6 @@
 //! Every statement the backend runs, one `.sql` file each under `sql/`,
-//! named after what it does. Executed with `prepare_cached`, so each is
+//! named after what it does, compiled in without its comment lines
+//! (`build.rs` says why). Executed with `prepare_cached`, so each is
 //! parsed once per connection; PostgreSQL then plans it per execution or
 //! reuses a generic plan, as it judges; hot statements run under
 //! [`HOT_BEGIN`]'s settings instead.
@@ -66,7 +67,7 @@ macro_rules! statements {
     ($($name:ident => $file:literal,)*) => {
         $(
             #[doc = concat!("`sql/", $file, "`")]
-            pub(super) const $name: &str = include_str!(concat!("sql/", $file));
+            pub(super) const $name: &str = include_str!(concat!(env!("OUT_DIR"), "/onceq-store/src/postgres/sql/", $file));
         )*
         /// Every statement above: behind a pooler their parameter types are
         /// learnt at start (`db.rs`).

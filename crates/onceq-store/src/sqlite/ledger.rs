@@ -16,7 +16,7 @@ use crate::{
 /// A statement of the shared ledger, by name.
 macro_rules! shared {
     ($name:literal) => {
-        include_str!(concat!("../../../onceq/sql/ledger/sqlite/", $name, ".sql"))
+        include_str!(concat!(env!("OUT_DIR"), "/onceq/sql/ledger/sqlite/", $name, ".sql"))
     };
 }
 
@@ -112,7 +112,7 @@ pub(super) fn purge(conn: &Connection, now: Timestamp, limit: u32) -> Result<u64
 /// counters).
 pub(super) fn usage(conn: &Connection, project: &str) -> Result<LedgerUsage> {
     let read: Option<(i64, i64)> = conn
-        .prepare_cached(include_str!("sql/ledger_usage.sql"))?
+        .prepare_cached(sql!("ledger_usage"))?
         .query_row(params![project], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
     let (entries, bytes) = read.unwrap_or_default();
@@ -129,7 +129,7 @@ pub(super) fn first_expiry(
     now: Timestamp,
 ) -> Result<Option<Timestamp>> {
     Ok(conn
-        .prepare_cached(include_str!("sql/ledger_first_expiry.sql"))?
+        .prepare_cached(sql!("ledger_first_expiry"))?
         .query_row(params![project, time::micros(now)], |r| time::get(r, 0))
         .optional()?)
 }

@@ -40,10 +40,11 @@ use crate::{
     UsageRow, UsageTotal,
 };
 
-/// A statement from `sql/<name>.sql`, for `prepare_cached`.
+/// A statement from `sql/<name>.sql` without its comment lines (`build.rs`),
+/// for `prepare_cached`.
 macro_rules! sql {
     ($name:literal) => {
-        include_str!(concat!("sql/", $name, ".sql"))
+        include_str!(concat!(env!("OUT_DIR"), "/onceq-store/src/sqlite/sql/", $name, ".sql"))
     };
 }
 
