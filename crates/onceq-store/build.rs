@@ -36,7 +36,8 @@ fn main() {
             if path.extension().is_none_or(|e| e != "sql") {
                 continue;
             }
-            let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let text =
+                fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             let name = path.file_name().expect("a file");
             fs::write(to.join(name), without_comment_lines(&text)).expect("OUT_DIR is writable");
         }

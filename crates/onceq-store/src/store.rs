@@ -233,6 +233,17 @@ pub trait Store: Send + Sync + 'static {
         &self,
         acks: Vec<crate::MessageAck>,
     ) -> crate::Result<Vec<crate::AckOutcome>>;
+    /// [`Store::message_ack_many`] then [`Store::message_claim`], in one
+    /// transaction: a consume carrying its previous batch's acks. The claim
+    /// sees the acks done (an in-flight limit counts them gone); one commit
+    /// ends both, and a failure undoes both. The acks are of the claim's
+    /// queue (`Invalid` otherwise, as for no acks or too many): of a queue
+    /// that is not there (`QueueNotFound`) they had nothing to do.
+    async fn message_ack_many_then_claim(
+        &self,
+        acks: Vec<crate::MessageAck>,
+        claim: crate::MessageClaim,
+    ) -> crate::Result<(Vec<crate::AckOutcome>, Vec<crate::ClaimedMessage>)>;
     /// [`Store::message_nack`] for each entry, in one transaction.
     async fn message_nack_many(
         &self,

@@ -117,6 +117,11 @@ traced! {
     fn dlq_redrive_one(&self, p: DlqRedriveOne) -> Result<RedriveOneOutcome>;
     fn message_promote_now(&self, p: MessagePromote) -> Result<PromoteOutcome>;
     fn message_ack_many(&self, acks: Vec<MessageAck>) -> Result<Vec<AckOutcome>>;
+    fn message_ack_many_then_claim(
+        &self,
+        acks: Vec<MessageAck>,
+        claim: MessageClaim
+    ) -> Result<(Vec<AckOutcome>, Vec<ClaimedMessage>)>;
     fn message_nack_many(&self, nacks: Vec<MessageNack>) -> Result<Vec<NackOutcome>>;
     fn message_cancel_many(&self, p: MessageIds) -> Result<Vec<SingleOutcome>>;
     fn message_delete_many(&self, p: MessageIds) -> Result<Vec<SingleOutcome>>;

@@ -186,8 +186,8 @@ request! {
         #[whole(minimum = 0, maximum = 20)]
         pub wait_seconds: Option<i64>,
         /// The previous batch's acks (0..=10, each message once), applied
-        /// and committed before the claim (and before any wait); answered
-        /// in `acks` as `ack_batch` answers.
+        /// before the claim in its transaction, so committed before any
+        /// wait; answered in `acks` as `ack_batch` answers.
         #[items]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "openapi", schema(nullable = false, max_items = 10))]

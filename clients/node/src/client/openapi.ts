@@ -626,7 +626,7 @@ export interface paths {
         put?: never;
         /**
          * Take up to 10 messages under a lease (and ack the previous ones)
-         * @description Hands out available messages (priority first, then oldest) under a lease of visibility_timeout seconds; with wait_seconds it long-polls until a message arrives or the wait ends (then items is empty; a wait the server cuts short to make room for a new connection answers the same, with Connection: close). A key or project already at its cap on waiting long polls is answered 429 RATE_LIMITED with Retry-After before anything is done (wait_seconds 0 never is). acks (0 to 10, each message once, each with its receipt) are the previous batch's acks: applied and committed before the claim and before any wait, answered in acks as ack_batch answers (absent when the request carried none), so a worker makes one call per batch.
+         * @description Hands out available messages (priority first, then oldest) under a lease of visibility_timeout seconds; with wait_seconds it long-polls until a message arrives or the wait ends (then items is empty; a wait the server cuts short to make room for a new connection answers the same, with Connection: close). A key or project already at its cap on waiting long polls is answered 429 RATE_LIMITED with Retry-After before anything is done (wait_seconds 0 never is). acks (0 to 10, each message once, each with its receipt) are the previous batch's acks: applied in the first claim's transaction, so committed before any wait (a call that fails did none of them), answered in acks as ack_batch answers (absent when the request carried none), so a worker makes one call per batch.
          */
         post: operations["consume"];
         delete?: never;
@@ -1211,8 +1211,8 @@ export interface components {
         Consume: {
             /**
              * @description The previous batch's acks (0..=10, each message once), applied
-             *     and committed before the claim (and before any wait); answered
-             *     in `acks` as `ack_batch` answers.
+             *     before the claim in its transaction, so committed before any
+             *     wait; answered in `acks` as `ack_batch` answers.
              */
             acks?: components["schemas"]["AckEntry"][];
             /**

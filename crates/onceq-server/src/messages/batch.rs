@@ -3,7 +3,11 @@
 //! once for the batch: acks counted (and their throughput), removals and
 //! moves waking one consumer per message they let go out.
 
-use onceq_store::{MessageAck, MessageIds, RedriveManyOutcome, Result, SingleOutcome};
+use jiff::Timestamp;
+use onceq_store::{
+    AckOutcome, ClaimedMessage, MessageAck, MessageClaim, MessageIds, RedriveManyOutcome, Result,
+    SingleOutcome,
+};
 
 use super::Messages;
 
@@ -21,11 +25,39 @@ impl Messages<'_> {
             return Ok(Vec::new());
         };
         let outcomes = state.store().message_ack_many(acks).await?;
-        state.metrics.acked_many(project, queue, &outcomes, now);
-        let acked: Vec<bool> = outcomes.iter().map(|o| o.acked).collect();
-        let n = acked.iter().filter(|a| **a).count() as u64;
+        self.count_acks(project, queue, &outcomes, now);
+        Ok(outcomes.iter().map(|o| o.acked).collect())
+    }
+
+    /// Acks a batch (`consume`'s `acks`) and claims, in one store call and
+    /// transaction; counted as [`Messages::ack_many`] and
+    /// [`Messages::claim`] count theirs.
+    pub async fn ack_many_then_claim(
+        self,
+        project: &str,
+        queue: &str,
+        acks: Vec<MessageAck>,
+        claim: MessageClaim,
+    ) -> Result<(Vec<bool>, Vec<ClaimedMessage>)> {
+        let state = self.state;
+        let (acked_at, claimed_at) = (acks.first().map(|a| a.now), claim.now);
+        let (outcomes, claimed) = state
+            .store()
+            .message_ack_many_then_claim(acks, claim)
+            .await?;
+        if let Some(now) = acked_at {
+            self.count_acks(project, queue, &outcomes, now);
+        }
+        state.metrics.consumed(project, queue, &claimed, claimed_at);
+        Ok((outcomes.iter().map(|o| o.acked).collect(), claimed))
+    }
+
+    /// An ack batch's metrics and throughput.
+    fn count_acks(self, project: &str, queue: &str, outcomes: &[AckOutcome], now: Timestamp) {
+        let state = self.state;
+        state.metrics.acked_many(project, queue, outcomes, now);
+        let n = outcomes.iter().filter(|o| o.acked).count() as u64;
         state.throughput.acked(project, queue, state.clock.now(), n);
-        Ok(acked)
     }
 
     /// Removes the named messages, whatever their state (the dashboard's

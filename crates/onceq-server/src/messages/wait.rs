@@ -17,25 +17,31 @@
 
 use std::time::Duration;
 
-use onceq_store::{ClaimedMessage, MessageClaim, Result};
+use onceq_store::{ClaimedMessage, MessageAck, MessageClaim, Result};
 
 use super::Messages;
 use crate::connections::Admitted;
 
 impl Messages<'_> {
-    /// Claims as [`Messages::claim`] does; with a `wait`, returns as soon
+    /// Claims as [`Messages::claim`] does, the first claim with `acks`
+    /// (a consume's acks of its previous batch) in its transaction
+    /// ([`Messages::ack_many_then_claim`]); with a `wait`, returns as soon
     /// as at least one message could be claimed, or empty when the wait is
     /// over, the server shuts down or the wait is cut short for a new
     /// connection (`connection`, when the request came over one). Each
-    /// claim is made at its own `now`.
+    /// claim is made at its own `now`. Answers whether each ack ended its
+    /// lease, and what was claimed.
     pub async fn claim_waiting(
         self,
         project: &str,
         queue: &str,
         mut claim: MessageClaim,
+        acks: Vec<MessageAck>,
         wait: Duration,
         connection: Option<&std::sync::Arc<Admitted>>,
-    ) -> Result<Vec<ClaimedMessage>> {
+    ) -> Result<(Vec<bool>, Vec<ClaimedMessage>)> {
+        let mut acks = Some(acks).filter(|a| !a.is_empty());
+        let mut acked = Vec::new();
         let state = self.state;
         let deadline = tokio::time::Instant::now() + wait;
         let parked = (!wait.is_zero())
@@ -57,19 +63,28 @@ impl Messages<'_> {
             if why != Look::None {
                 let passed = why == Look::Woken && channel.take_passed();
                 claim.now = state.clock.now();
-                let claimed = self.claim(project, queue, claim.clone()).await?;
+                let claimed = match acks.take() {
+                    Some(acks) => {
+                        let (done, claimed) = self
+                            .ack_many_then_claim(project, queue, acks, claim.clone())
+                            .await?;
+                        acked = done;
+                        claimed
+                    }
+                    None => self.claim(project, queue, claim.clone()).await?,
+                };
                 if !claimed.is_empty() {
                     // Found without a wake-up of its own: more may be there
                     // for the other waiters.
                     if why == Look::Recheck || passed {
                         channel.pass_on();
                     }
-                    return Ok(claimed);
+                    return Ok((acked, claimed));
                 }
             }
             let now = tokio::time::Instant::now();
             if now >= deadline || state.shutdown.is_cancelled() || cut.is_cancelled() {
-                return Ok(Vec::new());
+                return Ok((acked, Vec::new()));
             }
             let pause = (deadline - now).min(recheck);
             why = tokio::select! {

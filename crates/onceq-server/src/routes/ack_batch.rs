@@ -1,7 +1,7 @@
 //! `ack_batch`: up to a consume's worth of acks of one queue in one call,
 //! one store call and one transaction, answered entry by entry in SQS
 //! DeleteMessageBatch's shape; and the same acks carried by a `consume`
-//! ([`apply`]).
+//! ([`leases`], [`answer`]).
 
 use axum::extract::State;
 use onceq_store::{LeaseRef, MessageAck, QueueRef};
@@ -49,8 +49,19 @@ pub async fn apply(
     queue: &QueueRef,
     entries: Vec<AckInput>,
 ) -> Result<AckBatchResult, ApiError> {
+    let acks = leases(state, queue, &entries);
+    let acked = state
+        .messages()
+        .ack_many(&caller.project, &queue.queue, acks)
+        .await
+        .map_err(|e| ApiError::from_store(e, &queue.queue))?;
+    Ok(answer(entries, acked))
+}
+
+/// The store's acks for `entries` of `queue`, as of now.
+pub fn leases(state: &AppState, queue: &QueueRef, entries: &[AckInput]) -> Vec<MessageAck> {
     let now = state.clock.now();
-    let acks = entries
+    entries
         .iter()
         .map(|e| MessageAck {
             lease: LeaseRef {
@@ -61,12 +72,12 @@ pub async fn apply(
             result: e.result.clone(),
             now,
         })
-        .collect();
-    let acked = state
-        .messages()
-        .ack_many(&caller.project, &queue.queue, acks)
-        .await
-        .map_err(|e| ApiError::from_store(e, &queue.queue))?;
+        .collect()
+}
+
+/// Each entry answered: `acked` says, in order, whether its ack ended its
+/// lease.
+pub fn answer(entries: Vec<AckInput>, acked: Vec<bool>) -> AckBatchResult {
     let mut answer = AckBatchResult::default();
     for (entry, acked) in entries.into_iter().zip(acked) {
         let message_id = entry.message_id;
@@ -82,5 +93,5 @@ pub async fn apply(
             }),
         }
     }
-    Ok(answer)
+    answer
 }

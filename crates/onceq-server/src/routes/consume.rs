@@ -23,10 +23,12 @@ use crate::{
 
 /// `POST /v1/queue/consume`.
 ///
-/// The request's `acks` are applied first, in one store call, and
-/// committed before anything else: a long poll that then waits holds no
-/// ack back, and a call that fails after them (the claim's store error)
-/// has still acked (acking again answers `LEASE_NOT_HELD`, harmlessly).
+/// The request's `acks` are applied first, in the first claim's store call
+/// and transaction ([`onceq_store::Store::message_ack_many_then_claim`]),
+/// so committed before any wait: a long poll that then waits holds no ack
+/// back. A call that fails did none of them (acking again after a failure
+/// whose outcome is unknown, a timeout, answers `LEASE_NOT_HELD` for those
+/// done, harmlessly).
 /// With `wait_seconds > 0` the claim long-polls
 /// ([`Messages::claim_waiting`](crate::messages::Messages::claim_waiting)),
 /// first taking a place under the key's and the project's caps on waiting
@@ -38,7 +40,7 @@ use crate::{
     path = "/v1/queue/consume",
     tag = "messages",
     summary = "Take up to 10 messages under a lease (and ack the previous ones)",
-    description = "Hands out available messages (priority first, then oldest) under a lease of visibility_timeout seconds; with wait_seconds it long-polls until a message arrives or the wait ends (then items is empty; a wait the server cuts short to make room for a new connection answers the same, with Connection: close). A key or project already at its cap on waiting long polls is answered 429 RATE_LIMITED with Retry-After before anything is done (wait_seconds 0 never is). acks (0 to 10, each message once, each with its receipt) are the previous batch's acks: applied and committed before the claim and before any wait, answered in acks as ack_batch answers (absent when the request carried none), so a worker makes one call per batch.",
+    description = "Hands out available messages (priority first, then oldest) under a lease of visibility_timeout seconds; with wait_seconds it long-polls until a message arrives or the wait ends (then items is empty; a wait the server cuts short to make room for a new connection answers the same, with Connection: close). A key or project already at its cap on waiting long polls is answered 429 RATE_LIMITED with Retry-After before anything is done (wait_seconds 0 never is). acks (0 to 10, each message once, each with its receipt) are the previous batch's acks: applied in the first claim's transaction, so committed before any wait (a call that fails did none of them), answered in acks as ack_batch answers (absent when the request carried none), so a worker makes one call per batch.",
     request_body = Consume,
     responses(Ok<Consumed>, InvalidParams, Unauthorized, Refused, NotFound, TooLarge, TimedOut, StoreFailed)
 )]
@@ -55,10 +57,7 @@ pub async fn consume(
         _ => Some(state.long_polls.enter(&caller.key_id, &caller.project)?),
     };
     let queue = input.queue;
-    let acks = match input.acks.is_empty() {
-        true => None,
-        false => Some(ack_batch::apply(&state, &caller, &target, input.acks).await?),
-    };
+    let acks = ack_batch::leases(&state, &target, &input.acks);
     let claim = MessageClaim {
         queue: target,
         max: input.max,
@@ -66,17 +65,22 @@ pub async fn consume(
         now: state.clock.now(),
     };
     let wait = Duration::from_secs(input.wait_seconds);
-    let claimed = state
+    let (acked, claimed) = state
         .messages()
         .claim_waiting(
             &caller.project,
             &queue,
             claim,
+            acks,
             wait,
             slot.as_ref().map(|Extension(Slot(c))| c),
         )
         .await
         .map_err(|e| ApiError::from_store(e, &queue))?;
+    let acks = match input.acks.is_empty() {
+        true => None,
+        false => Some(ack_batch::answer(input.acks, acked)),
+    };
     let items = claimed
         .into_iter()
         .map(|m| {

@@ -67,6 +67,23 @@ impl MessageIds {
     }
 }
 
+/// `Store::message_ack_many_then_claim`'s acks: a batch (see
+/// [`check_batch`]) of the claim's queue. So a claim that finds no queue
+/// (`QueueNotFound`) had acks that found nothing to do either, and one
+/// transaction holds the rest: a failure undoes both.
+pub(crate) fn check_acks_of_claim(
+    acks: &[crate::MessageAck],
+    claim: &crate::MessageClaim,
+) -> crate::Result<()> {
+    check_batch(acks.len())?;
+    if acks.iter().any(|a| a.lease.queue != claim.queue) {
+        return Err(crate::StoreError::Invalid(
+            "the acks of a consume are of the queue it claims from".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// `Invalid` for a batch of no entries or more than [`MAX_BATCH`].
 pub(crate) fn check_batch(len: usize) -> crate::Result<()> {
     if len == 0 || len > MAX_BATCH {

@@ -2,10 +2,12 @@
 
 use tokio_postgres::types::ToSql;
 
+use super::ack_group::{self, AckColumns};
 use super::db::GenericClient;
 use super::errors::Error;
 use super::{PgStore, sql};
-use crate::{ClaimedMessage, MessageClaim, StoreError};
+use crate::rules::finished;
+use crate::{AckOutcome, ClaimedMessage, MessageAck, MessageClaim, StoreError};
 
 /// Due delayed messages one claim promotes at most. Well above a claim's
 /// 10, so a backlog of due messages drains in few claims; bounded so a claim
@@ -13,14 +15,38 @@ use crate::{ClaimedMessage, MessageClaim, StoreError};
 const PROMOTE_LIMIT: i64 = 1000;
 
 impl PgStore {
-    /// One round trip: BEGIN with the hot settings, the promotion of due
-    /// messages, the claim and COMMIT go out in one pipeline. One
-    /// transaction, so the claim sees the messages just promoted and a
-    /// failure leaves them as they were; the claim looks its queue up
-    /// itself (`sql/message_claim.sql`), so nothing waits for the promotion's
-    /// answer.
-    pub(super) async fn claim_once(&self, p: &MessageClaim) -> Result<Vec<ClaimedMessage>, Error> {
+    /// One round trip: BEGIN with the hot settings, `acks` (a consume's
+    /// acks of its previous batch: none for a plain claim), the promotion
+    /// of due messages, the claim and COMMIT go out in one pipeline. One
+    /// transaction, so the claim sees the acks done (an in-flight limit
+    /// counts them gone) and the messages just promoted, a failure leaves
+    /// everything as it was, and the acks cost no commit of their own; the
+    /// claim looks its queue up itself (`sql/message_claim.sql`), so nothing
+    /// waits for the promotion's answer.
+    pub(super) async fn claim_once(
+        &self,
+        acks: &[MessageAck],
+        p: &MessageClaim,
+    ) -> Result<(Vec<AckOutcome>, Vec<ClaimedMessage>), Error> {
         let client = self.client().await?;
+        // The acks that may keep their message (`rules::finished`) and the
+        // others: a statement each, as in an ack group (`ack_group`).
+        let (keeping, plain): (Vec<&MessageAck>, Vec<&MessageAck>) = acks
+            .iter()
+            .partition(|a| finished::may_keep(a.lease.receipt.as_deref()));
+        let (plain_columns, keeping_columns) = (AckColumns::of(&plain), AckColumns::of(&keeping));
+        let plain_params = plain_columns.params(false);
+        let keeping_params = keeping_columns.params(true);
+        // Prepared before the pipeline, so that every statement is queued at
+        // its first poll, in order.
+        let plain_stmt = match plain.is_empty() {
+            true => None,
+            false => Some(client.prepare_cached(AckColumns::statement(false)).await?),
+        };
+        let keeping_stmt = match keeping.is_empty() {
+            true => None,
+            false => Some(client.prepare_cached(AckColumns::statement(true)).await?),
+        };
         // Given a timeout, the lease's end is known here; otherwise the
         // statement adds the queue's default to `now`.
         let lease_expires_at = p
@@ -48,19 +74,43 @@ impl PgStore {
         // back after a failed statement), never left open on a pooled
         // connection. The first error in statement order is the cause;
         // the later ones only say the transaction is aborted.
-        let (began, queue, rows, committed) = tokio::join!(
+        let (began, plain_deleted, keeping_deleted, queue, rows, committed) = tokio::join!(
             client.batch_execute(sql::HOT_BEGIN),
+            async {
+                match &plain_stmt {
+                    Some(stmt) => client.query(stmt, &plain_params).await,
+                    None => Ok(Vec::new()),
+                }
+            },
+            async {
+                match &keeping_stmt {
+                    Some(stmt) => client.query(stmt, &keeping_params).await,
+                    None => Ok(Vec::new()),
+                }
+            },
             client.query_opt(&promote, &promote_params),
             client.query(&claim, &claim_params),
             client.batch_execute("COMMIT"),
         );
         began?;
+        let (plain_deleted, keeping_deleted) = (plain_deleted?, keeping_deleted?);
         let queue = queue?;
         let mut rows = rows?;
         committed?;
         if queue.is_none() {
             return Err(StoreError::QueueNotFound.into());
         }
+        // Back in the order given.
+        let mut plain_outcomes = ack_group::outcomes(&plain, &plain_deleted).into_iter();
+        let mut keeping_outcomes = ack_group::outcomes(&keeping, &keeping_deleted).into_iter();
+        let acked = acks
+            .iter()
+            .map(|a| match finished::may_keep(a.lease.receipt.as_deref()) {
+                true => keeping_outcomes.next(),
+                false => plain_outcomes.next(),
+            })
+            .map(|o| o.expect("one outcome per ack"))
+            .collect();
 
         // UPDATE ... RETURNING does not keep the order of the rows it picked.
         rows.sort_by_key(|r| {
@@ -69,7 +119,7 @@ impl PgStore {
                 r.get::<_, i64>("seq"),
             )
         });
-        Ok(rows
+        let claimed = rows
             .iter()
             .map(|r| ClaimedMessage {
                 message_id: r.get("id"),
@@ -81,6 +131,7 @@ impl PgStore {
                 idempotency_key: r.get("idempotency_key"),
                 headers: r.get("headers"),
             })
-            .collect())
+            .collect();
+        Ok((acked, claimed))
     }
 }

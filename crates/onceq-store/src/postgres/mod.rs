@@ -339,7 +339,8 @@ impl crate::Store for PgStore {
     }
 
     async fn message_claim(&self, p: crate::MessageClaim) -> Result<Vec<crate::ClaimedMessage>> {
-        errors::retrying(self.bound, || self.claim_once(&p)).await
+        let (_, claimed) = errors::retrying(self.bound, || self.claim_once(&[], &p)).await?;
+        Ok(claimed)
     }
 
     async fn message_ack(&self, p: crate::MessageAck) -> Result<crate::AckOutcome> {
@@ -392,6 +393,15 @@ impl crate::Store for PgStore {
     ) -> Result<Vec<crate::AckOutcome>> {
         crate::params::check_batch(acks.len())?;
         self.acks.ack_many(acks).await
+    }
+
+    async fn message_ack_many_then_claim(
+        &self,
+        acks: Vec<crate::MessageAck>,
+        claim: crate::MessageClaim,
+    ) -> Result<(Vec<crate::AckOutcome>, Vec<crate::ClaimedMessage>)> {
+        crate::params::check_acks_of_claim(&acks, &claim)?;
+        errors::retrying(self.bound, || self.claim_once(&acks, &claim)).await
     }
 
     async fn message_nack_many(

@@ -16,7 +16,12 @@ use crate::{
 /// A statement of the shared ledger, by name.
 macro_rules! shared {
     ($name:literal) => {
-        include_str!(concat!(env!("OUT_DIR"), "/onceq/sql/ledger/sqlite/", $name, ".sql"))
+        include_str!(concat!(
+            env!("OUT_DIR"),
+            "/onceq/sql/ledger/sqlite/",
+            $name,
+            ".sql"
+        ))
     };
 }
 

@@ -44,7 +44,12 @@ use crate::{
 /// for `prepare_cached`.
 macro_rules! sql {
     ($name:literal) => {
-        include_str!(concat!(env!("OUT_DIR"), "/onceq-store/src/sqlite/sql/", $name, ".sql"))
+        include_str!(concat!(
+            env!("OUT_DIR"),
+            "/onceq-store/src/sqlite/sql/",
+            $name,
+            ".sql"
+        ))
     };
 }
 
@@ -337,6 +342,17 @@ impl Store for SqliteStore {
 
     async fn message_ack_many(&self, acks: Vec<MessageAck>) -> Result<Vec<crate::AckOutcome>> {
         self.writer.run(move |tx| batch::ack_many(tx, &acks)).await
+    }
+
+    async fn message_ack_many_then_claim(
+        &self,
+        acks: Vec<MessageAck>,
+        claim: MessageClaim,
+    ) -> Result<(Vec<crate::AckOutcome>, Vec<ClaimedMessage>)> {
+        crate::params::check_acks_of_claim(&acks, &claim)?;
+        self.writer
+            .run(move |tx| Ok((batch::ack_many(tx, &acks)?, claim::claim(tx, &claim)?)))
+            .await
     }
 
     async fn message_nack_many(&self, nacks: Vec<MessageNack>) -> Result<Vec<NackOutcome>> {

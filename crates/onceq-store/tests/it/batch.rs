@@ -2,16 +2,17 @@
 //! `message_cancel_many`, `message_delete_many`, `dlq_redrive_many`. Each
 //! answers entry by entry, in order, as the single form would answer the
 //! entry alone; an id named twice is done once; a batch of none (or too
-//! many) is refused.
+//! many) is refused. And `message_ack_many_then_claim`, a consume's acks
+//! and its claim in one transaction.
 
 use jiff::SignedDuration;
 use onceq_store::{
-    AckOutcome, FinishedState, MAX_BATCH, MessageAck, MessageIds, MessageNack, NackBy, NackOutcome,
-    SingleOutcome, StoreError,
+    AckOutcome, FinishedState, MAX_BATCH, MessageAck, MessageClaim, MessageIds, MessageNack,
+    NackBy, NackOutcome, SingleOutcome, StoreError,
 };
 use onceq_types::queue::QueueSettings;
 
-use crate::{Harness, defaults, fifo, payload};
+use crate::{Harness, defaults, fifo, payload, payloads};
 
 conformance!(
     ack_many_answers_each_entry,
@@ -22,6 +23,9 @@ conformance!(
     redrive_many_moves_the_named_dead_letters,
     redrive_many_into_fifo_appends_in_the_order_given,
     batches_of_none_or_too_many_are_refused,
+    ack_many_then_claim_answers_each_ack_and_claims,
+    ack_many_then_claim_frees_in_flight_places_for_its_claim,
+    ack_many_then_claim_refuses_acks_of_another_queue,
 );
 
 const UNKNOWN: &str = "qmsg_00000000000000000000000000000000";
@@ -64,6 +68,17 @@ impl Harness {
             assert!(self.nack_claimed(queue, &c, false).await.dead_lettered);
         }
         ids
+    }
+}
+
+impl Harness {
+    fn claim_of(&self, queue: &str, max: u32) -> MessageClaim {
+        MessageClaim {
+            queue: self.q(queue),
+            max,
+            visibility_timeout: None,
+            now: self.now,
+        }
     }
 }
 
@@ -279,4 +294,93 @@ async fn batches_of_none_or_too_many_are_refused(h: Harness) {
         .collect();
     let res = h.store.message_ack_many(acks).await;
     assert!(matches!(res, Err(StoreError::Invalid(_))), "got {res:?}");
+}
+
+async fn ack_many_then_claim_answers_each_ack_and_claims(h: Harness) {
+    for i in 0..5 {
+        h.publish_one("jobs", &payload(i)).await;
+    }
+    let c = h.claim("jobs", 3).await;
+    // An ack without a receipt may keep its message (`rules::finished`):
+    // on PostgreSQL another statement than those with one, and the
+    // answers still come back in the order given.
+    let acks = vec![
+        h.ack_entry("jobs", &c[0].message_id, Some(&c[0].receipt)),
+        h.ack_entry("jobs", &c[2].message_id, None),
+        h.ack_entry("jobs", &c[1].message_id, Some("rcpt_not_this_one")),
+        h.ack_entry("jobs", UNKNOWN, None),
+    ];
+    let (out, claimed) = h
+        .store
+        .message_ack_many_then_claim(acks, h.claim_of("jobs", 10))
+        .await
+        .unwrap();
+    assert_eq!(acked(&out), [true, true, false, false]);
+    assert_eq!(out[0].consumed_at, Some(h.now), "as a single ack answers");
+    assert_eq!(
+        payloads(&claimed),
+        [payload(3), payload(4)],
+        "the rest, in order"
+    );
+    let s = h.stats("jobs").await;
+    assert_eq!(
+        (s.message_count, s.in_flight),
+        (3, 3),
+        "the wrong receipt's message is still held, the claimed two are"
+    );
+}
+
+/// The claim runs after the acks in their transaction: under an in-flight
+/// limit it sees them gone. (Claimed before they commit, it would find the
+/// queue full.)
+async fn ack_many_then_claim_frees_in_flight_places_for_its_claim(h: Harness) {
+    let limited = QueueSettings {
+        max_in_flight: Some(2),
+        ..defaults()
+    };
+    h.create("jobs", limited).await.unwrap();
+    for i in 0..4 {
+        h.publish_one("jobs", &payload(i)).await;
+    }
+    let c = h.claim("jobs", 10).await;
+    assert_eq!(c.len(), 2, "the limit");
+    let acks = c
+        .iter()
+        .map(|m| h.ack_entry("jobs", &m.message_id, Some(&m.receipt)))
+        .collect();
+    let (out, claimed) = h
+        .store
+        .message_ack_many_then_claim(acks, h.claim_of("jobs", 10))
+        .await
+        .unwrap();
+    assert_eq!(acked(&out), [true, true]);
+    assert_eq!(payloads(&claimed), [payload(2), payload(3)]);
+}
+
+/// The acks are the claim's queue's: others, or none, are refused before
+/// anything is done; a queue that is not there is `QueueNotFound`.
+async fn ack_many_then_claim_refuses_acks_of_another_queue(h: Harness) {
+    h.publish_one("jobs", &payload(1)).await;
+    h.publish_one("other", &payload(2)).await;
+    let c = h.claim_one("jobs").await;
+    let acks = || vec![h.ack_entry("jobs", &c.message_id, Some(&c.receipt))];
+    for (acks, claim) in [(acks(), "other"), (acks(), "nope"), (Vec::new(), "jobs")] {
+        let err = h
+            .store
+            .message_ack_many_then_claim(acks, h.claim_of(claim, 10))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, StoreError::Invalid(_)), "{claim}: {err:?}");
+    }
+    let s = h.stats("jobs").await;
+    assert_eq!((s.message_count, s.in_flight), (1, 1), "still held");
+    assert_eq!(h.stats("other").await.in_flight, 0, "nothing claimed");
+    let gone = vec![h.ack_entry("nope", &c.message_id, Some(&c.receipt))];
+    let err = h
+        .store
+        .message_ack_many_then_claim(gone, h.claim_of("nope", 10))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::QueueNotFound), "{err:?}");
+    assert!(h.ack("jobs", &c.message_id, Some(&c.receipt)).await);
 }

@@ -55,9 +55,10 @@ impl Client {
     }
 
     /// [`Client::consume`] carrying `acks` (up to 10: the previous batch's),
-    /// which the server applies and commits before the claim and before any
-    /// long-poll wait; the answer's `acks` says how each went (absent when
-    /// none were sent).
+    /// which the server applies in the claim's transaction (so committed
+    /// before any long-poll wait; a call that fails acked none of them);
+    /// the answer's `acks` says how each went (absent when none were
+    /// sent).
     pub async fn consume_acking(
         &self,
         queue: &str,

@@ -208,42 +208,16 @@ async fn group_once(
     keep: bool,
 ) -> Result<Vec<AckOutcome>, Error> {
     let client = conn.get().await?;
-    let statement = match keep {
-        true => sql::MESSAGE_ACK_KEEP_MANY,
-        false => sql::MESSAGE_ACK_MANY,
-    };
-    let stmt = client.prepare_cached(statement).await?;
-    let leases = group.iter().map(|p| &p.ack.lease);
-    let projects: Vec<&str> = leases.clone().map(|l| l.queue.project.as_str()).collect();
-    let queues: Vec<&str> = leases.clone().map(|l| l.queue.queue.as_str()).collect();
-    let ids: Vec<&str> = leases.clone().map(|l| l.message_id.as_str()).collect();
-    let receipts: Vec<Option<&str>> = leases.map(|l| l.receipt.as_deref()).collect();
-    let in_flight = MessageStatus::InFlight.as_str();
-    let results: Vec<Option<&str>> = group.iter().map(|p| p.ack.result.as_deref()).collect();
-    let times: Vec<jiff::Timestamp> = group.iter().map(|p| p.ack.now).collect();
-    let attempts_kept = onceq_types::attempt::MAX_ATTEMPTS_KEPT as i32;
-    let plain: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
-        [&projects, &queues, &ids, &receipts, &in_flight];
-    let keeping: [&(dyn tokio_postgres::types::ToSql + Sync); 8] = [
-        &projects,
-        &queues,
-        &ids,
-        &receipts,
-        &in_flight,
-        &results,
-        &times,
-        &attempts_kept,
-    ];
-    let params: &[&(dyn tokio_postgres::types::ToSql + Sync)] = match keep {
-        true => &keeping,
-        false => &plain,
-    };
+    let acks: Vec<&MessageAck> = group.iter().map(|p| &p.ack).collect();
+    let columns = AckColumns::of(&acks);
+    let stmt = client.prepare_cached(AckColumns::statement(keep)).await?;
+    let params = columns.params(keep);
     // A connection this closes is replaced by the next `conn.get()`.
     let deleted = if client.behind_pooler() {
         // All three queued at the first poll: the COMMIT always follows.
         let (began, deleted, committed) = tokio::join!(
             client.batch_execute(client.hot_begin()),
-            client.query(&stmt, params),
+            client.query(&stmt, &params),
             client.batch_execute("COMMIT"),
         );
         began?;
@@ -251,20 +225,83 @@ async fn group_once(
         committed?;
         deleted
     } else {
-        client.query(&stmt, params).await?
+        client.query(&stmt, &params).await?
     };
-    // Each deleted message goes to the first ack of the group that could
-    // have deleted it: same message, same queue, its receipt or none.
+    Ok(outcomes(&acks, &deleted))
+}
+
+/// The parameters of an ack statement (`sql/message_ack_many.sql`, or
+/// `sql/message_ack_keep_many.sql` for acks that may keep their message)
+/// for a group of acks, column by column; also what a consume's acks run
+/// in its claim's transaction (`claim.rs`).
+pub(super) struct AckColumns<'a> {
+    projects: Vec<&'a str>,
+    queues: Vec<&'a str>,
+    ids: Vec<&'a str>,
+    receipts: Vec<Option<&'a str>>,
+    results: Vec<Option<&'a str>>,
+    times: Vec<jiff::Timestamp>,
+    in_flight: &'static str,
+    attempts_kept: i32,
+}
+
+impl<'a> AckColumns<'a> {
+    pub(super) fn of(acks: &[&'a MessageAck]) -> Self {
+        let leases = acks.iter().map(|a| &a.lease);
+        AckColumns {
+            projects: leases.clone().map(|l| l.queue.project.as_str()).collect(),
+            queues: leases.clone().map(|l| l.queue.queue.as_str()).collect(),
+            ids: leases.clone().map(|l| l.message_id.as_str()).collect(),
+            receipts: leases.map(|l| l.receipt.as_deref()).collect(),
+            results: acks.iter().map(|a| a.result.as_deref()).collect(),
+            times: acks.iter().map(|a| a.now).collect(),
+            in_flight: MessageStatus::InFlight.as_str(),
+            attempts_kept: onceq_types::attempt::MAX_ATTEMPTS_KEPT as i32,
+        }
+    }
+
+    /// The statement for acks that may keep their message (`keep`), or not.
+    pub(super) fn statement(keep: bool) -> &'static str {
+        match keep {
+            true => sql::MESSAGE_ACK_KEEP_MANY,
+            false => sql::MESSAGE_ACK_MANY,
+        }
+    }
+
+    /// [`AckColumns::statement`]'s parameters.
+    pub(super) fn params(&self, keep: bool) -> Vec<&(dyn tokio_postgres::types::ToSql + Sync)> {
+        let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![
+            &self.projects,
+            &self.queues,
+            &self.ids,
+            &self.receipts,
+            &self.in_flight,
+        ];
+        if keep {
+            params.extend([
+                &self.results as &(dyn tokio_postgres::types::ToSql + Sync),
+                &self.times,
+                &self.attempts_kept,
+            ]);
+        }
+        params
+    }
+}
+
+/// What each ack did, from the rows its statement deleted: each deleted
+/// message goes to the first ack that could have deleted it (same
+/// message, same queue, its receipt or none).
+pub(super) fn outcomes(acks: &[&MessageAck], deleted: &[tokio_postgres::Row]) -> Vec<AckOutcome> {
     let not_acked = AckOutcome {
         acked: false,
         consumed_at: None,
     };
-    let mut answers = vec![not_acked; group.len()];
+    let mut answers = vec![not_acked; acks.len()];
     for row in deleted {
         let (id, receipt, project, queue): (&str, Option<&str>, &str, &str) =
             (row.get(0), row.get(1), row.get(3), row.get(4));
-        let first = group.iter().zip(answers.iter_mut()).find(|(p, answered)| {
-            let l = &p.ack.lease;
+        let first = acks.iter().zip(answers.iter_mut()).find(|(a, answered)| {
+            let l = &a.lease;
             !answered.acked
                 && l.message_id == id
                 && l.queue.project == project
@@ -278,7 +315,7 @@ async fn group_once(
             };
         }
     }
-    Ok(answers)
+    answers
 }
 
 #[cfg(test)]
