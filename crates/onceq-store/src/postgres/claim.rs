@@ -35,8 +35,6 @@ impl PgStore {
             .iter()
             .partition(|a| finished::may_keep(a.lease.receipt.as_deref()));
         let (plain_columns, keeping_columns) = (AckColumns::of(&plain), AckColumns::of(&keeping));
-        let plain_params = plain_columns.params(false);
-        let keeping_params = keeping_columns.params(true);
         // Prepared before the pipeline, so that every statement is queued at
         // its first poll, in order.
         let plain_stmt = match plain.is_empty() {
@@ -78,13 +76,15 @@ impl PgStore {
             client.batch_execute(sql::HOT_BEGIN),
             async {
                 match &plain_stmt {
-                    Some(stmt) => client.query(stmt, &plain_params).await,
+                    // Parameters only for a statement that runs: a plain
+                    // claim builds none.
+                    Some(stmt) => client.query(stmt, &plain_columns.params(false)).await,
                     None => Ok(Vec::new()),
                 }
             },
             async {
                 match &keeping_stmt {
-                    Some(stmt) => client.query(stmt, &keeping_params).await,
+                    Some(stmt) => client.query(stmt, &keeping_columns.params(true)).await,
                     None => Ok(Vec::new()),
                 }
             },
