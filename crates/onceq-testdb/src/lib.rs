@@ -61,6 +61,18 @@ pub async fn shared_tls_cluster() -> &'static tls::TlsCluster {
     SHARED_TLS.get_or_init(tls::TlsCluster::start).await
 }
 
+static SHARED_PGBOUNCER: tokio::sync::OnceCell<pgbouncer::PgBouncer> =
+    tokio::sync::OnceCell::const_new();
+
+/// The test process's PgBouncer (transaction mode, up to 8 server
+/// connections per database) in front of the shared cluster, started on
+/// first use; stopped by its watchdog when the test process exits.
+pub async fn shared_pgbouncer() -> &'static pgbouncer::PgBouncer {
+    SHARED_PGBOUNCER
+        .get_or_init(|| async { pgbouncer::PgBouncer::start(shared_cluster().await, 8).await })
+        .await
+}
+
 /// A new, empty database on the shared cluster.
 pub async fn fresh_database() -> TestDatabase {
     shared_cluster().await.create_database().await

@@ -35,7 +35,9 @@ pub struct PgBouncer {
 impl PgBouncer {
     /// Starts pgbouncer (`pool_mode = transaction`, trust auth, every
     /// database of `cluster`), with at most `server_connections` server
-    /// connections per database, and waits until it accepts connections.
+    /// connections per database, each closed after 2 s idle (a test
+    /// process's many short-lived databases must not keep the cluster's
+    /// connections), and waits until it accepts connections.
     pub async fn start(cluster: &TestCluster, server_connections: u32) -> PgBouncer {
         let binary = which("pgbouncer").unwrap_or_else(|| {
             panic!("onceq-testdb: no pgbouncer binary (scripts/ensure-deps installs Debian's pgbouncer)")
@@ -62,6 +64,7 @@ impl PgBouncer {
              auth_file = {d}/userlist.txt\n\
              pool_mode = transaction\n\
              default_pool_size = {server_connections}\n\
+             server_idle_timeout = 2\n\
              max_client_conn = 1000\n\
              pidfile = {d}/pgbouncer.pid\n\
              admin_users = postgres\n\

@@ -12,9 +12,11 @@
 //! in one message sequence, which no transaction boundary can split; its
 //! parameter types, which the unnamed form must state, are learnt once at
 //! start (inside one transaction, so the probe statements never outlive it).
-//! Each such statement is parsed and planned on every execution; PostgreSQL
-//! then plans with the parameters' values, so the frozen generic plans the
-//! hot settings guard against (`sql::HOT_BEGIN`) cannot happen either.
+//! Each such statement is parsed and planned on every execution, except the
+//! hot ones: they go out as calls of PL/pgSQL functions made from them at
+//! start, which keep their plans on the server connection
+//! (`hot_functions.rs`), planned generic under the hot settings
+//! (`sql::HOT_BEGIN`) as on a direct connection.
 //!
 //! Everything in the backend runs its statements through [`GenericClient`],
 //! implemented by [`Conn`] (a pooled connection) and [`Tx`] (a transaction on
@@ -29,7 +31,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Row, Statement};
 
-use super::sql;
+use super::{hot_functions, sql};
 
 /// How statements are sent.
 #[derive(Debug)]
@@ -37,8 +39,17 @@ pub(super) enum Statements {
     /// Prepared once per connection and cached (direct connections).
     Prepared,
     /// Unnamed, with the parameter types learnt at start (behind a pooler
-    /// in transaction mode).
-    Unnamed(HashMap<&'static str, Arc<[Type]>>),
+    /// in transaction mode); a hot statement as the call of its function.
+    Unnamed(HashMap<&'static str, Unnamed>),
+}
+
+/// What goes out for a statement behind a pooler.
+#[derive(Clone, Debug)]
+pub(super) struct Unnamed {
+    /// The statement, or the call of its function (`hot_functions.rs`).
+    pub(super) text: Arc<str>,
+    /// Its parameters' types.
+    types: Arc<[Type]>,
 }
 
 impl Statements {
@@ -49,13 +60,27 @@ impl Statements {
         client: &tokio_postgres::Client,
     ) -> Result<Statements, tokio_postgres::Error> {
         client.batch_execute("BEGIN").await?;
-        let mut types = HashMap::with_capacity(sql::ALL.len());
+        let mut unnamed = HashMap::with_capacity(sql::ALL.len());
         for sql in sql::ALL {
             let probe = client.prepare(sql).await?;
-            types.insert(*sql, Arc::from(probe.params()));
+            let types: Arc<[Type]> = Arc::from(probe.params());
+            let hot = sql::HOT.iter().find(|(_, text)| text == sql);
+            let text = match hot.and_then(|_| hot_functions::define(sql, &types, probe.columns())) {
+                Some(f) => match hot_functions::ensure(client, &f).await {
+                    Ok(()) => Arc::from(f.call),
+                    Err(e) => {
+                        let (name, _) = hot.expect("defined only for a hot statement");
+                        tracing::warn!(statement = name, error = %e,
+                            "postgres: cannot create the hot statement's function; it is planned on every execution");
+                        Arc::from(*sql)
+                    }
+                },
+                None => Arc::from(*sql),
+            };
+            unnamed.insert(*sql, Unnamed { text, types });
         }
         client.batch_execute("COMMIT").await?;
-        Ok(Statements::Unnamed(types))
+        Ok(Statements::Unnamed(unnamed))
     }
 
     /// Whether statements go out unnamed (a pooler is in front).
@@ -126,6 +151,12 @@ impl Db {
             statements: self.statements.clone(),
             read_only: self.read_only.clone(),
         })
+    }
+
+    /// How its connections send statements.
+    #[cfg(test)]
+    pub(super) fn statements(&self) -> Arc<Statements> {
+        self.statements.clone()
     }
 
     /// The pool's use, for `/metrics`.
@@ -206,10 +237,7 @@ pub(super) struct Stmt(Kind);
 
 enum Kind {
     Named(Statement),
-    Unnamed {
-        sql: &'static str,
-        types: Arc<[Type]>,
-    },
+    Unnamed(Unnamed),
 }
 
 type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
@@ -273,14 +301,13 @@ macro_rules! generic_client {
                     Statements::Prepared => {
                         Ok(Stmt(Kind::Named(self.$field.prepare_cached(sql).await?)))
                     }
-                    Statements::Unnamed(types) => Ok(Stmt(Kind::Unnamed {
-                        sql,
-                        types: types.get(sql).cloned().unwrap_or_else(|| {
+                    Statements::Unnamed(unnamed) => Ok(Stmt(Kind::Unnamed(
+                        unnamed.get(sql).cloned().unwrap_or_else(|| {
                             unreachable!(
                                 "every statement is in sql::ALL and learnt at start: {sql}"
                             )
                         }),
-                    })),
+                    ))),
                 }
             }
 
@@ -292,7 +319,9 @@ macro_rules! generic_client {
                 let c: &$raw = &self.$field;
                 match &stmt.0 {
                     Kind::Named(s) => c.query(s, params).await,
-                    Kind::Unnamed { sql, types } => c.query_typed(sql, &typed(params, types)).await,
+                    Kind::Unnamed(Unnamed { text, types }) => {
+                        c.query_typed(text, &typed(params, types)).await
+                    }
                 }
                 .inspect_err(|e| self.read_only.note(e))
             }
@@ -305,8 +334,8 @@ macro_rules! generic_client {
                 let c: &$raw = &self.$field;
                 match &stmt.0 {
                     Kind::Named(s) => c.query_one(s, params).await,
-                    Kind::Unnamed { sql, types } => {
-                        c.query_typed_one(sql, &typed(params, types)).await
+                    Kind::Unnamed(Unnamed { text, types }) => {
+                        c.query_typed_one(text, &typed(params, types)).await
                     }
                 }
                 .inspect_err(|e| self.read_only.note(e))
@@ -320,8 +349,8 @@ macro_rules! generic_client {
                 let c: &$raw = &self.$field;
                 match &stmt.0 {
                     Kind::Named(s) => c.query_opt(s, params).await,
-                    Kind::Unnamed { sql, types } => {
-                        c.query_typed_opt(sql, &typed(params, types)).await
+                    Kind::Unnamed(Unnamed { text, types }) => {
+                        c.query_typed_opt(text, &typed(params, types)).await
                     }
                 }
                 .inspect_err(|e| self.read_only.note(e))
@@ -336,8 +365,8 @@ macro_rules! generic_client {
                 let run = async {
                     match &stmt.0 {
                         Kind::Named(s) => c.execute(s, params).await,
-                        Kind::Unnamed { sql, types } => {
-                            let rows = c.query_typed_raw(sql, typed(params, types)).await?;
+                        Kind::Unnamed(Unnamed { text, types }) => {
+                            let rows = c.query_typed_raw(text, typed(params, types)).await?;
                             let mut rows = std::pin::pin!(rows);
                             while futures_util::StreamExt::next(&mut rows)
                                 .await

@@ -19,8 +19,9 @@ use super::sql;
 ///
 /// Behind a pooler in transaction mode there is no session to set: a `SET`
 /// would reach whichever server connection ran it and stay there for the
-/// pooler's other clients. Nothing is set then; the statements go out
-/// unnamed and are planned with their parameters each time (`db.rs`).
+/// pooler's other clients. Nothing is set then; each transaction begins
+/// with the settings instead ([`Conn::hot_begin`]), and the hot statements
+/// run as functions that keep their plans (`db.rs`).
 pub(super) struct HotConnection {
     pool: Db,
     client: Option<Conn>,

@@ -44,6 +44,7 @@ mod db;
 mod dlq;
 mod errors;
 mod hot;
+mod hot_functions;
 mod key_cache;
 mod keys;
 mod lease;

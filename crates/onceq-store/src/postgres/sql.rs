@@ -42,6 +42,28 @@
 /// empty and on full tables.
 pub(super) const HOT_BEGIN: &str = concat!("BEGIN; ", hot_settings!("SET LOCAL"));
 
+/// The hot statements: those run per message, under [`HOT_BEGIN`]'s
+/// settings (a committer's group, a claim and the acks it carries) or on
+/// every keyed call, by name. A test checks their plans
+/// (`tests/plans.rs`); behind a pooler they run as functions, which keep
+/// their plans on the server connection (`hot_functions.rs`).
+pub(super) const HOT: &[(&str, &str)] = &[
+    ("queue_lookup_many", QUEUE_LOOKUP_MANY),
+    ("dedupe_key_claim_many", DEDUPE_KEY_CLAIM_MANY),
+    ("dedupe_key_get_many", DEDUPE_KEY_GET_MANY),
+    ("dedupe_key_release_many", DEDUPE_KEY_RELEASE_MANY),
+    ("message_insert_many", MESSAGE_INSERT_MANY),
+    ("message_delete_many", MESSAGE_DELETE_MANY),
+    ("fifo_group_lock", FIFO_GROUP_LOCK),
+    ("message_ack_many", MESSAGE_ACK_MANY),
+    ("message_ack_keep_many", MESSAGE_ACK_KEEP_MANY),
+    ("message_promote", MESSAGE_PROMOTE),
+    ("message_claim", MESSAGE_CLAIM),
+    // A keyed call's bound check, and a refusal's Retry-After.
+    ("ledger_usage", LEDGER_USAGE),
+    ("ledger_first_expiry", LEDGER_FIRST_EXPIRY),
+];
+
 /// [`HOT_BEGIN`]'s settings for a whole session.
 pub(super) const HOT_SESSION: &str = hot_settings!("SET");
 

@@ -2,8 +2,10 @@
 //! and run against both backends so they never drift.
 //!
 //! A test is an `async fn name(h: Harness)`. `conformance!(name)` expands to a
-//! module `name` holding `#[tokio::test] async fn sqlite()` and
-//! `async fn postgres()`, each handing the test a fresh, empty store;
+//! module `name` holding `#[tokio::test] async fn sqlite()`,
+//! `async fn postgres()` and `async fn pgbouncer()` (PostgreSQL through
+//! PgBouncer in transaction mode), each handing the test a fresh, empty
+//! store;
 //! `conformance!(multi_thread name)` does the same on a multi-thread runtime
 //! for tests where concurrency matters.
 //!
@@ -80,6 +82,10 @@ macro_rules! conformance {
             async fn postgres() {
                 super::$name(crate::Harness::postgres().await).await
             }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn pgbouncer() {
+                super::$name(crate::Harness::pgbouncer().await).await
+            }
         }
     )+};
     ($($name:ident),+ $(,)?) => {$(
@@ -91,6 +97,10 @@ macro_rules! conformance {
             #[tokio::test]
             async fn postgres() {
                 super::$name(crate::Harness::postgres().await).await
+            }
+            #[tokio::test]
+            async fn pgbouncer() {
+                super::$name(crate::Harness::pgbouncer().await).await
             }
         }
     )+};
@@ -182,6 +192,35 @@ impl Harness {
         let store = onceq_store::postgres::PgStore::connect(&db.url)
             .await
             .expect("connect postgres store");
+        let backing = Backing {
+            dir: None,
+            db: Some(db),
+        };
+        Self::new(Arc::new(store), backing).await
+    }
+
+    /// [`postgres`](Self::postgres)'s database, the store reaching it
+    /// through PgBouncer in transaction mode (`pgbouncer=transaction`:
+    /// statements unnamed, the hot ones as functions). Its
+    /// [`postgres_url`](Self::postgres_url) is the direct one.
+    pub async fn pgbouncer() -> Self {
+        let db = onceq_testdb::database_from_template("onceq", |url| async move {
+            onceq_store::postgres::PgStore::migrate(&url)
+                .await
+                .expect("migrate the template");
+        })
+        .await;
+        let bouncer = onceq_testdb::shared_pgbouncer().await;
+        let url = format!("{}?pgbouncer=transaction", bouncer.url_of(&db.name));
+        // Generous: connecting learns every statement through the pooler,
+        // on a machine the whole suite shares.
+        let options = onceq_store::StoreOptions {
+            op_timeout: std::time::Duration::from_secs(30),
+            ..Default::default()
+        };
+        let store = onceq_store::postgres::PgStore::connect_with(&url, options)
+            .await
+            .unwrap_or_else(|e| panic!("connect through pgbouncer: {e}\n{}", bouncer.log()));
         let backing = Backing {
             dir: None,
             db: Some(db),

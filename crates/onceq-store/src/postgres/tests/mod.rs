@@ -346,6 +346,7 @@ async fn raw(url: &str) -> tokio_postgres::Client {
     client
 }
 
+mod hot_functions;
 mod keys;
 mod keys_behind_pooler;
 mod ledger_v16;

@@ -165,22 +165,6 @@ async fn hot_statements_probe_indexes_on_empty_and_full_tables() {
 /// does not look at them).
 async fn assert_hot_plans_probe(client: &tokio_postgres::Client, tables: &str) {
     use crate::postgres::sql;
-    let statements = [
-        ("queue_lookup_many", sql::QUEUE_LOOKUP_MANY),
-        ("dedupe_key_claim_many", sql::DEDUPE_KEY_CLAIM_MANY),
-        ("dedupe_key_get_many", sql::DEDUPE_KEY_GET_MANY),
-        ("dedupe_key_release_many", sql::DEDUPE_KEY_RELEASE_MANY),
-        ("message_insert_many", sql::MESSAGE_INSERT_MANY),
-        ("message_delete_many", sql::MESSAGE_DELETE_MANY),
-        ("fifo_group_lock", sql::FIFO_GROUP_LOCK),
-        ("message_ack_many", sql::MESSAGE_ACK_MANY),
-        ("message_ack_keep_many", sql::MESSAGE_ACK_KEEP_MANY),
-        ("message_promote", sql::MESSAGE_PROMOTE),
-        ("message_claim", sql::MESSAGE_CLAIM),
-        // A keyed call's bound check, and a refusal's Retry-After.
-        ("ledger_usage", sql::LEDGER_USAGE),
-        ("ledger_first_expiry", sql::LEDGER_FIRST_EXPIRY),
-    ];
     // JIT for any plan at all: the hot settings must turn it off (the
     // cost that triggers it depends on the tables' size).
     client
@@ -188,7 +172,7 @@ async fn assert_hot_plans_probe(client: &tokio_postgres::Client, tables: &str) {
         .await
         .unwrap();
     client.batch_execute(sql::HOT_BEGIN).await.unwrap();
-    for (name, text) in statements {
+    for &(name, text) in sql::HOT {
         let params = (1..)
             .take_while(|i| text.contains(&format!("${i}")))
             .map(|_| "NULL")
