@@ -17,7 +17,7 @@
 //! - `ledger`
 
 /// Names a queue inside a project.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct QueueRef {
     /// The owning project.
     pub project: String,

@@ -1,20 +1,83 @@
 //! Handing messages out under a lease.
 
+use std::collections::HashSet;
+use std::sync::Mutex;
+
 use tokio_postgres::types::ToSql;
 
 use super::ack_group::{self, AckColumns};
 use super::db::GenericClient;
-use super::errors::Error;
+use super::errors::{self, Error};
 use super::{PgStore, sql};
 use crate::rules::finished;
-use crate::{AckOutcome, ClaimedMessage, MessageAck, MessageClaim, StoreError};
+use crate::{AckOutcome, ClaimedMessage, MessageAck, MessageClaim, QueueRef, StoreError};
 
 /// Due delayed messages one claim promotes at most. Well above a claim's
 /// 10, so a backlog of due messages drains in few claims; bounded so a claim
 /// never locks an unbounded number of rows.
 const PROMOTE_LIMIT: i64 = 1000;
 
+/// The queues a claim knows not to be plain (FIFO, or with a hand-out
+/// limit): their claims go out with the full statement
+/// (`sql/message_claim.sql`), every other queue's with the plain one
+/// (`sql/message_claim_plain.sql`), whose plan PostgreSQL starts in half
+/// the time. Only a guess: the plain statement claims nothing from a queue
+/// that is not plain, and the promotion in the same transaction says what
+/// the queue is, so a wrong guess costs one more claim and is put right
+/// here. Bounded: emptied when full (then each such queue's next claim
+/// learns again).
+#[derive(Debug, Default)]
+pub(super) struct NotPlain(Mutex<HashSet<QueueRef>>);
+
+impl NotPlain {
+    /// At most this many queues are remembered.
+    const MAX: usize = 10_000;
+
+    pub(super) fn contains(&self, queue: &QueueRef) -> bool {
+        self.0.lock().expect("not-plain queues").contains(queue)
+    }
+
+    /// What the promotion said of `queue`.
+    fn learn(&self, queue: &QueueRef, plain: bool) {
+        let mut set = self.0.lock().expect("not-plain queues");
+        match plain {
+            true => {
+                set.remove(queue);
+            }
+            false if !set.contains(queue) => {
+                if set.len() >= Self::MAX {
+                    set.clear();
+                }
+                set.insert(queue.clone());
+            }
+            false => {}
+        }
+    }
+}
+
 impl PgStore {
+    /// A claim carrying `acks` (none for a plain claim), retried within the
+    /// store timeout on a transient failure: with the plain statement
+    /// unless the queue is known not to be plain ([`NotPlain`]), and again
+    /// with the full one when the promotion says the guess was wrong. The
+    /// acks are in the first transaction only.
+    pub(super) async fn claim(
+        &self,
+        acks: &[MessageAck],
+        p: &MessageClaim,
+    ) -> crate::Result<(Vec<AckOutcome>, Vec<ClaimedMessage>)> {
+        let guess = !self.not_plain.contains(&p.queue);
+        let (acked, claimed, plain) =
+            errors::retrying(self.bound, || self.claim_once(acks, p, guess)).await?;
+        self.not_plain.learn(&p.queue, plain);
+        if guess && !plain && claimed.is_empty() {
+            let (_, claimed, _) =
+                errors::retrying(self.bound, || self.claim_once(&[], p, false)).await?;
+            return Ok((acked, claimed));
+        }
+        Ok((acked, claimed))
+    }
+
     /// One round trip: BEGIN with the hot settings, `acks` (a consume's
     /// acks of its previous batch: none for a plain claim), the promotion
     /// of due messages, the claim and COMMIT go out in one pipeline. One
@@ -23,11 +86,16 @@ impl PgStore {
     /// everything as it was, and the acks cost no commit of their own; the
     /// claim looks its queue up itself (`sql/message_claim.sql`), so nothing
     /// waits for the promotion's answer.
-    pub(super) async fn claim_once(
+    ///
+    /// With `plain_queue`, the claim is `sql/message_claim_plain.sql`, which
+    /// hands out nothing unless the queue is plain; the third value is
+    /// whether it is (the promotion's answer).
+    async fn claim_once(
         &self,
         acks: &[MessageAck],
         p: &MessageClaim,
-    ) -> Result<(Vec<AckOutcome>, Vec<ClaimedMessage>), Error> {
+        plain_queue: bool,
+    ) -> Result<(Vec<AckOutcome>, Vec<ClaimedMessage>, bool), Error> {
         let client = self.client().await?;
         // The acks that may keep their message (`rules::finished`) and the
         // others: a statement each, as in an ack group (`ack_group`).
@@ -55,7 +123,12 @@ impl PgStore {
         // Prepared once per connection: after the first claim on it, these
         // are answered from the cache without a round trip.
         let promote = client.prepare_cached(sql::MESSAGE_PROMOTE).await?;
-        let claim = client.prepare_cached(sql::MESSAGE_CLAIM).await?;
+        let claim = client
+            .prepare_cached(match plain_queue {
+                true => sql::MESSAGE_CLAIM_PLAIN,
+                false => sql::MESSAGE_CLAIM,
+            })
+            .await?;
         let promote_params: [&(dyn ToSql + Sync); 4] =
             [&p.queue.project, &p.queue.queue, &p.now, &PROMOTE_LIMIT];
         let max = i64::from(p.max);
@@ -97,9 +170,9 @@ impl PgStore {
         let queue = queue?;
         let mut rows = rows?;
         committed?;
-        if queue.is_none() {
+        let Some(queue) = queue else {
             return Err(StoreError::QueueNotFound.into());
-        }
+        };
         // Back in the order given.
         let mut plain_outcomes = ack_group::outcomes(&plain, &plain_deleted).into_iter();
         let mut keeping_outcomes = ack_group::outcomes(&keeping, &keeping_deleted).into_iter();
@@ -132,6 +205,6 @@ impl PgStore {
                 headers: r.get("headers"),
             })
             .collect();
-        Ok((acked, claimed))
+        Ok((acked, claimed, queue.get("plain")))
     }
 }

@@ -79,6 +79,8 @@ pub struct PgStore {
     /// poller) keeps them exact.
     keys: Arc<key_cache::KeyCache>,
     _key_listener: key_cache::Listener,
+    /// The queues whose claims need the full statement (`claim.rs`).
+    not_plain: claim::NotPlain,
     /// The store timeout: every operation answers within it
     /// ([`errors::within`]), `Unavailable` when the database did not.
     bound: Duration,
@@ -140,6 +142,7 @@ impl PgStore {
             acks,
             keys,
             _key_listener,
+            not_plain: claim::NotPlain::default(),
             bound,
         })
     }
@@ -340,7 +343,7 @@ impl crate::Store for PgStore {
     }
 
     async fn message_claim(&self, p: crate::MessageClaim) -> Result<Vec<crate::ClaimedMessage>> {
-        let (_, claimed) = errors::retrying(self.bound, || self.claim_once(&[], &p)).await?;
+        let (_, claimed) = self.claim(&[], &p).await?;
         Ok(claimed)
     }
 
@@ -402,7 +405,7 @@ impl crate::Store for PgStore {
         claim: crate::MessageClaim,
     ) -> Result<(Vec<crate::AckOutcome>, Vec<crate::ClaimedMessage>)> {
         crate::params::check_acks_of_claim(&acks, &claim)?;
-        errors::retrying(self.bound, || self.claim_once(&acks, &claim)).await
+        self.claim(&acks, &claim).await
     }
 
     async fn message_nack_many(

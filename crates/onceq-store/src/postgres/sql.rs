@@ -59,6 +59,7 @@ pub(super) const HOT: &[(&str, &str)] = &[
     ("message_ack_keep_many", MESSAGE_ACK_KEEP_MANY),
     ("message_promote", MESSAGE_PROMOTE),
     ("message_claim", MESSAGE_CLAIM),
+    ("message_claim_plain", MESSAGE_CLAIM_PLAIN),
     // A keyed call's bound check, and a refusal's Retry-After.
     ("ledger_usage", LEDGER_USAGE),
     ("ledger_first_expiry", LEDGER_FIRST_EXPIRY),
@@ -138,6 +139,7 @@ statements! {
     DEDUPE_KEY_GET => "dedupe_key_get.sql",
     MESSAGE_PROMOTE => "message_promote.sql",
     MESSAGE_CLAIM => "message_claim.sql",
+    MESSAGE_CLAIM_PLAIN => "message_claim_plain.sql",
     FIFO_GROUP_LOCK => "fifo_group_lock.sql",
     MESSAGE_ACK => "message_ack.sql",
     MESSAGE_ACK_MANY => "message_ack_many.sql",

@@ -10,8 +10,14 @@
 -- this one, counts in-flight messages and reads the token bucket in a
 -- snapshot that sees every earlier claim. A queue without limits: no lock,
 -- no probe, no statement more.
+--
+-- `plain` says whether message_claim_plain.sql can claim from it (a
+-- standard queue without limits): claim.rs sends that statement unless it
+-- knows the queue is not plain, and claims again with the full one when
+-- this says so.
 WITH q AS (
-    SELECT id, (max_in_flight IS NOT NULL OR rate_per_sec IS NOT NULL) AS limited
+    SELECT id, (max_in_flight IS NOT NULL OR rate_per_sec IS NOT NULL) AS limited,
+           (queue_type = 'standard' AND max_in_flight IS NULL AND rate_per_sec IS NULL) AS plain
     FROM onceq_queues
     WHERE project = $1 AND name = $2
 ), due AS (
@@ -40,5 +46,5 @@ WITH q AS (
     FOR UPDATE
 )
 SELECT q.id, (SELECT count(*) FROM promoted) AS promoted,
-       (SELECT count(*) FROM limited) AS limited
+       (SELECT count(*) FROM limited) AS limited, q.plain
 FROM q

@@ -350,4 +350,5 @@ mod hot_functions;
 mod keys;
 mod keys_behind_pooler;
 mod ledger_v16;
+mod plain_claims;
 mod plans;
