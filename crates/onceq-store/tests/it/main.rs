@@ -166,6 +166,17 @@ pub struct Harness {
     backing: Arc<Backing>,
 }
 
+/// A fresh, empty, migrated Postgres database: a copy of a template
+/// migrated once per test process.
+async fn migrated_database() -> onceq_testdb::TestDatabase {
+    onceq_testdb::database_from_template("onceq", |url| async move {
+        onceq_store::postgres::PgStore::migrate(&url)
+            .await
+            .expect("migrate the template");
+    })
+    .await
+}
+
 impl Harness {
     /// A fresh embedded store in a temporary directory.
     pub async fn sqlite() -> Self {
@@ -183,12 +194,7 @@ impl Harness {
     /// A fresh, empty, migrated Postgres database: a copy of a template
     /// migrated once per test process.
     pub async fn postgres() -> Self {
-        let db = onceq_testdb::database_from_template("onceq", |url| async move {
-            onceq_store::postgres::PgStore::migrate(&url)
-                .await
-                .expect("migrate the template");
-        })
-        .await;
+        let db = migrated_database().await;
         let store = onceq_store::postgres::PgStore::connect(&db.url)
             .await
             .expect("connect postgres store");
@@ -204,12 +210,7 @@ impl Harness {
     /// statements unnamed, the hot ones as functions). Its
     /// [`postgres_url`](Self::postgres_url) is the direct one.
     pub async fn pgbouncer() -> Self {
-        let db = onceq_testdb::database_from_template("onceq", |url| async move {
-            onceq_store::postgres::PgStore::migrate(&url)
-                .await
-                .expect("migrate the template");
-        })
-        .await;
+        let db = migrated_database().await;
         let bouncer = onceq_testdb::shared_pgbouncer().await;
         let url = format!("{}?pgbouncer=transaction", bouncer.url_of(&db.name));
         // Generous: connecting learns every statement through the pooler,

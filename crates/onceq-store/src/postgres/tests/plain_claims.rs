@@ -86,3 +86,19 @@ async fn a_fifo_queue_hands_out_its_head_at_the_first_claim() {
     assert_eq!(store.message_claim(claim("f", 10)).await.unwrap().len(), 1);
     assert!(store.not_plain.contains(&QueueRef::new("p", "f")));
 }
+
+/// The plain statement hands out as the full one does: the same lease,
+/// receipt and delivery count, written once in each file, so they are held
+/// to be the same text here (from the `UPDATE` to its `WHERE`).
+#[test]
+fn both_claims_set_the_same_lease_and_receipt() {
+    let hand_out = |sql: &str| {
+        let start = sql.find("UPDATE onceq_messages m").expect("the hand-out");
+        let end = start + sql[start..].find("WHERE").expect("its WHERE");
+        sql[start..end].to_owned()
+    };
+    assert_eq!(
+        hand_out(crate::postgres::sql::MESSAGE_CLAIM_PLAIN),
+        hand_out(crate::postgres::sql::MESSAGE_CLAIM)
+    );
+}
