@@ -69,7 +69,10 @@ impl PgStore {
         let guess = !self.not_plain.contains(&p.queue);
         let (acked, claimed, plain) =
             errors::retrying(self.bound, || self.claim_once(acks, p, guess)).await?;
-        self.not_plain.learn(&p.queue, plain);
+        // Only a wrong guess has anything to teach.
+        if plain != guess {
+            self.not_plain.learn(&p.queue, plain);
+        }
         if guess && !plain && claimed.is_empty() {
             let (_, claimed, _) =
                 errors::retrying(self.bound, || self.claim_once(&[], p, false)).await?;

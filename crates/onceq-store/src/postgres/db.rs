@@ -64,17 +64,10 @@ impl Statements {
         for sql in sql::ALL {
             let probe = client.prepare(sql).await?;
             let types: Arc<[Type]> = Arc::from(probe.params());
-            let hot = sql::HOT.iter().find(|(_, text)| text == sql);
-            let text = match hot.and_then(|_| hot_functions::define(sql, &types, probe.columns())) {
-                Some(f) => match hot_functions::ensure(client, &f).await {
-                    Ok(()) => Arc::from(f.call),
-                    Err(e) => {
-                        let (name, _) = hot.expect("defined only for a hot statement");
-                        tracing::warn!(statement = name, error = %e,
-                            "postgres: cannot create the hot statement's function; it is planned on every execution");
-                        Arc::from(*sql)
-                    }
-                },
+            let text = match sql::HOT.iter().find(|(_, text)| text == sql) {
+                Some(&(name, _)) => {
+                    hot_functions::text_to_send(client, name, sql, &types, probe.columns()).await
+                }
                 None => Arc::from(*sql),
             };
             unnamed.insert(*sql, Unnamed { text, types });

@@ -24,6 +24,8 @@
 //! returns no rows, or a column type a function cannot return (`void`),
 //! stays unnamed: those are the small ones.
 
+use std::sync::Arc;
+
 use sha2::{Digest, Sha256};
 use tokio_postgres::types::{Kind, Type};
 use tokio_postgres::{Client, Column};
@@ -45,7 +47,7 @@ pub(super) struct HotFunction {
 
 /// The function for `sql`, whose parameters and columns are `params` and
 /// `columns`; `None` for a statement a function cannot stand for.
-pub(super) fn define(sql: &str, params: &[Type], columns: &[Column]) -> Option<HotFunction> {
+fn define(sql: &str, params: &[Type], columns: &[Column]) -> Option<HotFunction> {
     const QUOTE: &str = "$onceq_hot$";
     let body = sql.trim_end().trim_end_matches(';');
     if columns.is_empty() || body.contains(QUOTE) {
@@ -83,10 +85,34 @@ pub(super) fn define(sql: &str, params: &[Type], columns: &[Column]) -> Option<H
     })
 }
 
+/// What goes out for the hot statement `name` (`sql`, whose parameters
+/// and columns are `params` and `columns`): the call of its function, made
+/// here if it is missing; the statement itself when it cannot be one, or
+/// when the function cannot be made (a warning says why).
+pub(super) async fn text_to_send(
+    client: &Client,
+    name: &str,
+    sql: &str,
+    params: &[Type],
+    columns: &[Column],
+) -> Arc<str> {
+    let Some(f) = define(sql, params, columns) else {
+        return Arc::from(sql);
+    };
+    match ensure(client, &f).await {
+        Ok(()) => Arc::from(f.call),
+        Err(e) => {
+            tracing::warn!(statement = name, error = %e,
+                "postgres: cannot create the hot statement's function; it is planned on every execution");
+            Arc::from(sql)
+        }
+    }
+}
+
 /// Creates `f` unless it exists, on `client` inside the caller's
 /// transaction. Another server may be creating the same function at the
 /// same moment: whichever commits second finds it there, which is as good.
-pub(super) async fn ensure(client: &Client, f: &HotFunction) -> Result<(), tokio_postgres::Error> {
+async fn ensure(client: &Client, f: &HotFunction) -> Result<(), tokio_postgres::Error> {
     // The name is ours (hex), so it can stand in the text.
     let found = client
         .simple_query(&format!(
