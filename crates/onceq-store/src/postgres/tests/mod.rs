@@ -206,9 +206,9 @@ async fn a_read_only_database_is_not_ready() {
     // writable (seen once in a full run: "ready while read-only").
     let alter = |setting: &'static str| {
         let admin = &admin;
-        let alter = format!("ALTER DATABASE \"{}\" {setting}", db.name);
+        let statement = format!("ALTER DATABASE \"{}\" {setting}", db.name);
         async move {
-            admin.batch_execute(&alter).await.unwrap();
+            admin.batch_execute(&statement).await.unwrap();
             admin.batch_execute(end_others).await.unwrap();
         }
     };
