@@ -17,6 +17,8 @@
 //!   message's attempts (bounded history, lease expiry's text) and which
 //!   acks keep finished messages.
 //! - `depths`: the part of `queue_depths` both backends share.
+//! - `key_cache`: key lookups from memory, for both backends (each keeps
+//!   it exact its own way).
 //! - [`postgres`]: PostgreSQL (production; several servers may share one
 //!   database). Claims use `FOR UPDATE SKIP LOCKED`.
 //! - [`traced`]: a `Store` wrapping another's every call in a span (traces
@@ -33,11 +35,14 @@ pub mod accounts;
 mod depths;
 pub mod error;
 pub mod ids;
+mod key_cache;
 pub mod params;
 pub mod postgres;
 mod rules;
 pub mod sqlite;
 pub mod store;
+#[cfg(test)]
+mod test_support;
 pub mod traced;
 
 pub use accounts::*;

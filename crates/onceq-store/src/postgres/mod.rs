@@ -14,8 +14,8 @@
 //! - `batch`: the batch forms of ack, nack, cancel, delete and redrive.
 //! - `hot`: the connection each of those committers keeps, and how each
 //!   takes its next group.
-//! - `key_cache`: key lookups from memory, cleared by LISTEN/NOTIFY or,
-//!   behind a pooler, by a polled change count.
+//! - `key_cache`: what keeps the key cache exact here: LISTEN/NOTIFY or,
+//!   behind a pooler, a polled change count.
 //! - `keys`, `queues`, `publish`, `claim`, `lease`, `dlq`,
 //!   `browse`, `triage`, `subscriptions`, `cron`, `webhooks`, `maintenance`:
 //!   the operations, by concept.
@@ -78,7 +78,7 @@ pub struct PgStore {
     /// Key lookups, from memory while the listener (or the change count's
     /// poller) keeps them exact.
     keys: Arc<key_cache::KeyCache>,
-    _key_listener: key_cache::Listener,
+    _key_watch: key_cache::Watch,
     /// The queues whose claims need the full statement (`claim.rs`).
     not_plain: claim::NotPlain,
     /// The store timeout: every operation answers within it
@@ -132,16 +132,16 @@ impl PgStore {
         // LISTEN does not survive a pooler in transaction mode (it lands on
         // a server connection that is then handed to others): the change
         // count is polled instead.
-        let (keys, _key_listener) = match ours.behind_pooler {
-            true => key_cache::KeyCache::poll(db.clone()),
-            false => key_cache::KeyCache::start(pg, db.clone()),
+        let (keys, _key_watch) = match ours.behind_pooler {
+            true => key_cache::polled(db.clone()),
+            false => key_cache::listened(pg, db.clone()),
         };
         Ok(PgStore {
             db,
             publishes,
             acks,
             keys,
-            _key_listener,
+            _key_watch,
             not_plain: claim::NotPlain::default(),
             bound,
         })
@@ -219,15 +219,8 @@ impl crate::Store for PgStore {
     }
 
     async fn key_lookup(&self, key_hash: &[u8]) -> Result<Option<crate::KeyRecord>> {
-        let ticket = match self.keys.get(key_hash) {
-            key_cache::Lookup::Hit(found) => return Ok(Some(found)),
-            key_cache::Lookup::Miss(ticket) => ticket,
-        };
-        let found = errors::retrying(self.bound, || self.key_lookup_once(key_hash)).await?;
-        if let Some(record) = &found {
-            self.keys.offer(ticket, key_hash, record);
-        }
-        Ok(found)
+        let read = errors::retrying(self.bound, || self.key_lookup_once(key_hash));
+        self.keys.lookup(key_hash, read).await
     }
 
     async fn key_list(&self) -> Result<Vec<crate::KeyRecord>> {

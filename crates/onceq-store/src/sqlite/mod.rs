@@ -4,6 +4,8 @@
 //!   requests in one transaction (group commit), each in its own savepoint.
 //! - `reader`: read connections for the read-only operations.
 //! - `conn`: opening connections, with the PRAGMAs each needs.
+//! - `key_cache`: key lookups from memory, kept exact across processes by
+//!   a marker file and a polled change count.
 //! - `control`: BEGIN, COMMIT, ROLLBACK and savepoints, prepared once.
 //! - `migrate`: schema migrations.
 //! - `accounts`: credit limits, usage buckets, server heartbeats.
@@ -63,6 +65,7 @@ mod cron;
 mod dlq;
 mod errors;
 mod finished;
+mod key_cache;
 mod keys;
 mod lease;
 mod ledger;
@@ -88,6 +91,7 @@ pub const DB_FILE: &str = "onceq.db";
 pub struct SqliteStore {
     writer: writer::Writer,
     readers: reader::Readers,
+    keys: key_cache::Keys,
 }
 
 impl SqliteStore {
@@ -116,9 +120,11 @@ impl SqliteStore {
         })
         .await
         .map_err(StoreError::internal)??;
+        let readers = reader::Readers::new(path.clone(), options.op_timeout);
         Ok(SqliteStore {
             writer: writer::Writer::spawn(conn, options.op_timeout)?,
-            readers: reader::Readers::new(path, options.op_timeout),
+            keys: key_cache::Keys::start(data_dir, &path, readers.clone()),
+            readers,
         })
     }
 }
@@ -149,10 +155,9 @@ impl Store for SqliteStore {
     }
 
     async fn key_lookup(&self, key_hash: &[u8]) -> Result<Option<KeyRecord>> {
-        let key_hash = key_hash.to_vec();
-        self.readers
-            .run(move |conn| keys::lookup(conn, &key_hash))
-            .await
+        let hash = key_hash.to_vec();
+        let read = self.readers.run(move |conn| keys::lookup(conn, &hash));
+        self.keys.lookup(key_hash, read).await
     }
 
     async fn key_list(&self) -> Result<Vec<KeyRecord>> {
@@ -161,9 +166,12 @@ impl Store for SqliteStore {
 
     async fn key_revoke(&self, key_id: &str, now: Timestamp) -> Result<bool> {
         let key_id = key_id.to_owned();
-        self.writer
+        let revoked = self
+            .writer
             .run(move |tx| keys::revoke(tx, &key_id, now))
-            .await
+            .await;
+        self.keys.changed();
+        revoked
     }
 
     async fn key_get(&self, key_id: &str) -> Result<Option<KeyRecord>> {
@@ -173,16 +181,22 @@ impl Store for SqliteStore {
 
     async fn key_set_expiry(&self, key_id: &str, expires_at: Option<Timestamp>) -> Result<bool> {
         let key_id = key_id.to_owned();
-        self.writer
+        let set = self
+            .writer
             .run(move |tx| keys::set_expiry(tx, &key_id, expires_at))
-            .await
+            .await;
+        self.keys.changed();
+        set
     }
 
     async fn key_set_rate(&self, key_id: &str, rate: Option<RateLimit>) -> Result<bool> {
         let key_id = key_id.to_owned();
-        self.writer
+        let set = self
+            .writer
             .run(move |tx| keys::set_rate(tx, &key_id, rate))
-            .await
+            .await;
+        self.keys.changed();
+        set
     }
 
     async fn project_list(&self) -> Result<Vec<ProjectRecord>> {

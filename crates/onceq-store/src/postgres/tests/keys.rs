@@ -80,8 +80,8 @@ async fn a_listener_that_hears_nothing_serves_nothing_from_memory() {
     let connect = |url: &str| onceq_pg::PgConnect::parse(url).unwrap();
     let store = PgStore::connect(&db.url).await.unwrap();
     let (deaf, _deaf_listener) =
-        key_cache::KeyCache::start(connect(&bouncer.url_of(&db.name)), store.db.clone());
-    let (hearing, _listener) = key_cache::KeyCache::start(connect(&db.url), store.db.clone());
+        key_cache::listened(connect(&bouncer.url_of(&db.name)), store.db.clone());
+    let (hearing, _listener) = key_cache::listened(connect(&db.url), store.db.clone());
     eventually("the direct listener hears three pings", async || {
         hearing.pings_heard() >= 3
     })

@@ -1,7 +1,7 @@
 //! Key lookups from memory behind a real PgBouncer in transaction mode,
 //! kept exact by the polled change count (`key_cache.rs`, migration V18):
 //! a change made anywhere is seen by every server within
-//! [`key_cache::HEARD_WITHIN`] of its commit, and a cache whose polls fail
+//! [`crate::key_cache::HEARD_WITHIN`] of its commit, and a cache whose polls fail
 //! steps aside.
 
 use std::time::Instant;
@@ -28,7 +28,7 @@ async fn behind(bouncer: &PgBouncer, database: &str) -> PgStore {
 /// Sleeps until `HEARD_WITHIN` after `since`: every lookup from then on
 /// must see what was committed before `since`.
 async fn past_the_bound(since: Instant) {
-    tokio::time::sleep_until((since + key_cache::HEARD_WITHIN).into()).await;
+    tokio::time::sleep_until((since + crate::key_cache::HEARD_WITHIN).into()).await;
 }
 
 /// Changes `sql` without moving the change count (the trigger disabled):

@@ -5,6 +5,7 @@
 use jiff::Timestamp;
 
 use super::{PgStore, key_cache};
+use crate::test_support::{eventually, key};
 use crate::{MessagePublish, NewMessage, QueueRef, Store, StoreError};
 
 fn publish(queue: &str) -> MessagePublish {
@@ -317,28 +318,6 @@ async fn fifo_publishes_to_one_group_commit_in_seq_order() {
         got[0].message_id, "qmsg_first",
         "the first publish goes first"
     );
-}
-
-/// A key of project `p` with hash `[hash; 32]`.
-fn key(id: &str, hash: u8) -> crate::KeyInsert {
-    crate::KeyInsert {
-        project: "p".into(),
-        key_id: id.into(),
-        key_hash: vec![hash; 32],
-        label: None,
-        scope: Default::default(),
-        expires_at: None,
-        now: Timestamp::from_second(1_900_000_000).unwrap(),
-    }
-}
-
-/// Waits (up to 5 s) until `check` holds.
-async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
-    while !check().await {
-        assert!(tokio::time::Instant::now() < deadline, "timed out: {what}");
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
 }
 
 /// A plain connection to the test database, for changes behind the
