@@ -47,22 +47,40 @@ impl Load {
     }
 
     async fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+        let url = format!("{}{path}", self.base);
+        self.send(self.http.post(url).json(body), &format!("POST {path}"))
+            .await
+    }
+
+    /// Sends one request with the key; its answer's JSON, or an error naming
+    /// `what` (method and path) unless the status is a success.
+    async fn send(&self, req: reqwest::RequestBuilder, what: &str) -> anyhow::Result<Value> {
         self.requests.fetch_add(1, Ordering::Relaxed);
-        let res = self
-            .http
-            .post(format!("{}{path}", self.base))
+        let res = req
             .header("authorization", &self.auth)
-            .json(body)
             .send()
             .await
-            .with_context(|| format!("POST {path}"))?;
+            .with_context(|| what.to_owned())?;
         let status = res.status();
         let v: Value = res
             .json()
             .await
-            .with_context(|| format!("POST {path}: answer"))?;
-        anyhow::ensure!(status.is_success(), "POST {path}: {status}: {}", v["error"]);
+            .with_context(|| format!("{what}: answer"))?;
+        anyhow::ensure!(status.is_success(), "{what}: {status}: {}", v["error"]);
         Ok(v)
+    }
+
+    /// Messages `queue` still holds (waiting, delayed, or handed out and not
+    /// yet acked), as the store counts them: its stats' `message_count`.
+    pub async fn remaining(&self, queue: &str) -> anyhow::Result<i64> {
+        let path = format!("/v1/queue/stats/{queue}");
+        let url = format!("{}{path}", self.base);
+        let v = self
+            .send(self.http.get(url), &format!("GET {path}"))
+            .await?;
+        v["data"]["message_count"]
+            .as_i64()
+            .with_context(|| format!("GET {path}: no message_count in {v}"))
     }
 
     /// One publish; `key` dedupes it.

@@ -131,36 +131,41 @@ pub async fn enqueue(
 /// Workers drain the backlog of `queue`: consume up to 10, then ack the
 /// batch in the next consume (or, with `plan.per_message_acks`, ack each
 /// as the seed's worker does).
+///
+/// The phase ends, as the peers' harness ends it (`workPhase` in
+/// `../shared/bench-peers/node/common.mjs`), when the store holds none of
+/// the jobs any more: once every job has been handed out, its stats are
+/// read every 10 ms. A worker's answers cannot tell: the consume that
+/// carries a worker's last acks commits them first, then long-polls its
+/// `wait_seconds` for messages that will not come, so timing the phase by
+/// the answers added that wait (up to a second) to its length.
 pub async fn work(load: &Load, plan: &Plan, queue: &str) -> anyhow::Result<Throughput> {
     let pb = bar(plan, plan.jobs as u64, "work");
     let acked = Arc::new(AtomicUsize::new(0));
     let started = Arc::new(AtomicUsize::new(0));
     let first = Arc::new(Mutex::new(None::<Instant>));
-    let last = Arc::new(Mutex::new(None::<Instant>));
+    let stop = Arc::new(AtomicBool::new(false));
     let deadline = Instant::now() + plan.timeout;
     let mut tasks = Vec::new();
     for _ in 0..plan.workers {
-        let (load, acked, started, first, last, pb) = (
+        let (load, acked, started, first, stop, pb) = (
             load.clone(),
             acked.clone(),
             started.clone(),
             first.clone(),
-            last.clone(),
+            stop.clone(),
             pb.clone(),
         );
-        let (queue, n) = (queue.to_owned(), plan.jobs);
+        let queue = queue.to_owned();
         let per_message = plan.per_message_acks;
         tasks.push(tokio::spawn(async move {
             let count = |n: usize| {
-                if n > 0 {
-                    acked.fetch_add(n, Ordering::Relaxed);
-                    *last.lock().expect("lock") = Some(Instant::now());
-                    pb.inc(n as u64);
-                }
+                acked.fetch_add(n, Ordering::Relaxed);
+                pb.inc(n as u64);
             };
             // The batch whose acks the next consume carries.
             let mut done = Vec::new();
-            while acked.load(Ordering::Relaxed) < n && Instant::now() < deadline {
+            while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
                 let (batch, n_acked) = load.consume_acking(&queue, 1, &done).await?;
                 count(n_acked);
                 done.clear();
@@ -177,22 +182,55 @@ pub async fn work(load: &Load, plan: &Plan, queue: &str) -> anyhow::Result<Throu
             anyhow::Ok(())
         }));
     }
+    let drained = drained(load, queue, &started, plan.jobs, deadline).await;
+    let done_at = Instant::now();
+    stop.store(true, Ordering::Relaxed);
     for t in tasks {
         t.await??;
     }
+    let drained = drained?;
     pb.finish_and_clear();
-    let done = acked.load(Ordering::Relaxed);
-    let first = first.lock().expect("lock").unwrap_or_else(Instant::now);
-    let last = last.lock().expect("lock").unwrap_or(first);
-    let secs = (last - first).as_secs_f64().max(1e-6);
+    let started = started.load(Ordering::Relaxed);
+    let first = first.lock().expect("lock").unwrap_or(done_at);
+    let secs = (done_at - first).as_secs_f64().max(1e-6);
+    // Every worker has seen the answers to its acks by now.
+    let jobs = acked.load(Ordering::Relaxed);
+    let all_started = drained.unwrap_or(done_at);
+    let start_secs = (all_started - first).as_secs_f64().max(1e-6);
     Ok(Throughput {
-        jobs: done,
+        jobs,
         secs: round2(secs),
-        jobs_per_s: (done as f64 / secs) as u64,
-        start_rate: Some((started.load(Ordering::Relaxed) as f64 / secs) as u64),
-        timed_out: done < plan.jobs,
+        jobs_per_s: (jobs as f64 / secs) as u64,
+        start_rate: Some((started as f64 / start_secs) as u64),
+        timed_out: drained.is_none(),
         cpu: None,
     })
+}
+
+/// Waits until all `jobs` have been handed out (checked every 2 ms, as the
+/// peers' harness does), then until the store holds none of them (every
+/// 10 ms): when every job was handed out, or `None` past `deadline`.
+async fn drained(
+    load: &Load,
+    queue: &str,
+    started: &AtomicUsize,
+    jobs: usize,
+    deadline: Instant,
+) -> anyhow::Result<Option<Instant>> {
+    while started.load(Ordering::Relaxed) < jobs {
+        if Instant::now() >= deadline {
+            return Ok(None);
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let all_started = Instant::now();
+    while load.remaining(queue).await? > 0 {
+        if Instant::now() >= deadline {
+            return Ok(None);
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Ok(Some(all_started))
 }
 
 /// Open-loop producer at `rate` jobs/s for `secs`, workers running;
