@@ -145,11 +145,22 @@ impl Scene {
         replay(&self.client, &seen.acked, what).await;
 
         // The lease taken before the fault is still ours: its receipt acks.
-        let acked = self
-            .client
-            .ack("held", &self.held.message_id, Some(&self.held.receipt))
-            .await
-            .unwrap();
+        // A 503 means nothing was done (the server may still be moving to
+        // the new leader; publishes above retry it by policy, an ack does
+        // not), so it is retried for up to a minute, as a client would.
+        let give_up = Instant::now() + Duration::from_secs(60);
+        let acked = loop {
+            match self
+                .client
+                .ack("held", &self.held.message_id, Some(&self.held.receipt))
+                .await
+            {
+                Err(e @ onceq::Error::Unavailable { .. }) if Instant::now() < give_up => {
+                    tokio::time::sleep(e.retry_after().unwrap_or(Duration::from_secs(1))).await;
+                }
+                other => break other.unwrap(),
+            }
+        };
         assert!(acked, "{what}: the lease held across the fault was lost");
 
         let cron = onceq_chaos::cron::check(&self.cron, &cluster.multi_host_url(&self.db))
