@@ -163,7 +163,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         "--rates must be positive"
     );
     anyhow::ensure!(args.batch_size > 0, "--batch-size must be positive");
-    let load = Load::new(&args.url, &args.api_key, args.producers + args.workers + 64)?;
+    let load = Load::new(&args.url, &args.api_key)?;
     let plan = Plan {
         jobs: args.jobs,
         producers: args.producers,
