@@ -20,7 +20,11 @@ const STATEMENT_CACHE: usize = 160;
 /// Opens the write connection: WAL (readers never block the writer nor the
 /// writer readers), `synchronous=FULL` (a COMMIT is on disk before it
 /// returns, so an acknowledged write survives a power cut), foreign keys on
-/// (the schema's CASCADE and SET NULL rely on them).
+/// (the schema's CASCADE and SET NULL rely on them), temporary storage in
+/// memory: a group's savepoints keep the pages they change in a
+/// sub-journal, which past 64 KiB spilled to a new temporary file in
+/// `/var/tmp`, opened and removed about 60 times a second under the
+/// 8-producer enqueue (docs/performance.md, session 17).
 pub(super) fn open_writer(path: &Path) -> Result<Connection> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
@@ -32,6 +36,7 @@ pub(super) fn open_writer(path: &Path) -> Result<Connection> {
     }
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
     keep_plans(&conn)?;
     Ok(conn)
 }
