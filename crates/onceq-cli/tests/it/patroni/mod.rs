@@ -163,9 +163,19 @@ impl Scene {
         };
         assert!(acked, "{what}: the lease held across the fault was lost");
 
-        let cron = onceq_chaos::cron::check(&self.cron, &cluster.multi_host_url(&self.db))
-            .await
-            .unwrap();
+        // The schedules were made just before the fault, so their first
+        // tick may come only after it: wait (bounded) for one to fire, then
+        // check that every fired tick published once.
+        let give_up = Instant::now() + Duration::from_secs(30);
+        let cron = loop {
+            let cron = onceq_chaos::cron::check(&self.cron, &cluster.multi_host_url(&self.db))
+                .await
+                .unwrap();
+            if cron.ticks_fired > 0 || Instant::now() >= give_up {
+                break cron;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        };
         assert!(
             cron.passed(),
             "{what}: cron ticks not fired once each: {cron:?}"
