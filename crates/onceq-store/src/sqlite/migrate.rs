@@ -172,6 +172,8 @@ mod tests {
     use onceq_types::scope::{Action, Actions};
 
     use super::embedded;
+    use super::run;
+    use crate::OpenMode;
 
     /// V17 gives `peek` to the keys that could read payloads through
     /// `read` and take them with `consume`, and to no other (docs/security.md,
@@ -222,5 +224,109 @@ mod tests {
         for id in ["k5", "k6", "k7"] {
             assert!(!peek(id), "{id} gets no peek");
         }
+    }
+
+    /// The statements that write a message's state, as EXPLAINed on a
+    /// migrated file: none builds a temporary index (`OpenEphemeral` with
+    /// a key, as SQLite codes an IN list of more than two constants). The
+    /// state's CHECK built one for every row before V21. (A keyless
+    /// temporary table, for RETURNING or a two-pass UPDATE, is another
+    /// thing.)
+    #[test]
+    fn writing_a_state_builds_no_temporary_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = super::super::conn::open_writer(&dir.path().join("t.db")).unwrap();
+        run(&mut conn, OpenMode::Create).unwrap();
+        let statements = [
+            ("message_insert", sql!("message_insert")),
+            ("message_lease", sql!("message_lease")),
+            ("message_promote", sql!("message_promote")),
+            ("message_requeue", sql!("message_requeue")),
+            ("message_extend", sql!("message_extend")),
+        ];
+        for (name, text) in statements {
+            let mut stmt = conn.prepare(&format!("EXPLAIN {text}")).unwrap();
+            let count = stmt.parameter_count();
+            let ops: Vec<(String, Option<String>)> = stmt
+                .query_map(rusqlite::params_from_iter(vec![None::<i64>; count]), |r| {
+                    // P4 is text for a key, a number or NULL otherwise.
+                    let p4 = match r.get::<_, rusqlite::types::Value>(5)? {
+                        rusqlite::types::Value::Text(t) => Some(t),
+                        _ => None,
+                    };
+                    Ok((r.get(1)?, p4))
+                })
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            let indexes: Vec<_> = ops
+                .iter()
+                .filter(|(op, p4)| {
+                    op == "OpenEphemeral" && p4.as_deref().is_some_and(|k| k.starts_with("k("))
+                })
+                .collect();
+            assert!(
+                indexes.is_empty(),
+                "{name} builds a temporary index: {ops:?}"
+            );
+        }
+    }
+
+    /// V21 rewrites the state's CHECK in place: the rows stay, the schema
+    /// is reloaded by every connection (one opened before the migration
+    /// too), and a state outside the three is still refused.
+    #[test]
+    fn v21_keeps_the_rows_and_still_refuses_a_bad_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let mut conn = super::super::conn::open_writer(&path).unwrap();
+        embedded::migrations::runner()
+            .set_target(refinery::Target::Version(20))
+            .run(&mut conn)
+            .unwrap();
+        conn.execute_batch(
+            "INSERT INTO onceq_projects (name, created_at) VALUES ('p', 0);
+             INSERT INTO onceq_queues (project, name, queue_type, max_retries,
+                 message_retention_days, visibility_timeout_default, enable_priority, created_at)
+             VALUES ('p', 'q', 'standard', 3, 4, 30, 0, 0);
+             INSERT INTO onceq_messages (id, queue_id, state, payload, visible_at, created_at)
+             VALUES ('m1', 1, 'available', '{}', 0, 0);",
+        )
+        .unwrap();
+        let other = super::super::conn::open_reader(&path).unwrap();
+        let before: String = other
+            .query_row(
+                "SELECT sql FROM sqlite_schema WHERE name = 'onceq_messages'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(before.contains("state IN ("), "{before}");
+
+        embedded::migrations::runner().run(&mut conn).unwrap();
+        let after: String = other
+            .query_row(
+                "SELECT sql FROM sqlite_schema WHERE name = 'onceq_messages'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(!after.contains("state IN ("), "{after}");
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM onceq_messages", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 1);
+        for state in ["available", "delayed"] {
+            conn.execute("UPDATE onceq_messages SET state = ?1", [state])
+                .unwrap();
+        }
+        let refused = conn
+            .execute("UPDATE onceq_messages SET state = 'gone'", [])
+            .unwrap_err();
+        assert!(refused.to_string().contains("CHECK"), "{refused}");
+        let ok: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(ok, "ok");
     }
 }
