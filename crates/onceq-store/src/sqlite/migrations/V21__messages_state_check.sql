@@ -7,7 +7,9 @@
 -- update of a state (each claim, nack, promotion), 3 µs an insert on this
 -- machine and 5 % of the writer thread's CPU in the batch enqueue
 -- (docs/performance.md, session 17). `state = a OR state = b OR state = c`
--- allows exactly the same values and costs 1.3 µs.
+-- allows exactly the same values and costs 1.3 µs. (The other lists of
+-- three or more, a cron run's and a webhook attempt's outcome, are
+-- written once per run or attempt, not per message: left as they are.)
 --
 -- A CHECK is not stored in the table's pages, only in its CREATE TABLE
 -- text, so the text is changed in place as SQLite documents for such
