@@ -16,7 +16,10 @@ use crate::{ApiError, validate};
 
 /// Checks a publish's `headers` (the field name given as `field`) and
 /// returns their stored form: `None` when absent or empty.
-pub fn parse(field: &str, raw: Option<Box<RawValue>>) -> Result<Option<String>, ApiError> {
+pub fn parse(
+    field: impl validate::Field,
+    raw: Option<Box<RawValue>>,
+) -> Result<Option<String>, ApiError> {
     let Some(raw) = raw else {
         return Ok(None);
     };
@@ -71,7 +74,11 @@ pub fn parse(field: &str, raw: Option<Box<RawValue>>) -> Result<Option<String>, 
 }
 
 /// A message's payload and headers together are within the message limit.
-pub fn check_size(field: &str, payload: &str, headers: Option<&str>) -> Result<(), ApiError> {
+pub fn check_size(
+    field: impl validate::Field,
+    payload: &str,
+    headers: Option<&str>,
+) -> Result<(), ApiError> {
     let Some(headers) = headers else {
         return Ok(());
     };
@@ -101,7 +108,7 @@ pub fn stored(text: Option<&str>) -> Result<Headers, ApiError> {
     }
 }
 
-fn check_name(field: &str, name: &str) -> Result<(), ApiError> {
+fn check_name(field: impl validate::Field, name: &str) -> Result<(), ApiError> {
     let valid = (1..=MAX_HEADER_NAME_BYTES).contains(&name.len())
         && name
             .bytes()

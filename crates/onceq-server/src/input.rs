@@ -54,9 +54,9 @@ pub fn publish(req: Publish, header_key: Option<&HeaderValue>) -> Result<Publish
     // The header is checked even when the body's key wins: a malformed
     // header is refused, never silently ignored.
     let header = header_key.map(idempotency_header).transpose()?;
-    let own = dedupe_key("", req.idempotency_key, req.deduplication_id)?;
+    let own = dedupe_key(At::Top, req.idempotency_key, req.deduplication_id)?;
     let message = new_message(
-        "",
+        At::Top,
         BatchItem {
             payload: req.payload,
             delay_seconds: req.delay_seconds,
@@ -128,9 +128,8 @@ pub fn publish_batch(
         .into_iter()
         .enumerate()
         .map(|(i, mut item)| {
-            let prefix = format!("messages[{i}].");
             item.idempotency_key = dedupe_key(
-                &prefix,
+                At::Item(i),
                 item.idempotency_key.take(),
                 item.deduplication_id.take(),
             )?;
@@ -144,7 +143,7 @@ pub fn publish_batch(
                 )?;
                 item.idempotency_key = Some(derived);
             }
-            new_message(&prefix, item)
+            new_message(At::Item(i), item)
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(BatchInput { queue, messages })
@@ -154,36 +153,64 @@ pub fn publish_batch(
 /// `deduplication_id` (queue-api-2.md §2); both, and different, is 400
 /// naming both.
 fn dedupe_key(
-    prefix: &str,
+    at: At,
     idempotency_key: Option<String>,
     deduplication_id: Option<String>,
 ) -> Result<Option<String>, ApiError> {
     match (idempotency_key, deduplication_id) {
         (Some(a), Some(b)) if a != b => Err(ApiError::invalid(format!(
-            "{prefix}idempotency_key and {prefix}deduplication_id are two names of one key and they differ ({a:?}, {b:?}); give one"
+            "{} and {} are two names of one key and they differ ({a:?}, {b:?}); give one",
+            at.field("idempotency_key"),
+            at.field("deduplication_id")
         ))),
         (Some(a), _) => Ok(Some(a)),
-        (None, b) => {
-            validate::opt_token(&format!("{prefix}deduplication_id"), b.clone())?;
-            Ok(b)
+        (None, b) => validate::opt_token(at.field("deduplication_id"), b),
+    }
+}
+
+/// Where a message's fields sit in its request, for the errors that name
+/// them: at the top of a publish (`payload`), or in item `i` of a batch
+/// (`messages[3].payload`).
+#[derive(Debug, Clone, Copy)]
+enum At {
+    Top,
+    Item(usize),
+}
+
+impl At {
+    fn field(self, name: &'static str) -> Named {
+        Named(self, name)
+    }
+}
+
+/// Field `name` of a message, formatted only when an error names it (no
+/// string per field of every message checked).
+#[derive(Debug, Clone, Copy)]
+struct Named(At, &'static str);
+
+impl std::fmt::Display for Named {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            At::Top => f.write_str(self.1),
+            At::Item(i) => write!(f, "messages[{i}].{}", self.1),
         }
     }
 }
 
-fn new_message(prefix: &str, item: BatchItem) -> Result<NewMessage, ApiError> {
-    let field = |name: &str| format!("{prefix}{name}");
-    let payload = validate::payload(&field("payload"), item.payload)?;
-    let headers = crate::headers::parse(&field("headers"), item.headers)?;
-    crate::headers::check_size(prefix, &payload, headers.as_deref())?;
+fn new_message(at: At, item: BatchItem) -> Result<NewMessage, ApiError> {
+    let field = |name| at.field(name);
+    let payload = validate::payload(field("payload"), item.payload)?;
+    let headers = crate::headers::parse(field("headers"), item.headers)?;
+    crate::headers::check_size(field(""), &payload, headers.as_deref())?;
     let delay = validate::int_in(
-        &field("delay_seconds"),
+        field("delay_seconds"),
         item.delay_seconds,
         0,
         MAX_DELAY_SECONDS,
         0,
     )?;
     let priority = validate::int_in(
-        &field("priority"),
+        field("priority"),
         item.priority,
         i32::MIN.into(),
         i32::MAX.into(),
@@ -193,8 +220,8 @@ fn new_message(prefix: &str, item: BatchItem) -> Result<NewMessage, ApiError> {
         payload,
         delay: SignedDuration::from_secs(delay),
         priority: priority as i32,
-        idempotency_key: validate::opt_token(&field("idempotency_key"), item.idempotency_key)?,
-        group_id: validate::opt_token(&field("message_group_id"), item.message_group_id)?,
+        idempotency_key: validate::opt_token(field("idempotency_key"), item.idempotency_key)?,
+        group_id: validate::opt_token(field("message_group_id"), item.message_group_id)?,
         headers,
     })
 }

@@ -3,15 +3,24 @@
 
 use onceq_types::attempt::MAX_ACK_RESULT_BYTES;
 use onceq_types::{ErrorCode, MAX_PAYLOAD_BYTES, names};
+use std::fmt::Display;
+
 use serde_json::value::RawValue;
 
 use crate::ApiError;
+
+/// A field's name as an error names it, formatted only if one does: what
+/// the checks below take (a `&str` is one; a message's fields are
+/// `input::Named`, since formatting `messages[3].payload` and its siblings
+/// up front was eight strings per message of a publish_batch).
+pub trait Field: Display + Copy {}
+impl<T: Display + Copy> Field for T {}
 
 /// The longest idempotency key, message group id, message id or receipt.
 pub const MAX_TOKEN_BYTES: usize = 255;
 
 /// A required field.
-pub fn required<T>(field: &str, value: Option<T>) -> Result<T, ApiError> {
+pub fn required<T>(field: impl Field, value: Option<T>) -> Result<T, ApiError> {
     value.ok_or_else(|| ApiError::invalid(format!("{field} is required")))
 }
 
@@ -46,7 +55,7 @@ pub fn required_queue(field: &str, name: Option<String>) -> Result<String, ApiEr
 
 /// An optional integer in `min..=max`, `default` when absent.
 pub fn int_in(
-    field: &str,
+    field: impl Field,
     value: Option<i64>,
     min: i64,
     max: i64,
@@ -63,7 +72,7 @@ pub fn int_in(
 
 /// An opaque token (idempotency key, group id, message id, receipt):
 /// 1..=255 bytes of printable text.
-pub fn token(field: &str, value: &str) -> Result<(), ApiError> {
+pub fn token(field: impl Field, value: &str) -> Result<(), ApiError> {
     if value.is_empty() || value.len() > MAX_TOKEN_BYTES {
         return Err(ApiError::invalid(format!(
             "{field} must be 1 to {MAX_TOKEN_BYTES} bytes long (got {})",
@@ -79,7 +88,7 @@ pub fn token(field: &str, value: &str) -> Result<(), ApiError> {
 }
 
 /// An optional token.
-pub fn opt_token(field: &str, value: Option<String>) -> Result<Option<String>, ApiError> {
+pub fn opt_token(field: impl Field, value: Option<String>) -> Result<Option<String>, ApiError> {
     if let Some(v) = &value {
         token(field, v)?;
     }
@@ -87,7 +96,7 @@ pub fn opt_token(field: &str, value: Option<String>) -> Result<Option<String>, A
 }
 
 /// A required token.
-pub fn required_token(field: &str, value: Option<String>) -> Result<String, ApiError> {
+pub fn required_token(field: impl Field, value: Option<String>) -> Result<String, ApiError> {
     let v = required(field, value)?;
     token(field, &v)?;
     Ok(v)
@@ -118,7 +127,7 @@ pub fn ack_result(field: &str, raw: Option<Box<RawValue>>) -> Result<Option<Stri
 /// A payload: any JSON value but `null`, returned in canonical compact form
 /// (object keys sorted), whose byte length is its size. Two payloads that
 /// differ only in key order or whitespace are the same payload for dedupe.
-pub fn payload(field: &str, raw: Option<Box<RawValue>>) -> Result<String, ApiError> {
+pub fn payload(field: impl Field, raw: Option<Box<RawValue>>) -> Result<String, ApiError> {
     let raw =
         raw.ok_or_else(|| ApiError::invalid(format!("{field} is required and must not be null")))?;
     let mut value =
