@@ -233,6 +233,32 @@ test("heartbeats push the message lease and the fact's lease while the handler r
   assert.ok(Date.parse(leased.lease_expires_at) > consumedLease, "the message's lease was extended");
 });
 
+test("a heartbeat that cannot extend the message counts as a miss, not a heartbeat", async () => {
+  const q = queueName("w-miss");
+  const fact = `${q}:x`;
+  let beats;
+  let misses;
+  const w = worker(
+    q,
+    async () => {
+      await eventually(() => w.metrics().heartbeats >= 1, { everyMs: 5 });
+      // The message goes from under the running job: the fact's lease still
+      // moves on, the message's cannot. Past three misses no beat begun
+      // before the purge is left.
+      assert.equal(await c.purge(q), 1);
+      await eventually(() => w.metrics().heartbeatMisses >= 3, { everyMs: 5 });
+      beats = w.metrics().heartbeats;
+      await eventually(() => w.metrics().heartbeatMisses >= 6, { everyMs: 5 });
+      misses = w.metrics().heartbeatMisses;
+    },
+    { heartbeatMs: 20 },
+  );
+  await c.publish(q, { job_fact: fact });
+  await w.runOnce();
+  assert.ok(misses >= 6);
+  assert.equal(w.metrics().heartbeats, beats, "a beat that moved no message lease counted");
+});
+
 test("SIGTERM: the worker stops consuming, finishes what it can within the grace, and releases the rest", async () => {
   const q = queueName("w-stop");
   const quickStarted = gate();

@@ -124,7 +124,10 @@ export interface Tick {
 export interface WorkerMetrics extends Tick {
   polls: number;
   pollFailures: number;
+  /** Beats that pushed both leases, the message's and the fact's. */
   heartbeats: number;
+  /** Beats that left a lease where it was (failed, timed out, or no longer the job's). */
+  heartbeatMisses: number;
   deadLettered: number;
   ackLost: number;
   /** Calls that carried acks (a batch call counts once). */
@@ -158,7 +161,7 @@ export class Worker {
   readonly #acker: Acker;
   readonly #m: WorkerMetrics = {
     received: 0, done: 0, duplicate: 0, deferred: 0, failed: 0, superseded: 0, abandoned: 0,
-    polls: 0, pollFailures: 0, heartbeats: 0, deadLettered: 0, ackLost: 0, ackCalls: 0, batchedAckCalls: 0,
+    polls: 0, pollFailures: 0, heartbeats: 0, heartbeatMisses: 0, deadLettered: 0, ackLost: 0, ackCalls: 0, batchedAckCalls: 0,
   };
   #ready: Promise<void> | undefined;
   #running: Promise<void> | undefined;
@@ -553,8 +556,12 @@ export class Worker {
       .extend(this.queue, job.message_id, job.receipt, this.#o.visibilityTimeout, { timeoutMs: bound })
       .then((e) => {
         if (!e.extended) this.#log.info("message lease lost; the fact still guards the work", { message_id: job.message_id });
+        return e.extended;
       })
-      .catch((e: unknown) => this.#log.warn("heartbeat: extend failed", { message_id: job.message_id, error: String(e) }));
+      .catch((e: unknown) => {
+        this.#log.warn("heartbeat: extend failed", { message_id: job.message_id, error: String(e) });
+        return false;
+      });
     const until = new Date(this.#o.clock().getTime() + this.#o.factLeaseMs);
     const push = withTimeout(
       this.#beatLink.get().then((link) => heartbeatFact(link, job.fact, token, until)),
@@ -562,10 +569,15 @@ export class Worker {
     )
       .then((mine) => {
         if (!mine) this.#log.warn("fact taken over by another worker; this attempt will roll back", { fact: job.fact });
+        return mine;
       })
-      .catch((e: unknown) => this.#log.warn("heartbeat: fact lease not pushed", { fact: job.fact, error: String(e) }));
-    await Promise.all([extend, push]);
-    this.#m.heartbeats++;
+      .catch((e: unknown) => {
+        this.#log.warn("heartbeat: fact lease not pushed", { fact: job.fact, error: String(e) });
+        return false;
+      });
+    const [extended, pushed] = await Promise.all([extend, push]);
+    if (extended && pushed) this.#m.heartbeats++;
+    else this.#m.heartbeatMisses++;
   }
 
   /** The work is done already: ack without doing it again. */

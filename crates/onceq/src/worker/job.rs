@@ -210,27 +210,39 @@ impl Inner {
             hold.heartbeat(&**link, until).await
         });
         let (extended, pushed) = tokio::join!(extend, push);
-        match extended {
-            Ok(Ok(e)) if !e.extended => tracing::info!(message_id = %id, fact = %job.fact,
-                "message lease lost; the fact still guards the work"),
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => tracing::warn!(message_id = %id, error = %e, "heartbeat: extend failed"),
-            Err(_) => tracing::warn!(message_id = %id, ?bound, "heartbeat: extend timed out"),
-        }
-        match pushed {
-            Ok(Ok(true)) => {}
-            Ok(Ok(false)) => tracing::warn!(message_id = %id, fact = %job.fact,
-                "fact taken over by another worker; this attempt will roll back"),
+        let lease_moved = match extended {
+            Ok(Ok(e)) if !e.extended => {
+                tracing::info!(message_id = %id, fact = %job.fact,
+                    "message lease lost; the fact still guards the work");
+                false
+            }
+            Ok(Ok(_)) => true,
             Ok(Err(e)) => {
-                tracing::warn!(fact = %job.fact, error = %e, "heartbeat: fact lease not pushed")
+                tracing::warn!(message_id = %id, error = %e, "heartbeat: extend failed");
+                false
             }
             Err(_) => {
-                tracing::warn!(fact = %job.fact, ?bound, "heartbeat: fact lease push timed out")
+                tracing::warn!(message_id = %id, ?bound, "heartbeat: extend timed out");
+                false
             }
-        }
-        self.counters
-            .heartbeats
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        };
+        let fact_moved = match pushed {
+            Ok(Ok(true)) => true,
+            Ok(Ok(false)) => {
+                tracing::warn!(message_id = %id, fact = %job.fact,
+                    "fact taken over by another worker; this attempt will roll back");
+                false
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(fact = %job.fact, error = %e, "heartbeat: fact lease not pushed");
+                false
+            }
+            Err(_) => {
+                tracing::warn!(fact = %job.fact, ?bound, "heartbeat: fact lease push timed out");
+                false
+            }
+        };
+        self.counters.beat(lease_moved && fact_moved);
     }
 
     /// Checks a fail point; when it fires the job stops right here.

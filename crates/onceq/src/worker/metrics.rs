@@ -144,8 +144,11 @@ pub struct WorkerMetrics {
     pub superseded: u64,
     /// Jobs released at the end of a shutdown grace.
     pub abandoned: u64,
-    /// Heartbeats sent (message and fact lease pushed).
+    /// Heartbeats that pushed both leases, the message's and the fact's.
     pub heartbeats: u64,
+    /// Heartbeats that left a lease where it was: the extend or the fact
+    /// push failed, timed out, or found the lease no longer the job's.
+    pub heartbeat_misses: u64,
     /// Consume calls made.
     pub polls: u64,
     /// Consume calls that failed (each followed by a backoff).
@@ -168,7 +171,8 @@ pub(crate) struct Counters {
     crashed: AtomicU64,
     superseded: AtomicU64,
     abandoned: AtomicU64,
-    pub heartbeats: AtomicU64,
+    heartbeats: AtomicU64,
+    heartbeat_misses: AtomicU64,
     pub polls: AtomicU64,
     poll_errors: AtomicU64,
     backoffs: AtomicU64,
@@ -188,6 +192,16 @@ impl Counters {
         self.crashed.fetch_add(t.crashed, Relaxed);
         self.superseded.fetch_add(t.superseded, Relaxed);
         self.abandoned.fetch_add(t.abandoned, Relaxed);
+    }
+
+    /// One heartbeat: `pushed` when both leases moved on.
+    pub(crate) fn beat(&self, pushed: bool) {
+        let counter = if pushed {
+            &self.heartbeats
+        } else {
+            &self.heartbeat_misses
+        };
+        counter.fetch_add(1, Relaxed);
     }
 
     pub(crate) fn poll_failed(&self) {
@@ -212,6 +226,7 @@ impl Counters {
             superseded: self.superseded.load(Relaxed),
             abandoned: self.abandoned.load(Relaxed),
             heartbeats: self.heartbeats.load(Relaxed),
+            heartbeat_misses: self.heartbeat_misses.load(Relaxed),
             polls: self.polls.load(Relaxed),
             poll_errors: self.poll_errors.load(Relaxed),
             backoffs: self.backoffs.load(Relaxed),

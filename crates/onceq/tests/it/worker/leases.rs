@@ -11,7 +11,7 @@ use super::support::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn heartbeat_keeps_message_and_fact_leases() {
     let (env, ctl) = env().await;
-    publish(&env, Some("export:long"), "req-long").await;
+    let id = publish(&env, Some("export:long"), "req-long").await;
     let w = worker(&env, &ctl, |c| c.heartbeat = Duration::from_millis(20)).await;
     let gate = ctl.gate("export:long");
     let busy = tokio::spawn({
@@ -20,12 +20,11 @@ async fn heartbeat_keeps_message_and_fact_leases() {
     });
     entered(&gate).await;
 
-    // Move past the first lease in two steps, each followed by two whole
-    // heartbeats (the first may have started before the clock moved).
+    // Move past the first lease in two steps, each followed by a heartbeat
+    // that pushed both leases from the new time.
     for _ in 0..2 {
         env.advance(25).await;
-        let seen = w.metrics().heartbeats;
-        until("two heartbeats", || w.metrics().heartbeats >= seen + 2).await;
+        leases_pushed(&env, &[id.clone()], &["export:long"]).await;
     }
     // 50 s in: past the 30 s visibility and near the 60 s fact lease, yet
     // nobody else can have the message, and the fact's lease moved on.
@@ -59,8 +58,9 @@ async fn heartbeats_go_on_when_every_pooled_connection_is_held() {
     const FACTS: [&str; 3] = ["export:a", "export:b", "export:c"];
     let (env, ctl) = env().await;
     let gates: Vec<_> = FACTS.iter().map(|fact| ctl.gate(fact)).collect();
+    let mut ids = Vec::new();
     for (i, fact) in FACTS.iter().enumerate() {
-        publish(&env, Some(fact), &format!("req-{i}")).await;
+        ids.push(publish(&env, Some(fact), &format!("req-{i}")).await);
     }
     let config = WorkerConfig {
         concurrency: FACTS.len(),
@@ -80,12 +80,10 @@ async fn heartbeats_go_on_when_every_pooled_connection_is_held() {
     }
 
     // As in the test above: past the first leases in two steps, each
-    // followed by two whole heartbeats of every job.
+    // followed by a heartbeat of every job from the new time.
     for _ in 0..2 {
         env.advance(25).await;
-        let seen = w.metrics().heartbeats;
-        let beats = seen + 2 * FACTS.len() as u64;
-        until("two heartbeats per job", || w.metrics().heartbeats >= beats).await;
+        leases_pushed(&env, &ids, &FACTS).await;
     }
     let other = worker(&env, &ctl, |_| {}).await;
     assert_eq!(
@@ -115,6 +113,38 @@ async fn heartbeats_go_on_when_every_pooled_connection_is_held() {
     let t = busy.await.unwrap().unwrap();
     assert_eq!((t.done, t.ack_lost), (FACTS.len() as u64, 0));
     assert_each_job_done_once(&env, &FACTS).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_heartbeat_that_cannot_extend_the_message_is_a_miss() {
+    let (env, ctl) = env().await;
+    publish(&env, Some("export:purged"), "req-purged").await;
+    let w = worker(&env, &ctl, |c| c.heartbeat = Duration::from_millis(20)).await;
+    let gate = ctl.gate("export:purged");
+    let busy = tokio::spawn({
+        let w = w.clone();
+        async move { w.run_once().await }
+    });
+    entered(&gate).await;
+    until("a heartbeat", || w.metrics().heartbeats >= 1).await;
+
+    // The message goes from under the running job: its fact's lease still
+    // moves on, its message lease cannot. Once three misses are counted no
+    // beat that began before the purge is left, and no later one counts as
+    // a heartbeat.
+    assert_eq!(env.client().purge(QUEUE).await.unwrap(), 1);
+    until("three misses", || w.metrics().heartbeat_misses >= 3).await;
+    let beats = w.metrics().heartbeats;
+    until("six misses", || w.metrics().heartbeat_misses >= 6).await;
+    assert_eq!(
+        w.metrics().heartbeats,
+        beats,
+        "a beat that moved no message lease counted"
+    );
+
+    gate.release.notify_one();
+    let t = busy.await.unwrap().unwrap();
+    assert_eq!((t.done, t.ack_lost), (1, 1));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -222,3 +222,47 @@ pub async fn entered(gate: &Gate) {
         .await
         .expect("the handler never reached its gate");
 }
+
+/// Waits (polling, bounded) until a heartbeat since the clock last moved
+/// pushed every job's leases: each message's lease ends at least 29 s from
+/// now (the worker asks for 30) and each fact's at least 59 s (it pushes
+/// 60). A beat that began before the clock moved cannot pass this, nor one
+/// whose extend failed; counting beats could (one job's beats can make up
+/// another's, and a failed beat counted as one before `heartbeat_misses`).
+pub async fn leases_pushed(env: &Env, message_ids: &[String], facts: &[&str]) {
+    let client = env.client();
+    let pushed = async {
+        loop {
+            let now = env.clock.now();
+            let mut all = true;
+            for id in message_ids {
+                let m = client.get_message(QUEUE, id).await.unwrap();
+                all &= m
+                    .lease_expires_at
+                    .is_some_and(|end| end >= now + jiff::SignedDuration::from_secs(29));
+            }
+            let db = env.pool.get().await.unwrap();
+            for fact in facts {
+                let end: jiff::Timestamp = db
+                    .query_one(
+                        "SELECT locked_until FROM onceq_job_facts WHERE fact = $1",
+                        &[fact],
+                    )
+                    .await
+                    .unwrap()
+                    .get(0);
+                all &= end >= now + jiff::SignedDuration::from_secs(59);
+            }
+            if all {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    if tokio::time::timeout(Duration::from_secs(10), pushed)
+        .await
+        .is_err()
+    {
+        panic!("timed out waiting for every job's leases to be pushed");
+    }
+}
