@@ -3,12 +3,22 @@
 //! SQLite allows one writer at a time, and with `synchronous=FULL` every
 //! COMMIT costs an fsync. Instead of one transaction per request, the thread
 //! takes every request waiting in its channel (up to [`MAX_GROUP`]), runs them
-//! all in one transaction, each inside its own SAVEPOINT, and COMMITs once:
-//! many concurrent HTTP requests share one fsync.
+//! all in one transaction and COMMITs once: many concurrent HTTP requests
+//! share one fsync.
+//!
+//! Each request runs first without a savepoint of its own. A savepoint
+//! copies every page a request first touches into a sub-journal, and the
+//! requests of a group touch the same pages again and again (the tables'
+//! and indexes' last leaves): 10-15 % of the server's CPU per publish and
+//! 10-20 % per batched message, measured (docs/performance.md, session 18).
+//! Nearly every request succeeds; when one fails, the group is rolled back
+//! whole and run again with each request inside its own SAVEPOINT, so only
+//! the failed request's changes are undone. Requests are therefore `Fn`:
+//! a request may run twice, and only the run that commits is answered.
 //!
 //! Guarantees:
-//! - A request that fails rolls back to its savepoint: only its own changes
-//!   are undone; the rest of the group commits.
+//! - A request that fails changes nothing: only its own changes are
+//!   undone; the rest of the group commits.
 //! - No reply is sent before the COMMIT that made it durable has returned.
 //! - If the group cannot commit (or SQLite rolled it back on its own), every
 //!   request that had succeeded gets an error instead of its result.
@@ -74,9 +84,13 @@ impl Writer {
     /// transaction is committed. If `f` fails, its changes are rolled back
     /// and its error returned. `Unavailable` when no answer came within
     /// the store timeout (queueing included).
+    ///
+    /// `f` may run twice (see the module's notes): once in a group that
+    /// is then rolled back, and again; its effects outside the transaction
+    /// must bear that.
     pub(super) async fn run<T, F>(&self, f: F) -> Result<T>
     where
-        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+        F: Fn(&Connection) -> Result<T> + Send + 'static,
         T: Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
@@ -84,7 +98,11 @@ impl Writer {
         // bound, the receiver tells the thread to skip the request.
         let waited = tokio::time::timeout(self.bound, async {
             self.jobs
-                .send(Box::new(Request { f, reply }))
+                .send(Box::new(Request {
+                    f,
+                    reply,
+                    result: None,
+                }))
                 .await
                 .map_err(|_| writer_gone())?;
             // The sender is dropped unanswered only if the thread died.
@@ -97,8 +115,11 @@ impl Writer {
 
 /// A request as the thread sees it, whatever its result type.
 trait Job: Send {
-    /// Runs the request inside the group's transaction (and its savepoint).
-    fn run(self: Box<Self>, tx: &Connection) -> Box<dyn Done>;
+    /// Runs the request inside the group's transaction and keeps its
+    /// result (a later run replaces it); whether it succeeded.
+    fn run(&mut self, tx: &Connection) -> bool;
+    /// Answers with the kept result and the group's fate.
+    fn answer(self: Box<Self>, commit: Result<(), &GroupFailure>);
     /// Answers without running: the group failed before its turn.
     fn fail(self: Box<Self>, e: StoreError);
     /// Whether the caller has stopped waiting (the store timeout, or its
@@ -106,34 +127,22 @@ trait Job: Send {
     fn abandoned(&self) -> bool;
 }
 
-/// A request that ran and awaits the group's COMMIT to be answered.
-trait Done: Send {
-    /// Whether the request succeeded (and its savepoint is to be kept).
-    fn succeeded(&self) -> bool;
-    /// Answers the caller with the group's fate.
-    fn answer(self: Box<Self>, commit: Result<(), &GroupFailure>);
-}
-
 struct Request<F, T> {
     f: F,
     reply: oneshot::Sender<Result<T>>,
-}
-
-struct Ran<T> {
-    result: Result<T>,
-    reply: oneshot::Sender<Result<T>>,
+    /// The last run's result, until answered.
+    result: Option<Result<T>>,
 }
 
 impl<F, T> Job for Request<F, T>
 where
-    F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    F: Fn(&Connection) -> Result<T> + Send + 'static,
     T: Send + 'static,
 {
-    fn run(self: Box<Self>, tx: &Connection) -> Box<dyn Done> {
-        let Request { f, reply } = *self;
-        // AssertUnwindSafe: on a panic the savepoint is rolled back, so no
-        // half-done state of the request survives it.
-        let result = catch_unwind(AssertUnwindSafe(|| f(tx))).unwrap_or_else(|panic| {
+    fn run(&mut self, tx: &Connection) -> bool {
+        // AssertUnwindSafe: on a panic the request's changes are rolled
+        // back, so no half-done state of it survives.
+        let result = catch_unwind(AssertUnwindSafe(|| (self.f)(tx))).unwrap_or_else(|panic| {
             let what = panic
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())
@@ -143,7 +152,20 @@ where
                 "a SQLite request panicked: {what}"
             )))
         });
-        Box::new(Ran { result, reply })
+        let ok = result.is_ok();
+        self.result = Some(result);
+        ok
+    }
+
+    fn answer(self: Box<Self>, commit: Result<(), &GroupFailure>) {
+        let result = match (self.result, commit) {
+            (None, _) => Err(StoreError::internal("a SQLite request was answered unrun")),
+            // A failed request keeps its own error: it changed nothing anyway.
+            (Some(Err(e)), _) => Err(e),
+            (Some(Ok(v)), Ok(())) => Ok(v),
+            (Some(Ok(_)), Err(failure)) => Err(failure.to_error()),
+        };
+        let _ = self.reply.send(result);
     }
 
     fn fail(self: Box<Self>, e: StoreError) {
@@ -153,22 +175,6 @@ where
 
     fn abandoned(&self) -> bool {
         self.reply.is_closed()
-    }
-}
-
-impl<T: Send> Done for Ran<T> {
-    fn succeeded(&self) -> bool {
-        self.result.is_ok()
-    }
-
-    fn answer(self: Box<Self>, commit: Result<(), &GroupFailure>) {
-        let result = match (self.result, commit) {
-            // A failed request keeps its own error: it changed nothing anyway.
-            (Err(e), _) => Err(e),
-            (Ok(v), Ok(())) => Ok(v),
-            (Ok(_), Err(failure)) => Err(failure.to_error()),
-        };
-        let _ = self.reply.send(result);
     }
 }
 
@@ -189,79 +195,127 @@ fn run(mut conn: Connection, mut rx: mpsc::Receiver<Box<dyn Job>>) {
     tracing::debug!("SQLite writer stopped");
 }
 
-/// Runs one group in one transaction, commits it, then answers every request.
+/// Runs one group in one transaction, commits it, then answers every
+/// request: first without savepoints, and again with one per request if a
+/// request failed.
 ///
 /// The transaction and savepoint statements go through the statement cache
 /// ([`control`]), like every other statement: parsed once per connection,
 /// not once per group and twice per request.
 fn commit_group(conn: &mut Connection, jobs: impl Iterator<Item = Box<dyn Job>>) {
+    let mut jobs: Vec<Box<dyn Job>> = jobs.collect();
+    let ran = match begin(conn) {
+        Ok(()) => run_plain(conn, &mut jobs),
+        Err(failure) => return fail_all(jobs, &failure),
+    };
+    let commit = if ran {
+        commit(conn)
+    } else {
+        // A request failed: nothing of this run is kept or answered.
+        control::rollback(conn);
+        if let Err(failure) = begin(conn) {
+            return fail_all(jobs, &failure);
+        }
+        run_with_savepoints(conn, &mut jobs).and_then(|()| commit(conn))
+    };
+    if let Err(failure) = &commit {
+        tracing::warn!(?failure, requests = jobs.len(), "SQLite group failed");
+    }
+    for job in jobs {
+        job.answer(commit.as_ref().map(|_| ()));
+    }
+}
+
+/// Begins the group's transaction. IMMEDIATE takes the write lock now,
+/// waiting out `busy_timeout` if another process holds it; a deferred
+/// transaction would take it at the first write and could then fail with
+/// SQLITE_BUSY without waiting.
+fn begin(conn: &mut Connection) -> Result<(), GroupFailure> {
     // A transaction a failed ROLLBACK left open would make BEGIN fail.
     control::rollback(conn);
-    // IMMEDIATE takes the write lock now, waiting out `busy_timeout` if
-    // another process holds it. A deferred transaction would take it at the
-    // first write and could then fail with SQLITE_BUSY without waiting.
-    if let Err(e) = control::run(conn, BEGIN_IMMEDIATE) {
-        let failure = GroupFailure::new("beginning a transaction", &e);
+    control::run(conn, BEGIN_IMMEDIATE).map_err(|e| {
         tracing::warn!(error = %e, "SQLite group could not begin");
-        for job in jobs {
-            job.fail(failure.to_error());
-        }
-        return;
-    }
-    let tx: &Connection = conn;
+        GroupFailure::new("beginning a transaction", &e)
+    })
+}
 
-    let mut ran: Vec<Box<dyn Done>> = Vec::new();
-    let mut failure: Option<GroupFailure> = None;
+fn fail_all(jobs: Vec<Box<dyn Job>>, failure: &GroupFailure) {
     for job in jobs {
-        if let Some(failure) = &failure {
-            job.fail(failure.to_error());
-            continue;
+        job.fail(failure.to_error());
+    }
+}
+
+/// Runs every request with no savepoint; whether all succeeded (and the
+/// transaction is still open). Stops at the first failure.
+///
+/// A request whose caller has gone is skipped, here and with savepoints:
+/// answered `Unavailable` already, running it now would make that answer
+/// wrong for no one's benefit (its answer goes nowhere).
+fn run_plain(tx: &Connection, jobs: &mut [Box<dyn Job>]) -> bool {
+    for job in jobs.iter_mut().filter(|job| !job.abandoned()) {
+        // SQLite may roll the whole transaction back on its own (on I/O or
+        // full-disk errors): later statements would run in autocommit mode.
+        if !job.run(tx) || tx.is_autocommit() {
+            return false;
         }
-        if job.abandoned() {
-            // Answered `Unavailable` already: doing it now would make that
-            // answer wrong for no one's benefit.
+    }
+    true
+}
+
+/// Runs every request inside its own savepoint, rolling a failed one back
+/// to it. A savepoint statement that fails, or a transaction SQLite rolled
+/// back on its own, fails the group: the requests after it are answered
+/// with that failure unrun.
+fn run_with_savepoints(tx: &Connection, jobs: &mut Vec<Box<dyn Job>>) -> Result<(), GroupFailure> {
+    for i in 0..jobs.len() {
+        if jobs[i].abandoned() {
             continue;
         }
         if let Err(e) = control::run(tx, SAVEPOINT) {
-            let f = GroupFailure::new("opening a savepoint", &e);
-            job.fail(f.to_error());
-            failure = Some(f);
-            continue;
+            return Err(fail_rest(
+                tx,
+                jobs,
+                i,
+                GroupFailure::new("opening a savepoint", &e),
+            ));
         }
-        let done = job.run(tx);
-        let end = if done.succeeded() {
+        let end = if jobs[i].run(tx) {
             control::run(tx, RELEASE)
         } else {
             control::run(tx, ROLLBACK_TO).and_then(|()| control::run(tx, RELEASE))
         };
-        if let Err(e) = end {
-            failure = Some(GroupFailure::new("ending a savepoint", &e));
-        } else if tx.is_autocommit() {
-            // SQLite rolled the whole transaction back (it may on I/O or
-            // full-disk errors); later statements would run in autocommit
-            // mode and be durable on their own, outside the group's fate.
-            failure = Some(GroupFailure::rolled_back());
-        }
-        ran.push(done);
+        let failure = match end {
+            Err(e) => GroupFailure::new("ending a savepoint", &e),
+            Ok(()) if tx.is_autocommit() => GroupFailure::rolled_back(),
+            Ok(()) => continue,
+        };
+        return Err(fail_rest(tx, jobs, i + 1, failure));
     }
+    Ok(())
+}
 
-    let commit = match failure {
-        Some(failure) => {
-            control::rollback(tx);
-            Err(failure)
-        }
-        // On a failed COMMIT the transaction is still open: roll it back.
-        None => control::run(tx, COMMIT).map_err(|e| {
-            control::rollback(tx);
-            GroupFailure::new("committing", &e)
-        }),
-    };
-    if let Err(failure) = &commit {
-        tracing::warn!(?failure, requests = ran.len(), "SQLite group failed");
+/// Rolls the group back and answers the requests from `from` on with
+/// `failure`, unrun; the group's others are answered by the caller.
+fn fail_rest(
+    tx: &Connection,
+    jobs: &mut Vec<Box<dyn Job>>,
+    from: usize,
+    failure: GroupFailure,
+) -> GroupFailure {
+    control::rollback(tx);
+    for job in jobs.drain(from..) {
+        job.fail(failure.to_error());
     }
-    for done in ran {
-        done.answer(commit.as_ref().map(|_| ()));
-    }
+    failure
+}
+
+/// COMMITs the group; on a failed COMMIT the transaction is still open,
+/// and is rolled back.
+fn commit(tx: &Connection) -> Result<(), GroupFailure> {
+    control::run(tx, COMMIT).map_err(|e| {
+        control::rollback(tx);
+        GroupFailure::new("committing", &e)
+    })
 }
 
 #[cfg(test)]

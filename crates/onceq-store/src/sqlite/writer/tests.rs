@@ -32,10 +32,14 @@ async fn block(writer: &Writer) -> (std_mpsc::Sender<()>, tokio::task::JoinHandl
     let (release, wait) = std_mpsc::channel::<()>();
     let (started, running) = oneshot::channel();
     let w = writer.clone();
+    // A request is `Fn`; this one blocks on its first run only.
+    let once = std::sync::Mutex::new(Some((started, wait)));
     let h = tokio::spawn(async move {
         w.run(move |_| {
-            started.send(()).unwrap();
-            wait.recv().unwrap();
+            if let Some((started, wait)) = once.lock().unwrap().take() {
+                started.send(()).unwrap();
+                wait.recv().unwrap();
+            }
             Ok(())
         })
         .await
@@ -104,6 +108,81 @@ async fn a_failing_request_does_not_sink_its_group() {
         }
     }
     assert_eq!(count(dir.path()), 7);
+}
+
+/// How often each value's request ran, by value.
+fn runs_of(runs: &[std::sync::atomic::AtomicUsize]) -> Vec<usize> {
+    runs.iter()
+        .map(|r| r.load(std::sync::atomic::Ordering::Relaxed))
+        .collect()
+}
+
+static PLAIN_RUNS: [std::sync::atomic::AtomicUsize; 4] =
+    [const { std::sync::atomic::AtomicUsize::new(0) }; 4];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_where_every_request_succeeds_runs_each_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let writer = setup(dir.path());
+    let answers = group(&writer, &[0, 1, 2, 3], |_, v| {
+        PLAIN_RUNS[v as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(v)
+    })
+    .await;
+    assert_eq!(
+        answers.into_iter().map(Result::unwrap).collect::<Vec<_>>(),
+        [0, 1, 2, 3]
+    );
+    assert_eq!(runs_of(&PLAIN_RUNS), [1, 1, 1, 1]);
+    assert_eq!(count(dir.path()), 4);
+}
+
+static RUN_ORDER: std::sync::Mutex<Vec<i64>> = std::sync::Mutex::new(Vec::new());
+
+/// The group runs first without savepoints, up to the failure of request
+/// 2 (after its insert); that rolls it all back, and it runs again whole,
+/// in the same order, with one savepoint per request. Only the second
+/// run's effects commit, each once, 2's not at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_request_makes_its_group_run_again_with_savepoints() {
+    let dir = tempfile::tempdir().unwrap();
+    let writer = setup(dir.path());
+    let answers = group(&writer, &[0, 1, 2, 3], |_, v| {
+        RUN_ORDER.lock().unwrap().push(v);
+        if v == 2 {
+            return Err(StoreError::Invalid("no twos".into()));
+        }
+        Ok(v)
+    })
+    .await;
+    assert!(
+        matches!(answers[2], Err(StoreError::Invalid(_))),
+        "{answers:?}"
+    );
+    for v in [0, 1, 3] {
+        assert_eq!(*answers[v].as_ref().unwrap(), v as i64);
+    }
+    // The order the requests joined the group in is the channel's.
+    let order = RUN_ORDER.lock().unwrap().clone();
+    let first = order.iter().position(|&v| v == 2).unwrap() + 1;
+    let (plain, careful) = order.split_at(first);
+    let mut all = careful.to_vec();
+    all.sort();
+    assert_eq!(
+        all,
+        [0, 1, 2, 3],
+        "{order:?}: the second run runs every request"
+    );
+    assert_eq!(&careful[..first], plain, "{order:?}: in the same order");
+    let conn = Connection::open(dir.path().join("t.db")).unwrap();
+    let kept: Vec<i64> = conn
+        .prepare("SELECT v FROM t ORDER BY v")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(|v| v.unwrap())
+        .collect();
+    assert_eq!(kept, [0, 1, 3]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -24,7 +24,7 @@ async fn heartbeat_keeps_message_and_fact_leases() {
     // that pushed both leases from the new time.
     for _ in 0..2 {
         env.advance(25).await;
-        leases_pushed(&env, &[id.clone()], &["export:long"]).await;
+        leases_pushed(&env, std::slice::from_ref(&id), &["export:long"]).await;
     }
     // 50 s in: past the 30 s visibility and near the 60 s fact lease, yet
     // nobody else can have the message, and the fact's lease moved on.
