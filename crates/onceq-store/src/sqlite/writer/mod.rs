@@ -14,7 +14,10 @@
 //! Nearly every request succeeds; when one fails, the group is rolled back
 //! whole and run again with each request inside its own SAVEPOINT, so only
 //! the failed request's changes are undone. Requests are therefore `Fn`:
-//! a request may run twice, and only the run that commits is answered.
+//! a request may run twice, and only the run that commits is answered. A
+//! request the store refuses (an idempotency key reused with another
+//! payload, a queue that is gone) so costs its group a second run: at
+//! most twice the work, for the groups that hold such a request.
 //!
 //! Guarantees:
 //! - A request that fails changes nothing: only its own changes are
