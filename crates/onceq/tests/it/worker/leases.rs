@@ -30,15 +30,7 @@ async fn heartbeat_keeps_message_and_fact_leases() {
     // nobody else can have the message, and the fact's lease moved on.
     let other = worker(&env, &ctl, |_| {}).await;
     assert_eq!(other.run_once().await.unwrap().received, 0);
-    let db = env.pool.get().await.unwrap();
-    let until_: jiff::Timestamp = db
-        .query_one(
-            "SELECT locked_until FROM onceq_job_facts WHERE fact = 'export:long'",
-            &[],
-        )
-        .await
-        .unwrap()
-        .get(0);
+    let until_ = fact_lease_end(&env, "export:long").await;
     assert!(
         until_ >= env.clock.now() + jiff::SignedDuration::from_secs(59),
         "{until_}"
@@ -91,16 +83,8 @@ async fn heartbeats_go_on_when_every_pooled_connection_is_held() {
         0,
         "a lease was lost"
     );
-    let db = env.pool.get().await.unwrap();
     for fact in FACTS {
-        let until_: jiff::Timestamp = db
-            .query_one(
-                "SELECT locked_until FROM onceq_job_facts WHERE fact = $1",
-                &[&fact],
-            )
-            .await
-            .unwrap()
-            .get(0);
+        let until_ = fact_lease_end(&env, fact).await;
         assert!(
             until_ >= env.clock.now() + jiff::SignedDuration::from_secs(59),
             "{fact}: {until_}"

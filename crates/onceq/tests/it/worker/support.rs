@@ -179,6 +179,18 @@ pub async fn fact_row(env: &Env, fact: &str) -> Option<(String, i32)> {
     .map(|r| (r.get(0), r.get(1)))
 }
 
+/// When the fact's lease ends (`locked_until`).
+pub async fn fact_lease_end(env: &Env, fact: &str) -> jiff::Timestamp {
+    let db = env.pool.get().await.unwrap();
+    db.query_one(
+        "SELECT locked_until FROM onceq_job_facts WHERE fact = $1",
+        &[&fact],
+    )
+    .await
+    .unwrap()
+    .get(0)
+}
+
 /// The queue's stats.
 pub async fn stats(env: &Env) -> onceq::types::QueueStats {
     env.client().stats(QUEUE).await.unwrap()
@@ -241,17 +253,8 @@ pub async fn leases_pushed(env: &Env, message_ids: &[String], facts: &[&str]) {
                     .lease_expires_at
                     .is_some_and(|end| end >= now + jiff::SignedDuration::from_secs(29));
             }
-            let db = env.pool.get().await.unwrap();
             for fact in facts {
-                let end: jiff::Timestamp = db
-                    .query_one(
-                        "SELECT locked_until FROM onceq_job_facts WHERE fact = $1",
-                        &[fact],
-                    )
-                    .await
-                    .unwrap()
-                    .get(0);
-                all &= end >= now + jiff::SignedDuration::from_secs(59);
+                all &= fact_lease_end(env, fact).await >= now + jiff::SignedDuration::from_secs(59);
             }
             if all {
                 return;
