@@ -223,6 +223,7 @@ fn new_message(at: At, item: BatchItem) -> Result<NewMessage, ApiError> {
         idempotency_key: validate::opt_token(field("idempotency_key"), item.idempotency_key)?,
         group_id: validate::opt_token(field("message_group_id"), item.message_group_id)?,
         headers,
+        hand_out: None,
     })
 }
 

@@ -10,15 +10,25 @@
 //! (docs/performance.md, change 8). Push dispatchers are all woken: each
 //! has a subscription of its own to feed.
 //!
+//! A consumer that waits also leaves an [`Offer`] on its queue: a publish
+//! here takes it and stores its message handed straight to that consumer
+//! (`Messages::publish`, [`onceq_store::HandOut`]), so the consumer needs
+//! no claim of its own. An offer that gets no message (a replay, a queue
+//! whose messages cannot be handed out at publish, a failed publish) is
+//! dropped, which wakes its consumer to claim, as a wake-up does.
+//!
 //! A wake-up can still be lost to a consumer that is woken and then goes
 //! away (its request cancelled) before it claims; and wake-ups are local to
 //! this process. Consumers therefore also re-check the store every
 //! `long_poll_recheck` (250 ms by default).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use tokio::sync::Notify;
+use jiff::SignedDuration;
+use onceq_store::ClaimedMessage;
+use tokio::sync::{Notify, oneshot};
 
 /// Consumers woken by one wake-up at most (a batch of messages).
 const MAX_WOKEN: usize = 1024;
@@ -38,9 +48,84 @@ pub struct QueueWakeup {
     /// (work published elsewhere): the woken one passes it on again while
     /// it finds work (`pass_on`, `take_passed`).
     passed: std::sync::atomic::AtomicUsize,
+    /// Waiting consumers' offers, oldest first, by id.
+    offers: Mutex<VecDeque<(u64, Offer)>>,
+    next_offer: AtomicU64,
+}
+
+/// A waiting consumer's offer to take messages published here straight
+/// away (see the module docs).
+#[derive(Debug)]
+pub struct Offer {
+    /// Where its messages go. Dropped unused, it wakes the consumer.
+    pub to: oneshot::Sender<Vec<ClaimedMessage>>,
+    /// At most this many (its consume's `max_messages`).
+    pub max: u32,
+    /// Its consume's lease length (`None`: the queue's default).
+    pub visibility_timeout: Option<SignedDuration>,
+}
+
+/// An offer while its consumer waits: withdrawn when dropped, and what it
+/// was sent by then but never read goes to `unread` (to be handed back), so
+/// a consumer that goes away strands no message under a lease.
+pub struct OfferWait {
+    channel: Arc<QueueWakeup>,
+    id: u64,
+    /// What a publish sent (an empty list, or an error once the sender was
+    /// dropped: claim instead).
+    pub rx: oneshot::Receiver<Vec<ClaimedMessage>>,
+    unread: Option<Box<dyn FnOnce(Vec<ClaimedMessage>) + Send>>,
+}
+
+impl Drop for OfferWait {
+    fn drop(&mut self) {
+        let mut offers = lock(&self.channel.offers);
+        if let Some(at) = offers.iter().position(|(id, _)| *id == self.id) {
+            offers.remove(at);
+        }
+        drop(offers);
+        // Taken by a publish that has answered by now: hand its messages
+        // back. (One still committing sees this receiver gone when it
+        // sends, and hands them back itself.)
+        if let Ok(messages) = self.rx.try_recv()
+            && !messages.is_empty()
+            && let Some(unread) = self.unread.take()
+        {
+            unread(messages);
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl QueueWakeup {
+    /// Leaves an offer of a consumer waiting for up to `max` messages under
+    /// `visibility_timeout`; `unread` hands back what it was sent if it is
+    /// dropped unread.
+    pub fn offer(
+        self: &Arc<Self>,
+        max: u32,
+        visibility_timeout: Option<SignedDuration>,
+        unread: impl FnOnce(Vec<ClaimedMessage>) + Send + 'static,
+    ) -> OfferWait {
+        let (to, rx) = oneshot::channel();
+        let id = self.next_offer.fetch_add(1, Ordering::Relaxed);
+        let offer = Offer {
+            to,
+            max,
+            visibility_timeout,
+        };
+        lock(&self.offers).push_back((id, offer));
+        OfferWait {
+            channel: self.clone(),
+            id,
+            rx,
+            unread: Some(Box::new(unread)),
+        }
+    }
+
     /// Whether this waiter should re-check the store now: true for the
     /// first waiter of the queue whose timer fires once `every` has passed
     /// since the last re-check. 1 000 waiters on one queue used to claim
@@ -113,14 +198,39 @@ impl Wakeups {
         wakeup
     }
 
+    /// The queue's channels, if someone holds them.
+    fn held(&self, project: &str, queue: &str) -> Option<Arc<QueueWakeup>> {
+        let channels = lock(&self.queues);
+        let key = (project.to_owned(), queue.to_owned());
+        channels.by_queue.get(&key).and_then(Weak::upgrade)
+    }
+
+    /// Offers of consumers waiting on the queue, oldest first, enough to
+    /// take `messages` (each takes up to its `max`), skipping those whose
+    /// consumer went away.
+    pub fn take_offers(&self, project: &str, queue: &str, messages: usize) -> Vec<Offer> {
+        let wakeup = self.held(project, queue);
+        let Some(wakeup) = wakeup else {
+            return Vec::new();
+        };
+        let mut offers = lock(&wakeup.offers);
+        let (mut taken, mut room) = (Vec::new(), 0);
+        while room < messages {
+            let Some((_, offer)) = offers.pop_front() else {
+                break;
+            };
+            if !offer.to.is_closed() {
+                room += offer.max as usize;
+                taken.push(offer);
+            }
+        }
+        taken
+    }
+
     /// `messages` became available on the queue: wakes that many waiting
     /// consumers at most, and every push dispatcher.
     pub fn wake(&self, project: &str, queue: &str, messages: usize) {
-        let wakeup = {
-            let channels = self.queues.lock().unwrap_or_else(|e| e.into_inner());
-            let key = (project.to_owned(), queue.to_owned());
-            channels.by_queue.get(&key).and_then(Weak::upgrade)
-        };
+        let wakeup = self.held(project, queue);
         let Some(wakeup) = wakeup else { return };
         for _ in 0..messages.min(MAX_WOKEN) {
             wakeup.consumers.notify_one();
@@ -132,11 +242,7 @@ impl Wakeups {
     /// resumed): wakes every waiting consumer and push dispatcher, each of
     /// which claims and goes back to waiting if it finds nothing.
     pub fn wake_all(&self, project: &str, queue: &str) {
-        let wakeup = {
-            let channels = self.queues.lock().unwrap_or_else(|e| e.into_inner());
-            let key = (project.to_owned(), queue.to_owned());
-            channels.by_queue.get(&key).and_then(Weak::upgrade)
-        };
+        let wakeup = self.held(project, queue);
         if let Some(wakeup) = wakeup {
             wakeup.consumers.notify_waiters();
             wakeup.dispatchers.notify_waiters();

@@ -208,6 +208,11 @@ pub trait Store: Send + Sync + 'static {
     async fn message_ack(&self, p: crate::MessageAck) -> crate::Result<crate::AckOutcome>;
     /// Ends a lease early: requeue (maybe delayed), or dead-letter.
     async fn message_nack(&self, p: crate::MessageNack) -> crate::Result<crate::NackOutcome>;
+    /// Returns a message stored handed out ([`crate::HandOut`]) whose
+    /// consumer went away before it was answered: available again as if it
+    /// had never been handed out (its delivery uncounted). False when that
+    /// lease (`lease.receipt`, required) is no longer held.
+    async fn message_hand_back(&self, lease: crate::LeaseRef) -> crate::Result<bool>;
     /// Moves a lease's end to `now + visibility_timeout`.
     async fn message_extend(&self, p: crate::MessageExtend) -> crate::Result<crate::ExtendOutcome>;
     /// Removes one message of the queue (not of its dead-letter queue),

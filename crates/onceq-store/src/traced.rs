@@ -107,6 +107,7 @@ traced! {
     fn message_ack(&self, p: MessageAck) -> Result<AckOutcome>;
     fn message_nack(&self, p: MessageNack) -> Result<NackOutcome>;
     fn message_cancel(&self, p: MessageCancel) -> Result<bool>;
+    fn message_hand_back(&self, lease: LeaseRef) -> Result<bool>;
     fn message_extend(&self, p: MessageExtend) -> Result<ExtendOutcome>;
     fn dlq_redrive(&self, p: DlqRedrive) -> Result<RedriveOutcome>;
     fn message_list(&self, p: MessageList) -> Result<MessagePage>;

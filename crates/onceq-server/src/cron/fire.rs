@@ -142,6 +142,7 @@ async fn publish(
         idempotency_key: Some(dedupe_key(&job.job.job_id, scheduled)),
         group_id: None,
         headers: job.spec.headers.clone(),
+        hand_out: None,
     };
     match state.messages().publish(queue, vec![message], window).await {
         Ok(mut outcomes) => Ok(outcomes.pop().map(|o| o.message_id)),

@@ -12,6 +12,8 @@
 //! - `batch`: the batch forms (ack, cancel, delete, redrive by ids), one
 //!   store call each;
 //! - `wait`: the long-poll wait (`claim_waiting`), written once;
+//! - `hand_out`: a publish's messages handed straight to waiting
+//!   consumers;
 //! - `reads`: pages, search, one message, finished ones, extend, delete,
 //!   purges.
 //!
@@ -27,7 +29,7 @@
 
 use jiff::SignedDuration;
 use onceq_store::{
-    ClaimedMessage, DlqRedrive, DlqRedriveOne, LeaseExpiry, MessageAck, MessageCancel,
+    ClaimedMessage, DlqRedrive, DlqRedriveOne, LeaseExpiry, LeaseRef, MessageAck, MessageCancel,
     MessageClaim, MessageNack, MessagePromote, MessagePublish, NackOutcome, NewMessage,
     PromoteOutcome, PublishOutcome, QueuePause, QueueRef, RedriveOneOutcome, RedriveOutcome,
     Result, SingleOutcome,
@@ -42,6 +44,7 @@ use crate::{
 mod batch;
 #[cfg(test)]
 mod boundary;
+mod hand_out;
 mod reads;
 mod wait;
 
@@ -59,15 +62,19 @@ impl AppState {
 }
 
 impl Messages<'_> {
-    /// Stores `messages` on `queue`: counts them (fresh and replayed) and
-    /// wakes one waiting consumer per message stored available.
+    /// Stores `messages` on `queue`: counts them (fresh and replayed),
+    /// hands those it can straight to consumers waiting here (the queue's
+    /// offers, `wakeup`), and wakes one waiting consumer per other message
+    /// stored available.
     pub async fn publish(
         self,
         queue: &QueueRef,
-        messages: Vec<NewMessage>,
+        mut messages: Vec<NewMessage>,
         dedupe_window: SignedDuration,
     ) -> Result<Vec<PublishOutcome>> {
         let state = self.state;
+        let (project, name) = (&queue.project, &queue.queue);
+        let offers = hand_out::assign(state, queue, &mut messages);
         let outcomes = state
             .store()
             .message_publish(MessagePublish {
@@ -78,13 +85,15 @@ impl Messages<'_> {
                 now: state.clock.now(),
             })
             .await?;
-        let (project, name) = (&queue.project, &queue.queue);
         state.metrics.published(project, name, &outcomes);
+        // Offers left without a message wake their consumer as they drop.
+        let unused = offers.deliver(self, queue, &outcomes);
         let available = outcomes
             .iter()
-            .filter(|o| !o.replay && o.status == MessageStatus::Available)
+            .filter(|o| !o.replay && o.handed_out.is_none())
+            .filter(|o| o.status == MessageStatus::Available)
             .count();
-        self.wake(project, name, available);
+        self.wake(project, name, available.saturating_sub(unused));
         state.throughput.published(
             project,
             name,
@@ -92,6 +101,16 @@ impl Messages<'_> {
             outcomes.iter().filter(|o| !o.replay).count() as u64,
         );
         Ok(outcomes)
+    }
+
+    /// Returns a message handed out at publish whose consumer went away
+    /// before reading it ([`onceq_store::Store::message_hand_back`]), and
+    /// wakes a consumer for it.
+    pub async fn hand_back(self, lease: LeaseRef) -> Result<bool> {
+        let (project, queue) = (lease.queue.project.clone(), lease.queue.queue.clone());
+        let back = self.state.store().message_hand_back(lease).await?;
+        self.wake(&project, &queue, usize::from(back));
+        Ok(back)
     }
 
     /// Claims messages (a consume, or a push subscription's claim) and

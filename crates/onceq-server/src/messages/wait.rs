@@ -9,6 +9,10 @@
 //! another, which passes it on again while it finds work, so a backlog
 //! published elsewhere is taken by every waiter, not one per interval.
 //!
+//! While it waits, a poll also leaves an offer on its queue (`wakeup`): a
+//! publish here may then hand it its messages straight away
+//! (`hand_out`), and it answers with them without a claim.
+//!
 //! A waiting poll holds its future, its queue's wake-up channel (shared by
 //! every waiter of the queue) and its socket: no store connection (each
 //! claim is a store call of its own), no lock, no permit. Its connection is
@@ -18,9 +22,11 @@
 use std::time::Duration;
 
 use onceq_store::{ClaimedMessage, MessageAck, MessageClaim, Result};
+use tokio::sync::oneshot::error::TryRecvError;
 
-use super::Messages;
+use super::{Messages, hand_out};
 use crate::connections::Admitted;
+use crate::wakeup::OfferWait;
 
 impl Messages<'_> {
     /// Claims as [`Messages::claim`] does, the first claim with `acks`
@@ -53,6 +59,8 @@ impl Messages<'_> {
         // Why this claim is made: a first look, a timer (a re-check), or a
         // wake-up (a publish here, or one passed on).
         let mut why = Look::First;
+        // Left once the first claim found nothing; taken by a publish.
+        let mut offer: Option<OfferWait> = None;
         loop {
             // Registered before the claim, so a publish that lands between
             // an empty claim and the wait still wakes us.
@@ -60,6 +68,20 @@ impl Messages<'_> {
             tokio::pin!(notified);
             notified.as_mut().enable();
 
+            // A publish may have handed over messages since the last look
+            // (while another wake-up was being answered).
+            if let Some(o) = offer.as_mut() {
+                match o.rx.try_recv() {
+                    Ok(handed) if !handed.is_empty() => {
+                        return Ok((acked, self.handed(project, queue, handed)));
+                    }
+                    Ok(_) | Err(TryRecvError::Closed) => {
+                        offer = None;
+                        why = Look::Woken;
+                    }
+                    Err(TryRecvError::Empty) => {}
+                }
+            }
             if why != Look::None {
                 let passed = why == Look::Woken && channel.take_passed();
                 claim.now = state.clock.now();
@@ -87,8 +109,19 @@ impl Messages<'_> {
                 return Ok((acked, Vec::new()));
             }
             let pause = (deadline - now).min(recheck);
+            let o = offer.get_or_insert_with(|| {
+                let (state, queue) = (state.clone(), claim.queue.clone());
+                channel.offer(claim.max, claim.visibility_timeout, move |unread| {
+                    hand_out::hand_back_later(&state, &queue, unread);
+                })
+            });
+            let mut handed = None;
             why = tokio::select! {
                 _ = notified => Look::Woken,
+                got = &mut o.rx => {
+                    handed = Some(got);
+                    Look::Woken
+                }
                 _ = tokio::time::sleep(pause) => {
                     if tokio::time::Instant::now() >= deadline {
                         // The last look, as a wait that ran out makes.
@@ -102,7 +135,27 @@ impl Messages<'_> {
                 _ = state.shutdown.cancelled() => Look::None,
                 _ = cut.cancelled() => Look::None,
             };
+            match handed {
+                Some(Ok(handed)) if !handed.is_empty() => {
+                    return Ok((acked, self.handed(project, queue, handed)));
+                }
+                // Dropped unused (or empty): woken, claim.
+                Some(_) => offer = None,
+                None => {}
+            }
         }
+    }
+
+    /// Messages a publish handed to this consumer, counted as a claim's.
+    fn handed(
+        self,
+        project: &str,
+        queue: &str,
+        handed: Vec<ClaimedMessage>,
+    ) -> Vec<ClaimedMessage> {
+        let now = self.state.clock.now();
+        self.state.metrics.consumed(project, queue, &handed, now);
+        handed
     }
 }
 

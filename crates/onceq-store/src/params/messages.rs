@@ -27,6 +27,37 @@ pub struct NewMessage {
     /// Its headers as a canonical JSON object (string -> string, names
     /// lower-case; the server validates them), `None` when it has none.
     pub headers: Option<String>,
+    /// A consumer waits for it: store it handed out to that consumer
+    /// (in flight, first delivery, under a lease) where a claim would hand
+    /// it out at once, in the same transaction as the publish. See
+    /// [`HandOut`].
+    pub hand_out: Option<HandOut>,
+}
+
+/// A publish's message handed straight to a consumer waiting on its queue
+/// (a long poll), saving that consumer a claim of its own: a transaction
+/// and a round trip per message when consumers wait on an empty queue.
+///
+/// Only where a claim made at the publish's `now` would hand it out
+/// unconditionally: a new message (not a replay) on a standard queue that
+/// is not paused and has no hand-out limits (`max_in_flight`,
+/// `rate_per_sec`), with no delay. Anywhere else the message is stored
+/// as without it, and its outcome says so ([`PublishOutcome::handed_out`]
+/// is `None`); a store may also decline altogether.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HandOut {
+    /// The lease's length; `None` means the queue's
+    /// `visibility_timeout_default`, as for a claim.
+    pub visibility_timeout: Option<SignedDuration>,
+}
+
+/// The lease of a message stored handed out ([`HandOut`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandedOut {
+    /// Names the lease, as a claim's receipt does.
+    pub receipt: String,
+    /// When the lease runs out.
+    pub lease_expires_at: Timestamp,
 }
 
 /// `message_publish`: stores all messages or none, creating the queue (and
@@ -62,6 +93,11 @@ pub struct PublishOutcome {
     pub created_at: Timestamp,
     /// True when answered from the idempotency key.
     pub replay: bool,
+    /// Stored handed out ([`NewMessage::hand_out`]): in flight under this
+    /// lease, its first delivery. The answer's other fields still say what
+    /// was published (`available`, `delivery_count` 0), as they would had
+    /// a claim taken it a moment later.
+    pub handed_out: Option<HandedOut>,
 }
 
 /// `message_claim`: hand out up to `max` available messages under a lease

@@ -14,8 +14,8 @@ use super::{PgStore, sql};
 use crate::rules::dead_letter::{self, Ending};
 use crate::rules::{attempts, backoff, visibility};
 use crate::{
-    AckOutcome, ExtendOutcome, MessageAck, MessageCancel, MessageExtend, MessageNack, NackOutcome,
-    StoreError,
+    AckOutcome, ExtendOutcome, LeaseRef, MessageAck, MessageCancel, MessageExtend, MessageNack,
+    NackOutcome, StoreError,
 };
 
 /// One ack in a transaction of its own (acks usually go in groups, see
@@ -78,6 +78,18 @@ impl PgStore {
         let outcome = nack_in(&tx, p).await?;
         tx.commit().await?;
         Ok(outcome)
+    }
+
+    pub(super) async fn hand_back_once(&self, l: &LeaseRef) -> Result<bool, Error> {
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(sql::MESSAGE_HAND_BACK).await?;
+        let n = client
+            .execute(
+                &stmt,
+                &[&l.queue.project, &l.queue.queue, &l.message_id, &l.receipt],
+            )
+            .await?;
+        Ok(n > 0)
     }
 
     pub(super) async fn extend_once(&self, p: &MessageExtend) -> Result<ExtendOutcome, Error> {

@@ -348,6 +348,10 @@ impl crate::Store for PgStore {
         errors::retrying(self.bound, || self.nack_once(&p)).await
     }
 
+    async fn message_hand_back(&self, lease: crate::LeaseRef) -> Result<bool> {
+        errors::retrying(self.bound, || self.hand_back_once(&lease)).await
+    }
+
     async fn message_extend(&self, p: crate::MessageExtend) -> Result<crate::ExtendOutcome> {
         errors::retrying(self.bound, || self.extend_once(&p)).await
     }

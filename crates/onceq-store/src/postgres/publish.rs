@@ -17,7 +17,7 @@ use super::errors::Error;
 use super::{queues, sql};
 use crate::rules::dedupe::{self, Plan};
 use crate::rules::visibility;
-use crate::{DEFAULT_GROUP, MessagePublish, PublishOutcome, StoreError, ids};
+use crate::{DEFAULT_GROUP, HandedOut, MessagePublish, PublishOutcome, StoreError, ids};
 
 /// What a publish computes once, before any attempt: retries reuse the same
 /// ids, so nothing about the outcome depends on how many attempts it took.
@@ -51,10 +51,27 @@ impl Batch {
 }
 
 /// A new message as its insert returned it (`RETURNING id, state,
-/// created_at`), by id; what its answer is made from.
+/// created_at, receipt, lease_expires_at`), by id; what its answer is made
+/// from.
 pub(super) struct Stored {
     status: MessageStatus,
     created_at: Timestamp,
+    /// Stored handed out ([`crate::HandOut`]).
+    handed_out: Option<HandedOut>,
+}
+
+/// When the lease of a message handed out with `hand_out` at `now` ends,
+/// if its consumer gave a timeout; `None` also for the queue's default
+/// (the insert adds it) and for a message not handed out.
+pub(super) fn lease_end(
+    now: Timestamp,
+    hand_out: Option<crate::HandOut>,
+) -> crate::Result<Option<Timestamp>> {
+    hand_out
+        .and_then(|h| h.visibility_timeout)
+        .map(|t| now.checked_add(t))
+        .transpose()
+        .map_err(|_| StoreError::Invalid("visibility timeout is out of range".into()))
 }
 
 impl Stored {
@@ -64,9 +81,17 @@ impl Stored {
     ) -> Result<HashMap<String, Stored>, Error> {
         rows.iter()
             .map(|row| {
+                let receipt: Option<String> = row.get("receipt");
+                let lease_expires_at: Option<Timestamp> = row.get("lease_expires_at");
                 let stored = Stored {
                     status: status(row.get("state"))?,
                     created_at: row.get("created_at"),
+                    handed_out: receipt
+                        .zip(lease_expires_at)
+                        .map(|(receipt, lease_expires_at)| HandedOut {
+                            receipt,
+                            lease_expires_at,
+                        }),
                 };
                 Ok((row.get("id"), stored))
             })
@@ -90,6 +115,7 @@ impl Stored {
             p.messages[i].payload.clone(),
             row.status,
             row.created_at,
+            row.handed_out.clone(),
         ))
     }
 }
@@ -299,6 +325,7 @@ pub(super) fn replay(
         delivery_count,
         created_at: row.get("created_at"),
         replay: true,
+        handed_out: None,
     })
 }
 

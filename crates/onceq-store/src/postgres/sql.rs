@@ -148,6 +148,7 @@ statements! {
     MESSAGE_DEAD_LETTER => "message_dead_letter.sql",
     MESSAGE_DELETE => "message_delete.sql",
     MESSAGE_EXTEND => "message_extend.sql",
+    MESSAGE_HAND_BACK => "message_hand_back.sql",
     DLQ_REDRIVE_TARGET => "dlq_redrive_target.sql",
     DLQ_REDRIVE => "dlq_redrive.sql",
     DLQ_REDRIVE_PICK => "dlq_redrive_pick.sql",

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use jiff::Timestamp;
 use onceq_types::MessageStatus;
 
-use crate::{NewMessage, PublishOutcome, Result, StoreError};
+use crate::{HandedOut, NewMessage, PublishOutcome, Result, StoreError};
 
 /// How one message of a publish resolves.
 #[derive(Debug, Clone, PartialEq)]
@@ -87,20 +87,28 @@ pub(crate) fn reused(messages: &[NewMessage], index: usize) -> StoreError {
     }
 }
 
-/// The answer to a new message, as stored.
+/// The answer to a new message, as published: `available` (or `delayed`),
+/// delivery count 0, even when it was stored handed out under
+/// `handed_out`'s lease ([`crate::HandOut`]), as a claim a moment later
+/// would leave it: the contract's publish answer (queue-api.md §publish).
 pub(crate) fn new_outcome(
     message_id: String,
     payload: String,
     status: MessageStatus,
     created_at: Timestamp,
+    handed_out: Option<HandedOut>,
 ) -> PublishOutcome {
     PublishOutcome {
         message_id,
         payload,
-        status,
+        status: match handed_out {
+            Some(_) => MessageStatus::Available,
+            None => status,
+        },
         delivery_count: 0,
         created_at,
         replay: false,
+        handed_out,
     }
 }
 
@@ -117,9 +125,12 @@ pub(crate) fn outcomes<E: From<StoreError>>(
         outcomes.push(match plan {
             Plan::New => new(i)?,
             Plan::Replay(outcome) => outcome,
+            // The first one's message, handed out (if it was) with the
+            // first one's answer only.
             Plan::SameAs(first) => PublishOutcome {
                 payload: messages[i].payload.clone(),
                 replay: true,
+                handed_out: None,
                 ..outcomes[first].clone()
             },
             Plan::Reused => return Err(reused(messages, i).into()),
@@ -140,6 +151,7 @@ mod tests {
             idempotency_key: key.map(Into::into),
             group_id: None,
             headers: None,
+            hand_out: None,
         }
     }
 
@@ -159,6 +171,7 @@ mod tests {
             payload.into(),
             MessageStatus::Available,
             Timestamp::UNIX_EPOCH,
+            None,
         )
     }
 

@@ -19,6 +19,8 @@
 //!   and a due delayed message reported as available.
 //! - [`dedupe`]: how each message of a publish resolves against its
 //!   idempotency key, and the answers that follow.
+//! - [`hand_out`]: which published message may be handed straight to a
+//!   waiting consumer.
 //! - [`ledger`]: what a call-ledger entry means for a claim of its key.
 //! - [`page`]: `message_list`'s pages, read one row past the end.
 //!
@@ -31,6 +33,7 @@ pub(crate) mod backoff;
 pub(crate) mod dead_letter;
 pub(crate) mod dedupe;
 pub(crate) mod finished;
+pub(crate) mod hand_out;
 pub(crate) mod ledger;
 pub(crate) mod limits;
 pub(crate) mod page;

@@ -64,6 +64,19 @@ pub(super) fn nack(conn: &Connection, p: &MessageNack) -> Result<NackOutcome> {
 }
 
 /// `Store::message_extend`.
+/// `Store::message_hand_back`.
+pub(super) fn hand_back(conn: &Connection, l: &LeaseRef) -> Result<bool> {
+    let n = conn
+        .prepare_cached(sql!("message_hand_back"))?
+        .execute(params![
+            l.queue.project,
+            l.queue.queue,
+            l.message_id,
+            l.receipt
+        ])?;
+    Ok(n > 0)
+}
+
 pub(super) fn extend(conn: &Connection, p: &MessageExtend) -> Result<ExtendOutcome> {
     let l = &p.lease;
     let until = time::after(p.now, p.visibility_timeout, "visibility timeout")?;

@@ -239,6 +239,8 @@ mod tests {
         run(&mut conn, OpenMode::Create).unwrap();
         let statements = [
             ("message_insert", sql!("message_insert")),
+            ("message_insert_handed", sql!("message_insert_handed")),
+            ("message_hand_back", sql!("message_hand_back")),
             ("message_lease", sql!("message_lease")),
             ("message_promote", sql!("message_promote")),
             ("message_requeue", sql!("message_requeue")),

@@ -34,8 +34,8 @@ use onceq_types::{QueueRecord, QueueStats};
 
 use crate::{
     ClaimedMessage, DlqRedrive, DlqRedriveOne, ExtendOutcome, KeyInsert, KeyRecord, LeaseExpiry,
-    MessageAck, MessageClaim, MessageDelete, MessageExtend, MessageGet, MessageList, MessageNack,
-    MessagePage, MessagePublish, MessageRecord, NackOutcome, OpenMode, ProjectRecord,
+    LeaseRef, MessageAck, MessageClaim, MessageDelete, MessageExtend, MessageGet, MessageList,
+    MessageNack, MessagePage, MessagePublish, MessageRecord, NackOutcome, OpenMode, ProjectRecord,
     PublishOutcome, QueueCreate, QueueCreated, QueueRef, RateLimit, RedriveOneOutcome,
     RedriveOutcome, Result, ServerHeartbeat, SingleOutcome, Store, StoreError, StoreOptions,
     SubscriptionDelete, SubscriptionDue, SubscriptionInsert, SubscriptionRecord, UsageQuery,
@@ -312,6 +312,12 @@ impl Store for SqliteStore {
 
     async fn message_nack(&self, p: MessageNack) -> Result<NackOutcome> {
         self.writer.run(move |tx| lease::nack(tx, &p)).await
+    }
+
+    async fn message_hand_back(&self, lease: LeaseRef) -> Result<bool> {
+        self.writer
+            .run(move |tx| lease::hand_back(tx, &lease))
+            .await
     }
 
     async fn message_extend(&self, p: MessageExtend) -> Result<ExtendOutcome> {

@@ -13,8 +13,8 @@ use super::{
     time,
 };
 use crate::rules::dedupe::{self, Plan};
-use crate::rules::visibility;
-use crate::{DEFAULT_GROUP, MessagePublish, PublishOutcome, Result, StoreError, ids};
+use crate::rules::{finished, hand_out, visibility};
+use crate::{DEFAULT_GROUP, HandedOut, MessagePublish, PublishOutcome, Result, StoreError, ids};
 
 /// `Store::message_publish`.
 pub(super) fn publish(conn: &Connection, p: &MessagePublish) -> Result<Vec<PublishOutcome>> {
@@ -60,6 +60,7 @@ fn publish_one(
                     delivery_count,
                     created_at,
                     replay: true,
+                    handed_out: None,
                 })
             })?;
             return match plan {
@@ -78,19 +79,47 @@ fn publish_one(
         QueueType::Standard if queue.record.enable_priority => (m.priority, m.group_id.as_deref()),
         QueueType::Standard => (0, m.group_id.as_deref()),
     };
-    conn.prepare_cached(sql!("message_insert"))?
-        .execute(params![
-            message_id,
-            queue.id,
-            status.as_str(),
-            m.payload,
-            priority,
-            group_id,
-            m.idempotency_key,
-            time::micros(visible_at),
-            now,
-            m.headers,
-        ])?;
+    // Handed straight to a waiting consumer where the rule allows it.
+    let handed_out = match m.hand_out {
+        Some(h) if hand_out::allowed(&queue.record, status == MessageStatus::Available) => {
+            let lease_expires_at = match h.visibility_timeout {
+                Some(t) => time::after(p.now, t, "visibility timeout")?,
+                None => time::after_secs(p.now, queue.record.visibility_timeout_default.into()),
+            };
+            let receipt = finished::receipt(queue.record.completed_retention_seconds > 0);
+            Some((receipt, lease_expires_at))
+        }
+        _ => None,
+    };
+    let common = params![
+        message_id,
+        queue.id,
+        match handed_out {
+            Some(_) => "in_flight",
+            None => status.as_str(),
+        },
+        m.payload,
+        priority,
+        group_id,
+        m.idempotency_key,
+        time::micros(visible_at),
+        now,
+        m.headers,
+    ];
+    match &handed_out {
+        None => conn
+            .prepare_cached(sql!("message_insert"))?
+            .execute(common)?,
+        Some((receipt, lease_expires_at)) => {
+            let all: Vec<&dyn rusqlite::ToSql> = common
+                .iter()
+                .copied()
+                .chain([receipt as &dyn rusqlite::ToSql, lease_expires_at])
+                .collect();
+            conn.prepare_cached(sql!("message_insert_handed"))?
+                .execute(all.as_slice())?
+        }
+    };
     if let Some(key) = &m.idempotency_key {
         conn.prepare_cached(sql!("dedupe_key_claim"))?
             .execute(params![
@@ -102,11 +131,20 @@ fn publish_one(
                 time::after(p.now, p.dedupe_window, "dedupe window")?,
             ])?;
     }
+    let handed_out = handed_out
+        .map(|(receipt, lease_expires_at)| {
+            Ok::<_, StoreError>(HandedOut {
+                receipt,
+                lease_expires_at: time::to_timestamp(lease_expires_at)?,
+            })
+        })
+        .transpose()?;
     Ok(dedupe::new_outcome(
         message_id,
         m.payload.clone(),
         status,
         time::stored(p.now),
+        handed_out,
     ))
 }
 

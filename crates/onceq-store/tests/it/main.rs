@@ -52,6 +52,8 @@
 //! - [`webhooks`]: account webhooks: records, the event outbox (claims
 //!   across servers, retries, removal) and the bounded attempts.
 //! - [`headers`]: message headers kept on every path a message takes.
+//! - [`hand_out`]: a publish's message handed straight to a waiting
+//!   consumer, where a claim would hand it out at once; handed back.
 //! - [`fifo`]: FIFO queues: order and one in flight per group, alone and
 //!   under concurrent claimers (and two Postgres "servers").
 //! - [`readiness`]: `ping` says not-ready when the store cannot write (a
@@ -122,6 +124,7 @@ mod fifo;
 mod find;
 mod finished;
 mod finished_list;
+mod hand_out;
 mod headers;
 mod keys;
 mod lease;
@@ -497,6 +500,7 @@ pub fn msg(payload: &str) -> NewMessage {
         idempotency_key: None,
         group_id: None,
         headers: None,
+        hand_out: None,
     }
 }
 

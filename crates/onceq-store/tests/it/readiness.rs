@@ -76,6 +76,7 @@ fn publish(payload: &str) -> MessagePublish {
             idempotency_key: None,
             group_id: None,
             headers: None,
+            hand_out: None,
         }],
         dedupe_window: SignedDuration::from_hours(24),
         new_queue_completed_retention: 0,

@@ -41,6 +41,7 @@ async fn claimed(store: &PgStore, queue: &str, n: usize) -> Vec<ClaimedMessage> 
         idempotency_key: None,
         group_id: None,
         headers: None,
+        hand_out: None,
     };
     store
         .message_publish(MessagePublish {

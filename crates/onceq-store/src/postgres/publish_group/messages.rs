@@ -66,6 +66,10 @@ pub(super) async fn insert_new(
     let mut visible_at = Vec::new();
     let mut created = Vec::new();
     let mut headers = Vec::new();
+    // A waiting consumer's hand-out (`HandOut`), and its lease's end when
+    // the consumer gave a timeout (else the statement takes the queue's).
+    let mut hand_out = Vec::new();
+    let mut lease_ends = Vec::new();
     for (pending, w) in group.iter().zip(work) {
         if w.failed.is_some() || w.queue_type != queue_type {
             continue;
@@ -83,6 +87,8 @@ pub(super) async fn insert_new(
             visible_at.push(pending.batch.visible_at[i]);
             created.push(pending.p.now);
             headers.push(m.headers.as_deref());
+            hand_out.push(m.hand_out.is_some());
+            lease_ends.push(publish::lease_end(pending.p.now, m.hand_out)?);
         }
     }
     if ids.is_empty() {
@@ -101,6 +107,8 @@ pub(super) async fn insert_new(
                 &visible_at,
                 &created,
                 &headers,
+                &hand_out,
+                &lease_ends,
             ],
         )
         .await?;

@@ -24,6 +24,7 @@ fn message(payload: &str, key: Option<&str>) -> NewMessage {
         idempotency_key: key.map(Into::into),
         group_id: None,
         headers: None,
+        hand_out: None,
     }
 }
 

@@ -25,4 +25,4 @@ CROSS JOIN unnest($4::text[], $5::text[], $6::int4[], $7::text[], $8::text[], $9
                           ord)
 WHERE q.project = $1 AND q.name = $2 AND (NOT $10::boolean OR q.queue_type = 'standard')
 ORDER BY n.ord
-RETURNING id, state, created_at
+RETURNING id, state, created_at, receipt, lease_expires_at

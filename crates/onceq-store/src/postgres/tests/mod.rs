@@ -18,6 +18,7 @@ fn publish(queue: &str) -> MessagePublish {
             idempotency_key: None,
             group_id: None,
             headers: None,
+            hand_out: None,
         }],
         dedupe_window: jiff::SignedDuration::from_hours(24),
         new_queue_completed_retention: 0,

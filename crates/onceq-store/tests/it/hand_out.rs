@@ -1,0 +1,191 @@
+//! A published message handed straight to a waiting consumer
+//! (`NewMessage::hand_out`): stored in flight under a lease where a claim
+//! would hand it out at once, and only there; handed back when its consumer
+//! went away.
+
+use jiff::SignedDuration;
+use onceq_store::{HandOut, LeaseRef, NewMessage, PublishOutcome};
+use onceq_types::queue::QueueSettings;
+use onceq_types::{MessageStatus, QueueType};
+
+use crate::{Harness, MsgExt, defaults, msg, payload};
+
+conformance!(
+    a_hand_out_is_stored_in_flight_under_its_lease,
+    a_hand_out_takes_the_queue_default_lease,
+    only_what_a_claim_would_hand_out_at_once_is_handed_out,
+    a_replay_is_not_handed_out,
+    a_kept_queue_hands_out_kept_receipts,
+    a_hand_back_makes_it_available_uncounted,
+);
+
+/// `m`, to be handed out with a lease of `secs` (or the queue's default).
+fn handed(m: NewMessage, secs: Option<i64>) -> NewMessage {
+    NewMessage {
+        hand_out: Some(HandOut {
+            visibility_timeout: secs.map(SignedDuration::from_secs),
+        }),
+        ..m
+    }
+}
+
+impl Harness {
+    async fn hand_back(&self, queue: &str, id: &str, receipt: &str) -> bool {
+        self.store
+            .message_hand_back(LeaseRef {
+                queue: self.q(queue),
+                message_id: id.to_owned(),
+                receipt: Some(receipt.to_owned()),
+            })
+            .await
+            .expect("message_hand_back")
+    }
+}
+
+/// The lease `o` was handed out under; panics if it was not.
+fn lease(o: &PublishOutcome) -> (String, jiff::Timestamp) {
+    let h = o.handed_out.clone().expect("handed out");
+    (h.receipt, h.lease_expires_at)
+}
+
+async fn a_hand_out_is_stored_in_flight_under_its_lease(h: Harness) {
+    h.create("jobs", defaults()).await.unwrap();
+    let o = h
+        .publish_msg("jobs", handed(msg(&payload(1)).key("k"), Some(45)))
+        .await;
+    // The answer is the publish's, as the contract has it.
+    assert_eq!((o.status, o.delivery_count), (MessageStatus::Available, 0));
+    let (receipt, until) = lease(&o);
+    assert!(receipt.starts_with("rcpt_") && !receipt.starts_with("rcpt_k"));
+    assert_eq!(until, h.t(45));
+    let s = h.stats("jobs").await;
+    assert_eq!((s.available, s.in_flight), (0, 1));
+    assert!(h.claim("jobs", 10).await.is_empty(), "already handed out");
+    assert!(h.ack("jobs", &o.message_id, Some(&receipt)).await);
+    assert_eq!(h.stats("jobs").await.message_count, 0);
+}
+
+async fn a_hand_out_takes_the_queue_default_lease(h: Harness) {
+    let settings = QueueSettings {
+        visibility_timeout_default: 90,
+        ..defaults()
+    };
+    h.create("jobs", settings).await.unwrap();
+    let o = h.publish_msg("jobs", handed(msg(&payload(1)), None)).await;
+    assert_eq!(lease(&o).1, h.t(90));
+}
+
+async fn only_what_a_claim_would_hand_out_at_once_is_handed_out(h: Harness) {
+    let cases = [
+        (
+            "fifo",
+            QueueSettings {
+                queue_type: QueueType::Fifo,
+                ..defaults()
+            },
+        ),
+        (
+            "capped",
+            QueueSettings {
+                max_in_flight: Some(5),
+                ..defaults()
+            },
+        ),
+        (
+            "paced",
+            QueueSettings {
+                rate_per_sec: Some(100.0),
+                ..defaults()
+            },
+        ),
+        ("paused", defaults()),
+    ];
+    for (name, settings) in cases {
+        h.create(name, settings).await.unwrap();
+    }
+    h.pause("paused", true).await.unwrap();
+    for (name, _) in [("fifo", ()), ("capped", ()), ("paced", ()), ("paused", ())] {
+        let o = h.publish_msg(name, handed(msg(&payload(1)), None)).await;
+        assert_eq!(o.handed_out, None, "{name}");
+        let s = h.stats(name).await;
+        assert_eq!((s.available, s.in_flight), (1, 0), "{name}");
+    }
+    h.create("jobs", defaults()).await.unwrap();
+    let o = h
+        .publish_msg("jobs", handed(msg(&payload(1)).delay(10), None))
+        .await;
+    assert_eq!((o.handed_out, o.status), (None, MessageStatus::Delayed));
+    // Beside it in one publish, one that may go is handed out alone.
+    let out = h
+        .publish(
+            "jobs",
+            vec![
+                handed(msg(&payload(2)).delay(10), None),
+                handed(msg(&payload(3)), None),
+            ],
+        )
+        .await
+        .unwrap();
+    assert_eq!(out[0].handed_out, None);
+    assert!(out[1].handed_out.is_some());
+    let s = h.stats("jobs").await;
+    assert_eq!((s.delayed, s.in_flight), (2, 1));
+}
+
+async fn a_replay_is_not_handed_out(h: Harness) {
+    h.create("jobs", defaults()).await.unwrap();
+    let first = h.publish_msg("jobs", msg(&payload(1)).key("k")).await;
+    let again = h
+        .publish_msg("jobs", handed(msg(&payload(1)).key("k"), None))
+        .await;
+    assert!(again.replay && again.handed_out.is_none());
+    assert_eq!(again.message_id, first.message_id);
+    // The same key twice in one publish: its first message only.
+    let out = h
+        .publish(
+            "jobs",
+            vec![
+                handed(msg(&payload(2)).key("k2"), None),
+                handed(msg(&payload(2)).key("k2"), None),
+            ],
+        )
+        .await
+        .unwrap();
+    assert!(out[0].handed_out.is_some());
+    assert!(out[1].replay && out[1].handed_out.is_none());
+    let s = h.stats("jobs").await;
+    assert_eq!((s.available, s.in_flight), (1, 1));
+}
+
+async fn a_kept_queue_hands_out_kept_receipts(h: Harness) {
+    let settings = QueueSettings {
+        completed_retention_seconds: 60,
+        ..defaults()
+    };
+    h.create("jobs", settings).await.unwrap();
+    let o = h.publish_msg("jobs", handed(msg(&payload(1)), None)).await;
+    let (receipt, _) = lease(&o);
+    assert!(receipt.starts_with("rcpt_k"), "{receipt}");
+    assert!(h.ack("jobs", &o.message_id, Some(&receipt)).await);
+}
+
+async fn a_hand_back_makes_it_available_uncounted(h: Harness) {
+    h.create("jobs", defaults()).await.unwrap();
+    let o = h.publish_msg("jobs", handed(msg(&payload(1)), None)).await;
+    let (receipt, _) = lease(&o);
+    assert!(
+        !h.hand_back("jobs", &o.message_id, "rcpt_0").await,
+        "another lease"
+    );
+    assert!(h.hand_back("jobs", &o.message_id, &receipt).await);
+    assert!(!h.hand_back("jobs", &o.message_id, &receipt).await, "once");
+    let s = h.stats("jobs").await;
+    assert_eq!((s.available, s.in_flight), (1, 0));
+    let got = h.claim_one("jobs").await;
+    assert_eq!(got.message_id, o.message_id);
+    assert_eq!(got.delivery_count, 1, "the hand-out was never a delivery");
+    assert!(
+        !h.ack("jobs", &o.message_id, Some(&receipt)).await,
+        "its lease ended"
+    );
+}
