@@ -341,6 +341,74 @@ mod tests {
         }
     }
 
+    fn message(id: &str) -> onceq_store::ClaimedMessage {
+        onceq_store::ClaimedMessage {
+            message_id: id.to_owned(),
+            payload: "1".to_owned(),
+            delivery_count: 1,
+            receipt: format!("rcpt_{id}"),
+            created_at: jiff::Timestamp::UNIX_EPOCH,
+            lease_expires_at: jiff::Timestamp::UNIX_EPOCH,
+            idempotency_key: None,
+            headers: None,
+        }
+    }
+
+    /// An offer whose unread messages land in the returned list.
+    fn offer(
+        channel: &Arc<super::QueueWakeup>,
+        max: u32,
+    ) -> (super::OfferWait, Arc<std::sync::Mutex<Vec<String>>>) {
+        let unread = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let into = unread.clone();
+        let wait = channel.offer(max, None, move |m| {
+            into.lock()
+                .unwrap()
+                .extend(m.into_iter().map(|m| m.message_id));
+        });
+        (wait, unread)
+    }
+
+    #[test]
+    fn offers_are_taken_oldest_first_as_many_as_the_messages_need() {
+        let w = Wakeups::default();
+        let channel = w.channel("p", "q");
+        let held: Vec<_> = (0..3).map(|_| offer(&channel, 2)).collect();
+        let taken = w.take_offers("p", "q", 3);
+        assert_eq!(taken.len(), 2, "two offers of 2 take 3 messages");
+        assert!(w.take_offers("p", "other", 1).is_empty());
+        assert_eq!(w.take_offers("p", "q", 10).len(), 1, "one left");
+        drop(held);
+    }
+
+    #[test]
+    fn a_withdrawn_offer_is_not_taken() {
+        let w = Wakeups::default();
+        let channel = w.channel("p", "q");
+        let (wait, unread) = offer(&channel, 1);
+        drop(wait);
+        assert!(w.take_offers("p", "q", 1).is_empty());
+        assert!(unread.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn an_offer_dropped_unread_hands_its_messages_back() {
+        let w = Wakeups::default();
+        let channel = w.channel("p", "q");
+        let (wait, unread) = offer(&channel, 1);
+        let taken = w.take_offers("p", "q", 1).pop().unwrap();
+        taken.to.send(vec![message("a")]).unwrap();
+        drop(wait);
+        assert_eq!(*unread.lock().unwrap(), ["a"]);
+        // Read, nothing comes back.
+        let (mut wait, unread) = offer(&channel, 1);
+        let taken = w.take_offers("p", "q", 1).pop().unwrap();
+        taken.to.send(vec![message("b")]).unwrap();
+        assert_eq!(wait.rx.try_recv().unwrap().len(), 1);
+        drop(wait);
+        assert!(unread.lock().unwrap().is_empty());
+    }
+
     #[test]
     fn channels_live_only_while_held() {
         let w = Wakeups::default();

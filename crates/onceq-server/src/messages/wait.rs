@@ -154,7 +154,7 @@ impl Messages<'_> {
         handed: Vec<ClaimedMessage>,
     ) -> Vec<ClaimedMessage> {
         let now = self.state.clock.now();
-        self.state.metrics.consumed(project, queue, &handed, now);
+        self.state.metrics.handed_out(project, queue, &handed, now);
         handed
     }
 }

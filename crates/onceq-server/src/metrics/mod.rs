@@ -140,9 +140,35 @@ impl Metrics {
     /// A consume (or a push subscription's claim) handed out `claimed` at
     /// `now`: counted, and each first hand-out's wait since its publish.
     pub fn consumed(&self, project: &str, queue: &str, claimed: &[ClaimedMessage], now: Timestamp) {
+        self.handed(project, queue, claimed, now, false);
+    }
+
+    /// As [`Self::consumed`], for messages a publish handed straight to a
+    /// waiting consumer (counted as handed out too).
+    pub fn handed_out(
+        &self,
+        project: &str,
+        queue: &str,
+        handed: &[ClaimedMessage],
+        now: Timestamp,
+    ) {
+        self.handed(project, queue, handed, now, true);
+    }
+
+    fn handed(
+        &self,
+        project: &str,
+        queue: &str,
+        claimed: &[ClaimedMessage],
+        now: Timestamp,
+        at_publish: bool,
+    ) {
         if !claimed.is_empty() {
             self.queues.with(&self.recorder, project, queue, |c| {
                 c.consumed.increment(claimed.len() as u64);
+                if at_publish {
+                    c.handed_out.increment(claimed.len() as u64);
+                }
                 for m in claimed.iter().filter(|m| m.delivery_count == 1) {
                     c.waited.record(life::seconds(m.created_at, now));
                 }

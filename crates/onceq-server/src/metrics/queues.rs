@@ -36,6 +36,10 @@ pub(super) const COUNTERS: &[(&str, &str)] = &[
         "Messages handed out by consume (every delivery, redeliveries included).",
     ),
     (
+        HANDED_OUT,
+        "Messages a publish handed straight to a consumer waiting on this server, without a claim (counted in consumed too).",
+    ),
+    (
         ACKED,
         "Messages acked (acks of a lease no longer held are not counted).",
     ),
@@ -56,6 +60,7 @@ pub(super) const COUNTERS: &[(&str, &str)] = &[
 const PUBLISHED: &str = "onceq_messages_published_total";
 const REPLAYED: &str = "onceq_messages_replayed_total";
 const CONSUMED: &str = "onceq_messages_consumed_total";
+const HANDED_OUT: &str = "onceq_messages_handed_out_total";
 const ACKED: &str = "onceq_messages_acked_total";
 const NACKED: &str = "onceq_messages_nacked_total";
 const DEAD_LETTERED: &str = "onceq_messages_dead_lettered_total";
@@ -66,6 +71,7 @@ pub struct QueueCounters {
     pub(super) published: Counter,
     pub(super) replayed: Counter,
     pub(super) consumed: Counter,
+    pub(super) handed_out: Counter,
     pub(super) acked: Counter,
     pub(super) nacked: Counter,
     pub(super) dead_lettered_by_nack: Counter,
@@ -100,6 +106,7 @@ impl QueueCounters {
             published: counter(r, PUBLISHED, labels()),
             replayed: counter(r, REPLAYED, labels()),
             consumed: counter(r, CONSUMED, labels()),
+            handed_out: counter(r, HANDED_OUT, labels()),
             acked: counter(r, ACKED, labels()),
             nacked: counter(r, NACKED, labels()),
             dead_lettered_by_nack: dead("nack"),

@@ -36,6 +36,7 @@ mod envelope;
 mod fair_share;
 mod fifo;
 mod flood;
+mod hand_out;
 mod headers;
 mod hostile;
 mod idempotency;

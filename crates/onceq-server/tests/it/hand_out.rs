@@ -1,0 +1,138 @@
+//! A publish hands its message straight to a consume waiting on this
+//! server (no claim of its own), under the consumer's lease; where the
+//! queue does not allow it, the consumer is woken to claim as before.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::consume::long_poll_with;
+use crate::{
+    both,
+    harness::{Backend, TestServer},
+};
+
+/// A server whose long polls never re-check the store by themselves in a
+/// test's time: what a waiting consumer gets, it got from a publish here.
+async fn server(b: Backend) -> TestServer {
+    let config = onceq_server::ServerConfig {
+        long_poll_recheck: Duration::from_secs(60),
+        ..Default::default()
+    };
+    TestServer::in_process_with(b, config).await
+}
+
+/// A consume of `queue` waiting 20 s with a lease of 45 s, once it waits.
+async fn waiting(s: &TestServer, queue: &str) -> tokio::task::JoinHandle<Value> {
+    let body = json!({"queue": queue, "wait_seconds": 20, "visibility_timeout": 45});
+    let waiter = long_poll_with(s, body);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiter.is_finished(), "an empty long poll must wait");
+    waiter
+}
+
+async fn answered(waiter: tokio::task::JoinHandle<Value>) -> Value {
+    tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .expect("the long poll did not return after a publish")
+        .unwrap()
+}
+
+fn handed_out(m: &crate::prom::Scrape, queue: &str) -> f64 {
+    let labels = [("project", "alpha"), ("queue", queue)];
+    m.get("onceq_messages_handed_out_total", &labels)
+        .unwrap_or(0.0)
+}
+
+async fn a_publish_hands_its_message_to_a_waiting_consumer(b: Backend) {
+    let s = server(b).await;
+    s.post("/v1/queue/create", json!({"name": "q"})).await.ok();
+    let waiter = waiting(&s, "q").await;
+    let r = s
+        .post("/v1/queue/publish", json!({"queue": "q", "payload": "now"}))
+        .await;
+    r.ok();
+    // The publish's answer is the contract's, whoever took the message.
+    assert_eq!(r.data()["status"], "available");
+    assert_eq!(r.data()["delivery_count"], 0);
+    let got = answered(waiter).await;
+    let m = &got["data"]["items"][0];
+    assert_eq!(m["payload"], "now");
+    assert_eq!(m["message_id"], r.data()["message_id"]);
+    assert_eq!(
+        (m["status"].as_str(), m["delivery_count"].as_i64()),
+        (Some("in_flight"), Some(1))
+    );
+    let lease: jiff::Timestamp = m["lease_expires_at"].as_str().unwrap().parse().unwrap();
+    assert_eq!(lease, s.clock.now() + jiff::SignedDuration::from_secs(45));
+    let scrape = s.scrape().await;
+    assert_eq!(
+        handed_out(&scrape, "q"),
+        1.0,
+        "handed out, not claimed: {}",
+        scrape.text
+    );
+    let labels = [("project", "alpha"), ("queue", "q")];
+    assert_eq!(scrape.value("onceq_messages_consumed_total", &labels), 1.0);
+    let stats = s.stats("q").await;
+    assert_eq!(
+        (stats["available"].as_i64(), stats["in_flight"].as_i64()),
+        (Some(0), Some(1))
+    );
+    let ack = json!({"queue": "q", "message_id": m["message_id"], "receipt": m["receipt"]});
+    let r = s.post("/v1/queue/ack", ack).await;
+    r.ok();
+    assert_eq!(r.data()["acked"], true);
+}
+both!(a_publish_hands_its_message_to_a_waiting_consumer);
+
+/// A FIFO queue hands out only its groups' heads, which a claim decides:
+/// its waiting consumer is woken and claims, as before hand-outs.
+async fn a_queue_that_cannot_hand_out_wakes_its_consumer_to_claim(b: Backend) {
+    let s = server(b).await;
+    let create = json!({"name": "orders", "type": "fifo"});
+    s.post("/v1/queue/create", create).await.ok();
+    let waiter = waiting(&s, "orders").await;
+    s.publish("orders", json!("first")).await;
+    let got = answered(waiter).await;
+    assert_eq!(got["data"]["items"][0]["payload"], "first");
+    assert_eq!(handed_out(&s.scrape().await, "orders"), 0.0, "claimed");
+}
+both!(a_queue_that_cannot_hand_out_wakes_its_consumer_to_claim);
+
+/// Ten messages published at once beside three waiting consumers: each
+/// consumer is handed some, and none is handed twice or lost.
+async fn a_batch_is_spread_over_the_waiting_consumers(b: Backend) {
+    let s = server(b).await;
+    s.post("/v1/queue/create", json!({"name": "q"})).await.ok();
+    let mut waiters = Vec::new();
+    for _ in 0..3 {
+        waiters.push(waiting(&s, "q").await);
+    }
+    let batch: Vec<Value> = (0..10).map(|n| json!({"payload": {"n": n}})).collect();
+    s.publish_batch("q", &batch).await;
+    let mut seen = Vec::new();
+    for w in waiters {
+        let got = answered(w).await;
+        let items = got["data"]["items"].as_array().unwrap().clone();
+        assert!(!items.is_empty(), "every waiting consumer gets some");
+        seen.extend(
+            items
+                .into_iter()
+                .map(|m| m["payload"]["n"].as_i64().unwrap()),
+        );
+    }
+    // The rest waits for a claim.
+    let r = s
+        .post(
+            "/v1/queue/consume",
+            json!({"queue": "q", "max_messages": 10}),
+        )
+        .await;
+    r.ok();
+    let rest = r.data()["items"].as_array().unwrap().clone();
+    seen.extend(rest.iter().map(|m| m["payload"]["n"].as_i64().unwrap()));
+    seen.sort_unstable();
+    assert_eq!(seen, (0..10).collect::<Vec<_>>());
+}
+both!(a_batch_is_spread_over_the_waiting_consumers);
