@@ -12,7 +12,9 @@
 //! consumer went away before reading it, it is handed back
 //! ([`super::Messages::hand_back`]: available again, its delivery
 //! uncounted); if this server dies first, its lease runs out and it is
-//! delivered again, as after any claim whose answer was lost.
+//! delivered again, as after any claim whose answer was lost. A publish
+//! that took offers runs on a task of its own (`Messages::publish`), so
+//! its publisher going away halfway cannot strand what it handed out.
 
 use onceq_store::{ClaimedMessage, HandOut, LeaseRef, NewMessage, PublishOutcome, QueueRef};
 
@@ -69,6 +71,11 @@ pub(super) fn assign(state: &AppState, queue: &QueueRef, messages: &mut [NewMess
 }
 
 impl Assigned {
+    /// No offer was taken.
+    pub(super) fn is_empty(&self) -> bool {
+        self.offers.is_empty()
+    }
+
     /// Sends each offer the messages the store handed out to it
     /// (`outcomes`, in the publish's order); what a consumer that went
     /// away cannot take is handed back. Returns how many offers got

@@ -32,7 +32,7 @@ use onceq_store::{
     ClaimedMessage, DlqRedrive, DlqRedriveOne, LeaseExpiry, LeaseRef, MessageAck, MessageCancel,
     MessageClaim, MessageNack, MessagePromote, MessagePublish, NackOutcome, NewMessage,
     PromoteOutcome, PublishOutcome, QueuePause, QueueRef, RedriveOneOutcome, RedriveOutcome,
-    Result, SingleOutcome,
+    Result, SingleOutcome, StoreError,
 };
 use onceq_types::{MessageStatus, QueueRecord};
 
@@ -75,19 +75,32 @@ impl Messages<'_> {
         let state = self.state;
         let (project, name) = (&queue.project, &queue.queue);
         let offers = hand_out::assign(state, queue, &mut messages);
-        let outcomes = state
-            .store()
-            .message_publish(MessagePublish {
-                queue: queue.clone(),
-                messages,
-                dedupe_window,
-                new_queue_completed_retention: state.config.completed_retention_seconds,
-                now: state.clock.now(),
-            })
-            .await?;
+        let publish = MessagePublish {
+            queue: queue.clone(),
+            messages,
+            dedupe_window,
+            new_queue_completed_retention: state.config.completed_retention_seconds,
+            now: state.clock.now(),
+        };
+        let (outcomes, unused) = match offers.is_empty() {
+            true => (state.store().message_publish(publish).await?, 0),
+            // Run to the end even if this caller goes away halfway (its
+            // client disconnected): messages it may have stored handed
+            // out reach their consumers, or are handed back, either way.
+            false => {
+                let (state, queue) = (state.clone(), queue.clone());
+                tokio::spawn(async move {
+                    let outcomes = state.store().message_publish(publish).await?;
+                    // Offers left without a message wake their consumer
+                    // as they drop.
+                    let unused = offers.deliver(state.messages(), &queue, &outcomes);
+                    Ok::<_, StoreError>((outcomes, unused))
+                })
+                .await
+                .map_err(StoreError::internal)??
+            }
+        };
         state.metrics.published(project, name, &outcomes);
-        // Offers left without a message wake their consumer as they drop.
-        let unused = offers.deliver(self, queue, &outcomes);
         let available = outcomes
             .iter()
             .filter(|o| !o.replay && o.handed_out.is_none())
