@@ -196,6 +196,17 @@ pub trait Store: Send + Sync + 'static {
         &self,
         p: crate::MessagePublish,
     ) -> crate::Result<Vec<crate::PublishOutcome>>;
+    /// [`Store::message_publish`] with `acks` in its transaction: the acks
+    /// that consumers waiting here sent with their consume, carried by the
+    /// publish that hands them messages (`HandOut`), so that an ack costs
+    /// no commit of its own. Each ack is answered as by
+    /// [`Store::message_ack_many`], apart from the publish's answer (see
+    /// [`crate::PublishedAcking`]).
+    async fn message_publish_acking(
+        &self,
+        p: crate::MessagePublish,
+        acks: Vec<crate::MessageAck>,
+    ) -> crate::PublishedAcking;
     /// Hands out up to `max` messages; `QueueNotFound` for an unknown queue.
     async fn message_claim(
         &self,

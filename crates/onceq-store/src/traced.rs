@@ -103,6 +103,7 @@ traced! {
     fn queue_stats(&self, q: &QueueRef, now: Timestamp) -> Result<QueueStats>;
     fn queue_purge(&self, q: &QueueRef) -> Result<i64>;
     fn message_publish(&self, p: MessagePublish) -> Result<Vec<PublishOutcome>>;
+    fn message_publish_acking(&self, p: MessagePublish, acks: Vec<MessageAck>) -> PublishedAcking;
     fn message_claim(&self, p: MessageClaim) -> Result<Vec<ClaimedMessage>>;
     fn message_ack(&self, p: MessageAck) -> Result<AckOutcome>;
     fn message_nack(&self, p: MessageNack) -> Result<NackOutcome>;

@@ -159,6 +159,21 @@ pub struct MessageAck {
     pub now: Timestamp,
 }
 
+/// What `message_publish_acking` did: the publish's answer, and apart
+/// from it the answers of the acks it carried, which do not share the
+/// publish's fate (a publish refused for its own reason may still have
+/// done them).
+#[derive(Debug)]
+pub struct PublishedAcking {
+    /// What `message_publish` would have answered.
+    pub published: crate::Result<Vec<PublishOutcome>>,
+    /// One answer per carried ack, in order; `None` when they were not done
+    /// (or it is not known whether they were: the store timed out): the
+    /// caller acks them itself, and an ack done twice answers `false` the
+    /// second time, as after any ack answered 503.
+    pub acked: Option<Vec<AckOutcome>>,
+}
+
 /// What `message_ack` did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AckOutcome {

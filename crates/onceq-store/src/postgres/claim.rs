@@ -5,11 +5,10 @@ use std::sync::Mutex;
 
 use tokio_postgres::types::ToSql;
 
-use super::ack_group::{self, AckColumns};
+use super::ack_group::CarriedAcks;
 use super::db::GenericClient;
 use super::errors::{self, Error};
 use super::{PgStore, sql};
-use crate::rules::finished;
 use crate::{AckOutcome, ClaimedMessage, MessageAck, MessageClaim, QueueRef, StoreError};
 
 /// Due delayed messages one claim promotes at most. Well above a claim's
@@ -100,22 +99,9 @@ impl PgStore {
         plain_queue: bool,
     ) -> Result<(Vec<AckOutcome>, Vec<ClaimedMessage>, bool), Error> {
         let client = self.client().await?;
-        // The acks that may keep their message (`rules::finished`) and the
-        // others: a statement each, as in an ack group (`ack_group`).
-        let (keeping, plain): (Vec<&MessageAck>, Vec<&MessageAck>) = acks
-            .iter()
-            .partition(|a| finished::may_keep(a.lease.receipt.as_deref()));
-        let (plain_columns, keeping_columns) = (AckColumns::of(&plain), AckColumns::of(&keeping));
         // Prepared before the pipeline, so that every statement is queued at
         // its first poll, in order.
-        let plain_stmt = match plain.is_empty() {
-            true => None,
-            false => Some(client.prepare_cached(AckColumns::statement(false)).await?),
-        };
-        let keeping_stmt = match keeping.is_empty() {
-            true => None,
-            false => Some(client.prepare_cached(AckColumns::statement(true)).await?),
-        };
+        let acks = CarriedAcks::prepare(&client, acks).await?;
         // Given a timeout, the lease's end is known here; otherwise the
         // statement adds the queue's default to `now`.
         let lease_expires_at = p
@@ -148,45 +134,21 @@ impl PgStore {
         // back after a failed statement), never left open on a pooled
         // connection. The first error in statement order is the cause;
         // the later ones only say the transaction is aborted.
-        let (began, plain_deleted, keeping_deleted, queue, rows, committed) = tokio::join!(
+        let (began, acked, queue, rows, committed) = tokio::join!(
             client.batch_execute(sql::HOT_BEGIN),
-            async {
-                match &plain_stmt {
-                    // Parameters only for a statement that runs: a plain
-                    // claim builds none.
-                    Some(stmt) => client.query(stmt, &plain_columns.params(false)).await,
-                    None => Ok(Vec::new()),
-                }
-            },
-            async {
-                match &keeping_stmt {
-                    Some(stmt) => client.query(stmt, &keeping_columns.params(true)).await,
-                    None => Ok(Vec::new()),
-                }
-            },
+            acks.run(&client),
             client.query_opt(&promote, &promote_params),
             client.query(&claim, &claim_params),
             client.batch_execute("COMMIT"),
         );
         began?;
-        let (plain_deleted, keeping_deleted) = (plain_deleted?, keeping_deleted?);
+        let acked = acked?;
         let queue = queue?;
         let mut rows = rows?;
         committed?;
         let Some(queue) = queue else {
             return Err(StoreError::QueueNotFound.into());
         };
-        // Back in the order given.
-        let mut plain_outcomes = ack_group::outcomes(&plain, &plain_deleted).into_iter();
-        let mut keeping_outcomes = ack_group::outcomes(&keeping, &keeping_deleted).into_iter();
-        let acked = acks
-            .iter()
-            .map(|a| match finished::may_keep(a.lease.receipt.as_deref()) {
-                true => keeping_outcomes.next(),
-                false => plain_outcomes.next(),
-            })
-            .map(|o| o.expect("one outcome per ack"))
-            .collect();
 
         // UPDATE ... RETURNING does not keep the order of the rows it picked.
         rows.sort_by_key(|r| {

@@ -335,6 +335,14 @@ impl crate::Store for PgStore {
         self.publishes.publish(p).await
     }
 
+    async fn message_publish_acking(
+        &self,
+        p: crate::MessagePublish,
+        acks: Vec<crate::MessageAck>,
+    ) -> crate::PublishedAcking {
+        self.publishes.publish_acking(p, acks).await
+    }
+
     async fn message_claim(&self, p: crate::MessageClaim) -> Result<Vec<crate::ClaimedMessage>> {
         let (_, claimed) = self.claim(&[], &p).await?;
         Ok(claimed)

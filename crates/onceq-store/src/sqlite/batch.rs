@@ -15,6 +15,12 @@ use crate::{
 /// `Store::message_ack_many`.
 pub(super) fn ack_many(conn: &Connection, acks: &[MessageAck]) -> Result<Vec<AckOutcome>> {
     check_batch(acks.len())?;
+    ack_each(conn, acks)
+}
+
+/// Each ack in turn, however many (`Store::message_publish_acking`: the
+/// acks of every consumer a publish hands messages to).
+pub(super) fn ack_each(conn: &Connection, acks: &[MessageAck]) -> Result<Vec<AckOutcome>> {
     acks.iter()
         .map(
             |ack| match crate::rules::finished::may_keep(ack.lease.receipt.as_deref()) {

@@ -299,6 +299,32 @@ impl Store for SqliteStore {
         self.writer.run(move |tx| publish::publish(tx, &p)).await
     }
 
+    async fn message_publish_acking(
+        &self,
+        p: MessagePublish,
+        acks: Vec<MessageAck>,
+    ) -> crate::PublishedAcking {
+        // One request of the writer, so one transaction: a publish that
+        // fails undoes the acks with it, and the caller does them again.
+        let done = self
+            .writer
+            .run(move |tx| {
+                let outcomes = publish::publish(tx, &p)?;
+                Ok((outcomes, batch::ack_each(tx, &acks)?))
+            })
+            .await;
+        match done {
+            Ok((outcomes, acked)) => crate::PublishedAcking {
+                published: Ok(outcomes),
+                acked: Some(acked),
+            },
+            Err(e) => crate::PublishedAcking {
+                published: Err(e),
+                acked: None,
+            },
+        }
+    }
+
     async fn message_claim(&self, p: MessageClaim) -> Result<Vec<ClaimedMessage>> {
         self.writer.run(move |tx| claim::claim(tx, &p)).await
     }

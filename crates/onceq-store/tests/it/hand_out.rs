@@ -4,7 +4,10 @@
 //! went away.
 
 use jiff::SignedDuration;
-use onceq_store::{HandOut, LeaseRef, NewMessage, PublishOutcome};
+use onceq_store::{
+    FinishedState, HandOut, LeaseRef, MessageAck, MessagePublish, NewMessage, PublishOutcome,
+    PublishedAcking, StoreError,
+};
 use onceq_types::queue::QueueSettings;
 use onceq_types::{MessageStatus, QueueType};
 
@@ -17,6 +20,9 @@ conformance!(
     a_replay_is_not_handed_out,
     a_kept_queue_hands_out_kept_receipts,
     a_hand_back_makes_it_available_uncounted,
+    a_publish_carries_acks_in_its_transaction,
+    carried_acks_keep_what_the_queue_retains,
+    a_refused_publish_leaves_no_carried_ack_half_done,
 );
 
 /// `m`, to be handed out with a lease of `secs` (or the queue's default).
@@ -30,6 +36,31 @@ fn handed(m: NewMessage, secs: Option<i64>) -> NewMessage {
 }
 
 impl Harness {
+    /// Publishes `messages` carrying `acks` (id, receipt, result).
+    async fn publish_acking(
+        &self,
+        queue: &str,
+        messages: Vec<NewMessage>,
+        acks: &[(&str, &str, Option<&str>)],
+    ) -> PublishedAcking {
+        let acks = acks
+            .iter()
+            .map(|(id, receipt, result)| MessageAck {
+                lease: self.lease(queue, id, Some(receipt)),
+                result: result.map(str::to_owned),
+                now: self.now,
+            })
+            .collect();
+        let p = MessagePublish {
+            queue: self.q(queue),
+            messages,
+            dedupe_window: self.dedupe_window,
+            new_queue_completed_retention: 0,
+            now: self.now,
+        };
+        self.store.message_publish_acking(p, acks).await
+    }
+
     async fn hand_back(&self, queue: &str, id: &str, receipt: &str) -> bool {
         self.store
             .message_hand_back(LeaseRef {
@@ -188,4 +219,92 @@ async fn a_hand_back_makes_it_available_uncounted(h: Harness) {
         !h.ack("jobs", &o.message_id, Some(&receipt)).await,
         "its lease ended"
     );
+}
+
+async fn a_publish_carries_acks_in_its_transaction(h: Harness) {
+    h.create("jobs", defaults()).await.unwrap();
+    h.publish_one("jobs", &payload(1)).await;
+    h.publish_one("jobs", &payload(2)).await;
+    let got = h.claim("jobs", 2).await;
+    let (a, b) = (&got[0], &got[1]);
+    let done = h
+        .publish_acking(
+            "jobs",
+            vec![handed(msg(&payload(3)), None)],
+            &[
+                (&a.message_id, &a.receipt, None),
+                (&b.message_id, "rcpt_0", None),
+                (&a.message_id, &a.receipt, None),
+            ],
+        )
+        .await;
+    let out = done.published.expect("published");
+    assert!(out[0].handed_out.is_some());
+    let acked: Vec<bool> = done.acked.expect("done").iter().map(|o| o.acked).collect();
+    assert_eq!(
+        acked,
+        [true, false, false],
+        "each answered as alone, in order"
+    );
+    // `a` gone; `b` (wrong receipt) and the new message held.
+    let s = h.stats("jobs").await;
+    assert_eq!((s.message_count, s.in_flight), (2, 2));
+    assert!(h.ack("jobs", &b.message_id, Some(&b.receipt)).await);
+}
+
+async fn carried_acks_keep_what_the_queue_retains(h: Harness) {
+    let settings = QueueSettings {
+        completed_retention_seconds: 60,
+        ..defaults()
+    };
+    h.create("jobs", settings).await.unwrap();
+    let p = h.publish_one("jobs", &payload(1)).await;
+    let c = h.claim_one("jobs").await;
+    let done = h
+        .publish_acking(
+            "jobs",
+            vec![handed(msg(&payload(2)), None)],
+            &[(&c.message_id, &c.receipt, Some(r#"{"rows":3}"#))],
+        )
+        .await;
+    done.published.expect("published");
+    let acked = done.acked.expect("done");
+    assert!(acked[0].acked);
+    assert_eq!(acked[0].consumed_at, Some(h.t(0)));
+    let found = h.find("jobs", &p.message_id).await.unwrap().unwrap();
+    let finished = found.finished.expect("kept");
+    assert_eq!(finished.state, FinishedState::Completed);
+    assert_eq!(finished.result.as_deref(), Some(r#"{"rows":3}"#));
+}
+
+/// A publish refused for its own reason (its key held with another
+/// payload) stores nothing, and its acks are either done and said so, or
+/// not done at all: never done and said not to be.
+async fn a_refused_publish_leaves_no_carried_ack_half_done(h: Harness) {
+    h.create("jobs", defaults()).await.unwrap();
+    h.publish_msg("jobs", msg(&payload(1)).key("k")).await;
+    let c = h.claim_one("jobs").await;
+    let done = h
+        .publish_acking(
+            "jobs",
+            vec![handed(msg(&payload(2)).key("k"), None)],
+            &[(&c.message_id, &c.receipt, None)],
+        )
+        .await;
+    assert!(
+        matches!(done.published, Err(StoreError::IdempotencyKeyReused { .. })),
+        "{:?}",
+        done.published
+    );
+    match done.acked {
+        Some(acked) => {
+            assert!(acked[0].acked);
+            assert_eq!(h.stats("jobs").await.message_count, 0);
+        }
+        None => {
+            assert_eq!(h.stats("jobs").await.in_flight, 1);
+            assert!(h.ack("jobs", &c.message_id, Some(&c.receipt)).await);
+        }
+    }
+    assert_eq!(h.stats("jobs").await.message_count, 0, "nothing stored");
 }

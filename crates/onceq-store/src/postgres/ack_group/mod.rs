@@ -39,7 +39,7 @@ use std::time::Duration;
 use crate::postgres::db::Db;
 use tokio::sync::{mpsc, oneshot};
 
-use super::db::GenericClient;
+use super::db::{GenericClient, Stmt};
 use super::errors::{self, Error};
 use super::hot::{self, HotConnection};
 use super::{lease, sql};
@@ -285,6 +285,91 @@ impl<'a> AckColumns<'a> {
             ]);
         }
         params
+    }
+}
+
+/// Acks run as statements of another transaction's pipeline: a consume's
+/// in its claim's (`claim.rs`), those a publish group carries for the
+/// consumers it hands messages to in the group's (`publish_group`). Those
+/// that may keep their message (`rules::finished`) and the others get a
+/// statement each, as in an ack group; both are prepared here, before the
+/// pipeline, so that [`CarriedAcks::run`] queues them at its first poll.
+pub(super) struct CarriedAcks<'a> {
+    /// Whether each ack, in the order given, may keep its message.
+    keeps: Vec<bool>,
+    plain: Vec<&'a MessageAck>,
+    keeping: Vec<&'a MessageAck>,
+    plain_columns: AckColumns<'a>,
+    keeping_columns: AckColumns<'a>,
+    plain_stmt: Option<Stmt>,
+    keeping_stmt: Option<Stmt>,
+}
+
+impl<'a> CarriedAcks<'a> {
+    /// Prepares the statements `acks` need (none for no acks).
+    pub(super) async fn prepare(
+        client: &impl GenericClient,
+        acks: impl IntoIterator<Item = &'a MessageAck>,
+    ) -> Result<CarriedAcks<'a>, Error> {
+        let (mut keeps, mut plain, mut keeping) = (Vec::new(), Vec::new(), Vec::new());
+        for ack in acks {
+            let keep = finished::may_keep(ack.lease.receipt.as_deref());
+            keeps.push(keep);
+            match keep {
+                true => keeping.push(ack),
+                false => plain.push(ack),
+            }
+        }
+        let plain_stmt = match plain.is_empty() {
+            true => None,
+            false => Some(client.prepare_cached(AckColumns::statement(false)).await?),
+        };
+        let keeping_stmt = match keeping.is_empty() {
+            true => None,
+            false => Some(client.prepare_cached(AckColumns::statement(true)).await?),
+        };
+        Ok(CarriedAcks {
+            keeps,
+            plain_columns: AckColumns::of(&plain),
+            keeping_columns: AckColumns::of(&keeping),
+            plain,
+            keeping,
+            plain_stmt,
+            keeping_stmt,
+        })
+    }
+
+    /// Runs the statements (both queued at the first poll, in the
+    /// pipeline's order) and answers each ack, in the order given: the
+    /// first error in statement order otherwise.
+    pub(super) async fn run(&self, client: &impl GenericClient) -> Result<Vec<AckOutcome>, Error> {
+        // Parameters only for a statement that runs: no acks build none.
+        let (plain_deleted, keeping_deleted) = tokio::join!(
+            async {
+                match &self.plain_stmt {
+                    Some(stmt) => client.query(stmt, &self.plain_columns.params(false)).await,
+                    None => Ok(Vec::new()),
+                }
+            },
+            async {
+                match &self.keeping_stmt {
+                    Some(stmt) => client.query(stmt, &self.keeping_columns.params(true)).await,
+                    None => Ok(Vec::new()),
+                }
+            },
+        );
+        let (plain_deleted, keeping_deleted) = (plain_deleted?, keeping_deleted?);
+        let mut plain = outcomes(&self.plain, &plain_deleted).into_iter();
+        let mut keeping = outcomes(&self.keeping, &keeping_deleted).into_iter();
+        Ok(self
+            .keeps
+            .iter()
+            .map(|keep| match keep {
+                true => keeping.next(),
+                false => plain.next(),
+            })
+            .map(|o| o.expect("one outcome per ack"))
+            .collect())
     }
 }
 

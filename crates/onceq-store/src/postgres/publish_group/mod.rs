@@ -72,7 +72,7 @@ use tokio::sync::{Mutex, mpsc, oneshot};
 use super::errors;
 use super::hot::{self, HotConnection};
 use super::publish::{self, Batch};
-use crate::{MessagePublish, PublishOutcome, StoreError};
+use crate::{AckOutcome, MessageAck, MessagePublish, PublishOutcome, StoreError};
 use cache::QueueCache;
 use transaction::group_once;
 
@@ -106,7 +106,18 @@ type Answer = crate::Result<Vec<PublishOutcome>>;
 struct Pending {
     p: MessagePublish,
     batch: Batch,
+    /// Acks it carries (`Store::message_publish_acking`), if any.
+    carried: Option<Carried>,
     reply: oneshot::Sender<Answer>,
+}
+
+/// The acks a publish carries for the consumers it hands messages to: run
+/// in its group's transaction, and answered on `done` (before the publish's
+/// own answer) only when that transaction committed. Dropped unanswered,
+/// they were not done.
+struct Carried {
+    acks: Vec<MessageAck>,
+    done: oneshot::Sender<Vec<AckOutcome>>,
 }
 
 /// The handle `PgStore` keeps: publishes go in, answers come back after
@@ -145,6 +156,30 @@ impl GroupCommit {
     /// `Unavailable` after the store timeout (queueing included); it may
     /// still have been stored then (see the module docs).
     pub(super) async fn publish(&self, p: MessagePublish) -> Answer {
+        self.publish_carrying(p, None).await
+    }
+
+    /// [`GroupCommit::publish`] with `acks` in the group's transaction,
+    /// answered when it committed, whatever the publish's own answer; not
+    /// done when the publish was stored apart from its group or its group
+    /// failed (see [`commit`]), unknown when the store timed out.
+    pub(super) async fn publish_acking(
+        &self,
+        p: MessagePublish,
+        acks: Vec<MessageAck>,
+    ) -> crate::PublishedAcking {
+        let (done, mut acked) = oneshot::channel();
+        let published = self.publish_carrying(p, Some(Carried { acks, done })).await;
+        // Answered before the publish, if at all: a publish that timed out
+        // may have left them with a group still at work, not to be waited
+        // for.
+        crate::PublishedAcking {
+            published,
+            acked: acked.try_recv().ok(),
+        }
+    }
+
+    async fn publish_carrying(&self, p: MessagePublish, carried: Option<Carried>) -> Answer {
         let batch = Batch::new(&p)?;
         let (reply, answer) = oneshot::channel();
         let queue = match p.messages.len() >= BIG {
@@ -154,10 +189,13 @@ impl GroupCommit {
         // One timer per publish, around the whole wait; dropped at the
         // bound, the receiver tells the committer this caller has gone.
         errors::within(self.bound, async {
-            queue
-                .send(Pending { p, batch, reply })
-                .await
-                .map_err(|_| stopped())?;
+            let pending = Pending {
+                p,
+                batch,
+                carried,
+                reply,
+            };
+            queue.send(pending).await.map_err(|_| stopped())?;
             answer.await.map_err(|_| stopped())?
         })
         .await
@@ -216,7 +254,8 @@ async fn commit(
             conn.discard();
         }
         let answers = match tried {
-            Ok(answers) => {
+            Ok((answers, acked)) => {
+                answer_carried(&mut group, acked);
                 let mut done = Vec::with_capacity(group.len());
                 for (pending, answer) in group.iter().zip(answers) {
                     done.push(match answer {
@@ -250,12 +289,24 @@ async fn commit(
     }
 }
 
+/// Sends each publish's carried acks their answers (`acked`: the group's,
+/// in its order), done in the group's committed transaction.
+fn answer_carried(group: &mut [Pending], acked: Vec<AckOutcome>) {
+    let mut acked = acked.into_iter();
+    for pending in group {
+        if let Some(Carried { acks, done }) = pending.carried.take() {
+            // A caller that went away changes nothing: the acks are done.
+            let _ = done.send(acked.by_ref().take(acks.len()).collect());
+        }
+    }
+}
+
 /// [`group_once`] until it does not lose a race.
 async fn group_retrying(
     conn: &mut HotConnection,
     cache: &QueueCache,
     group: &[Pending],
-) -> crate::Result<Vec<Option<Answer>>> {
+) -> crate::Result<(Vec<Option<Answer>>, Vec<AckOutcome>)> {
     let mut retry = errors::Retry::default();
     loop {
         match group_once(conn, cache, group).await {

@@ -41,7 +41,16 @@ fn publish(queue: &str, messages: Vec<NewMessage>) -> MessagePublish {
 fn pending(p: MessagePublish) -> (Pending, oneshot::Receiver<Answer>) {
     let batch = Batch::new(&p).unwrap();
     let (reply, answer) = oneshot::channel();
-    (Pending { p, batch, reply }, answer)
+    let carried = None;
+    (
+        Pending {
+            p,
+            batch,
+            carried,
+            reply,
+        },
+        answer,
+    )
 }
 
 async fn count(store: &PgStore, queue: &str) -> i64 {
@@ -250,5 +259,76 @@ async fn one_trip_group_answers_each_publish_as_if_alone() {
     let id = |i: usize| got[i].as_ref().unwrap().message_id.clone();
     assert_eq!(id(0), id(1));
     // old, twice, the keyless one, new; nothing of the failed publish.
+    assert_eq!(count(&store, "jobs").await, 4);
+}
+
+/// Publishes of one group carrying acks each get their own acks' answers,
+/// from the group's one transaction; a publish without acks beside them
+/// changes nothing.
+#[tokio::test]
+async fn each_publish_of_a_group_gets_its_carried_acks() {
+    let db = PgStore::test_database().await;
+    let store = PgStore::connect(&db.url).await.unwrap();
+    for n in 0..3 {
+        store
+            .message_publish(publish("jobs", vec![message(&n.to_string(), None)]))
+            .await
+            .unwrap();
+    }
+    let claimed = store
+        .message_claim(crate::MessageClaim {
+            queue: QueueRef::new("p", "jobs"),
+            max: 3,
+            visibility_timeout: None,
+            now: now(),
+        })
+        .await
+        .unwrap();
+    let ack = |i: usize, receipt: &str| crate::MessageAck {
+        lease: crate::LeaseRef {
+            queue: QueueRef::new("p", "jobs"),
+            message_id: claimed[i].message_id.clone(),
+            receipt: Some(receipt.to_owned()),
+        },
+        result: None,
+        now: now(),
+    };
+    let carrying = [
+        vec![ack(0, &claimed[0].receipt), ack(1, "rcpt_0")],
+        Vec::new(),
+        vec![ack(2, &claimed[2].receipt)],
+    ];
+    let mut group = Vec::new();
+    let (mut acked, mut published) = (Vec::new(), Vec::new());
+    for acks in carrying {
+        // Each caller waits for its answer (a caller gone is left out).
+        let (mut p, answer) = pending(publish("jobs", vec![message("new", None)]));
+        published.push(answer);
+        let (done, answer) = oneshot::channel();
+        p.carried = (!acks.is_empty()).then(|| super::Carried { acks, done });
+        group.push(p);
+        acked.push(answer);
+    }
+    commit(
+        &mut HotConnection::new(store.db.clone()),
+        &QueueCache::default(),
+        group,
+        crate::DEFAULT_OP_TIMEOUT,
+    )
+    .await;
+    let mut answers = Vec::new();
+    for a in acked {
+        answers.push(
+            a.await
+                .map(|o| o.iter().map(|o| o.acked).collect::<Vec<_>>()),
+        );
+    }
+    assert_eq!(answers[0], Ok(vec![true, false]));
+    assert!(answers[1].is_err(), "carried nothing, answered nothing");
+    assert_eq!(answers[2], Ok(vec![true]));
+    for p in published {
+        assert_eq!(p.await.unwrap().unwrap().len(), 1);
+    }
+    // Left: the wrongly acked one and the three new messages.
     assert_eq!(count(&store, "jobs").await, 4);
 }

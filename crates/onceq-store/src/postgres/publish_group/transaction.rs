@@ -13,20 +13,22 @@ use super::keys::{replay_held, take_keys, undo_failed};
 use super::messages::{insert_new, lock_fifo_groups};
 use super::plan::{Take, Work, answer, plan_keys};
 use super::{Answer, Pending};
+use crate::postgres::ack_group::CarriedAcks;
 use crate::postgres::errors::Error;
 use crate::postgres::hot::HotConnection;
 use crate::postgres::publish::Stored;
 use crate::postgres::{queues, sql};
 use crate::rules::dedupe::Plan;
-use crate::{QueueRef, StoreError};
+use crate::{AckOutcome, QueueRef, StoreError};
 
 /// One attempt at the whole group, in one transaction. `Err` fails (or
 /// retries) the whole group; a publish's own failure is in its answer.
+/// Also answers the acks the group carries, in its order.
 pub(super) async fn group_once(
     conn: &mut HotConnection,
     cache: &QueueCache,
     group: &[Pending],
-) -> Result<Vec<Option<Answer>>, Error> {
+) -> Result<(Vec<Option<Answer>>, Vec<AckOutcome>), Error> {
     let client = conn.get().await?;
     match in_transaction(client, cache, group).await {
         Ok(answers) => Ok(answers),
@@ -42,15 +44,20 @@ pub(super) async fn group_once(
 }
 
 /// The transaction of [`group_once`]. In the common case (queues known,
-/// standard queues, keys new) it is two round trips: BEGIN, the keys and
-/// the messages in one pipeline, then COMMIT.
+/// standard queues, keys new) it is two round trips: BEGIN, the keys, the
+/// messages and the carried acks in one pipeline, then COMMIT.
 async fn in_transaction(
     client: &crate::postgres::db::Conn,
     cache: &QueueCache,
     group: &[Pending],
-) -> Result<Vec<Option<Answer>>, Error> {
+) -> Result<(Vec<Option<Answer>>, Vec<AckOutcome>), Error> {
     let claim = client.prepare_cached(sql::DEDUPE_KEY_CLAIM_MANY).await?;
     let insert = client.prepare_cached(sql::MESSAGE_INSERT_MANY).await?;
+    let carried = group
+        .iter()
+        .filter_map(|pending| pending.carried.as_ref())
+        .flat_map(|c| c.acks.iter());
+    let carried = CarriedAcks::prepare(client, carried).await?;
     // Queues already known: BEGIN goes in the pipeline below. Otherwise
     // look them up (or create them) in the transaction first.
     let (ids, begun) = match cache.get(group) {
@@ -103,17 +110,19 @@ async fn in_transaction(
     // statement the later ones only say "transaction is aborted", which
     // would hide the cause (a lost race is retried, that is not). A COMMIT
     // after a failed statement rolls back.
-    let (began, taken, stored, committed) = tokio::join!(
+    let (began, taken, stored, acked, committed) = tokio::join!(
         begin,
         take_keys(client, &claim, group, &takes),
         insert_new(client, &insert, group, &work, QueueType::Standard),
+        carried.run(client),
         commit,
     );
     began?;
-    let (taken, mut stored) = (taken?, stored?);
+    let (taken, mut stored, acked) = (taken?, stored?, acked?);
     committed?;
     if one_trip {
-        return Ok(one_trip_answers(client, group, work, &takes, &taken, &stored).await);
+        let answers = one_trip_answers(client, group, work, &takes, &taken, &stored).await;
+        return Ok((answers, acked));
     }
     let held: Vec<&Take> = takes
         .iter()
@@ -139,11 +148,12 @@ async fn in_transaction(
         cache.put(&ids);
     }
 
-    Ok(group
+    let answers = group
         .iter()
         .zip(work)
         .map(|(pending, w)| Some(answer(pending, w, &stored)))
-        .collect())
+        .collect();
+    Ok((answers, acked))
 }
 
 /// The answers of a group committed in one trip. Held keys are read after
