@@ -32,6 +32,11 @@ pub struct ServerConfig {
     /// even without a local wake-up: covers publishes on other servers that
     /// share the database, and delayed messages coming due (default 250 ms).
     pub long_poll_recheck: Duration,
+    /// How long a waiting consume's acks may wait for the publish that
+    /// hands it its next message to commit them in its transaction before
+    /// the consume does them alone (default 25 ms; zero: never carried).
+    /// See docs/guarantees.md, "Acks sent with a consume".
+    pub ack_carry: Duration,
     /// Largest request body accepted, in bytes (default 4 MiB: a full batch
     /// of ten 256 KiB payloads plus JSON overhead).
     pub max_body_bytes: usize,
@@ -184,6 +189,7 @@ impl Default for ServerConfig {
             purge_interval: Duration::from_secs(60),
             cron_poll_interval: Duration::from_secs(1),
             long_poll_recheck: Duration::from_millis(250),
+            ack_carry: Duration::from_millis(25),
             max_body_bytes: 4 * 1024 * 1024,
             max_batch: onceq_types::MAX_BATCH,
             prices: PriceTable::default(),

@@ -17,6 +17,14 @@
 //! whose messages cannot be handed out at publish, a failed publish) is
 //! dropped, which wakes its consumer to claim, as a wake-up does.
 //!
+//! An offer may also carry its consume's acks (of the consumer's previous
+//! batch): the publish that takes it does them in its own transaction
+//! (`Messages::publish`), so they cost no commit of their own. Whoever
+//! holds them does them: the publish once it took the offer, else the
+//! consumer, which takes them back (`OfferWait::take_back_acks`) when no
+//! publish came soon enough, and does them in the background if it went
+//! away first (`OfferWait`'s drop).
+//!
 //! A wake-up can still be lost to a consumer that is woken and then goes
 //! away (its request cancelled) before it claims; and wake-ups are local to
 //! this process. Consumers therefore also re-check the store every
@@ -27,7 +35,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use jiff::SignedDuration;
-use onceq_store::ClaimedMessage;
+use onceq_store::{ClaimedMessage, MessageAck, StoreError};
 use tokio::sync::{Notify, oneshot};
 
 /// Consumers woken by one wake-up at most (a batch of messages).
@@ -51,6 +59,11 @@ pub struct QueueWakeup {
     /// Waiting consumers' offers, oldest first, by id.
     offers: Mutex<VecDeque<(u64, Offer)>>,
     next_offer: AtomicU64,
+    /// Whether the last publish here that took offers had its messages
+    /// handed out (the queue allows it: `onceq_store::HandOut`). Only then
+    /// do consumes leave their acks with their offers: on a queue that
+    /// hands out nothing at publish they would wait for no one.
+    hands_out: std::sync::atomic::AtomicBool,
 }
 
 /// A waiting consumer's offer to take messages published here straight
@@ -58,12 +71,30 @@ pub struct QueueWakeup {
 #[derive(Debug)]
 pub struct Offer {
     /// Where its messages go. Dropped unused, it wakes the consumer.
-    pub to: oneshot::Sender<Vec<ClaimedMessage>>,
+    pub to: oneshot::Sender<Handed>,
     /// At most this many (its consume's `max_messages`).
     pub max: u32,
     /// Its consume's lease length (`None`: the queue's default).
     pub visibility_timeout: Option<SignedDuration>,
+    /// Its consume's acks, for the publish that takes it to do (none when
+    /// its consumer did them, or takes them back).
+    pub acks: Vec<MessageAck>,
 }
+
+/// What a publish sends the offer it took.
+#[derive(Debug)]
+pub struct Handed {
+    /// The messages handed out to it (none: claim instead).
+    pub messages: Vec<ClaimedMessage>,
+    /// Whether each ack the offer carried ended its lease, in order (`None`
+    /// for an offer that carried none).
+    pub acked: Option<Result<Vec<bool>, StoreError>>,
+}
+
+/// What a consumer gone away left on its offer, for `OfferWait`'s drop to
+/// pass on: messages sent but never read (to hand back) and acks no
+/// publish took (to do).
+pub type LeftBehind = Box<dyn FnOnce(Vec<ClaimedMessage>, Vec<MessageAck>) + Send>;
 
 /// An offer while its consumer waits: withdrawn when dropped, and what it
 /// was sent by then but never read goes to `unread` (to be handed back), so
@@ -71,27 +102,42 @@ pub struct Offer {
 pub struct OfferWait {
     channel: Arc<QueueWakeup>,
     id: u64,
-    /// What a publish sent (an empty list, or an error once the sender was
+    /// What a publish sent (no messages, or an error once the sender was
     /// dropped: claim instead).
-    pub rx: oneshot::Receiver<Vec<ClaimedMessage>>,
-    unread: Option<Box<dyn FnOnce(Vec<ClaimedMessage>) + Send>>,
+    pub rx: oneshot::Receiver<Handed>,
+    left_behind: Option<LeftBehind>,
+}
+
+impl OfferWait {
+    /// The acks this offer still carries, taken back (to be done by the
+    /// consumer): `None` once a publish took the offer, which does them
+    /// and says so on `rx`.
+    pub fn take_back_acks(&mut self) -> Option<Vec<MessageAck>> {
+        let mut offers = lock(&self.channel.offers);
+        let (_, offer) = offers.iter_mut().find(|(id, _)| *id == self.id)?;
+        Some(std::mem::take(&mut offer.acks))
+    }
 }
 
 impl Drop for OfferWait {
     fn drop(&mut self) {
         let mut offers = lock(&self.channel.offers);
-        if let Some(at) = offers.iter().position(|(id, _)| *id == self.id) {
-            offers.remove(at);
-        }
+        let acks = match offers.iter().position(|(id, _)| *id == self.id) {
+            Some(at) => offers.remove(at).map(|(_, o)| o.acks).unwrap_or_default(),
+            None => Vec::new(),
+        };
         drop(offers);
         // Taken by a publish that has answered by now: hand its messages
         // back. (One still committing sees this receiver gone when it
         // sends, and hands them back itself.)
-        if let Ok(messages) = self.rx.try_recv()
-            && !messages.is_empty()
-            && let Some(unread) = self.unread.take()
+        let unread = match self.rx.try_recv() {
+            Ok(handed) => handed.messages,
+            Err(_) => Vec::new(),
+        };
+        if (!unread.is_empty() || !acks.is_empty())
+            && let Some(left_behind) = self.left_behind.take()
         {
-            unread(messages);
+            left_behind(unread, acks);
         }
     }
 }
@@ -102,13 +148,15 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl QueueWakeup {
     /// Leaves an offer of a consumer waiting for up to `max` messages under
-    /// `visibility_timeout`; `unread` hands back what it was sent if it is
-    /// dropped unread.
+    /// `visibility_timeout`, carrying `acks` for the publish that takes it;
+    /// `left_behind` gets what it was sent but never read, and the acks no
+    /// publish took, if it is dropped so.
     pub fn offer(
         self: &Arc<Self>,
         max: u32,
         visibility_timeout: Option<SignedDuration>,
-        unread: impl FnOnce(Vec<ClaimedMessage>) + Send + 'static,
+        acks: Vec<MessageAck>,
+        left_behind: LeftBehind,
     ) -> OfferWait {
         let (to, rx) = oneshot::channel();
         let id = self.next_offer.fetch_add(1, Ordering::Relaxed);
@@ -116,14 +164,28 @@ impl QueueWakeup {
             to,
             max,
             visibility_timeout,
+            acks,
         };
         lock(&self.offers).push_back((id, offer));
         OfferWait {
             channel: self.clone(),
             id,
             rx,
-            unread: Some(Box::new(unread)),
+            left_behind: Some(left_behind),
         }
+    }
+
+    /// Whether a consume may leave its acks with its offer: other
+    /// consumers wait here (so its claim will likely find nothing and it
+    /// will wait too), and publishes here hand their messages out.
+    pub fn carries_acks(&self) -> bool {
+        self.hands_out.load(Ordering::Relaxed)
+            && lock(&self.offers).iter().any(|(_, o)| !o.to.is_closed())
+    }
+
+    /// A publish that took offers had its messages handed out, or not.
+    pub fn handed_out(&self, handed: bool) {
+        self.hands_out.store(handed, Ordering::Relaxed);
     }
 
     /// Whether this waiter should re-check the store now: true for the
@@ -225,6 +287,14 @@ impl Wakeups {
             }
         }
         taken
+    }
+
+    /// A publish on the queue that took offers had its messages handed out
+    /// (`handed`), or not: see [`QueueWakeup::carries_acks`].
+    pub fn handed_out(&self, project: &str, queue: &str, handed: bool) {
+        if let Some(wakeup) = self.held(project, queue) {
+            wakeup.handed_out(handed);
+        }
     }
 
     /// `messages` became available on the queue: wakes that many waiting
@@ -354,6 +424,13 @@ mod tests {
         }
     }
 
+    fn handed(messages: Vec<onceq_store::ClaimedMessage>) -> super::Handed {
+        super::Handed {
+            messages,
+            acked: None,
+        }
+    }
+
     /// An offer whose unread messages land in the returned list.
     fn offer(
         channel: &Arc<super::QueueWakeup>,
@@ -361,11 +438,12 @@ mod tests {
     ) -> (super::OfferWait, Arc<std::sync::Mutex<Vec<String>>>) {
         let unread = Arc::new(std::sync::Mutex::new(Vec::new()));
         let into = unread.clone();
-        let wait = channel.offer(max, None, move |m| {
+        let left_behind = Box::new(move |m: Vec<onceq_store::ClaimedMessage>, _| {
             into.lock()
                 .unwrap()
                 .extend(m.into_iter().map(|m| m.message_id));
         });
+        let wait = channel.offer(max, None, Vec::new(), left_behind);
         (wait, unread)
     }
 
@@ -397,16 +475,85 @@ mod tests {
         let channel = w.channel("p", "q");
         let (wait, unread) = offer(&channel, 1);
         let taken = w.take_offers("p", "q", 1).pop().unwrap();
-        taken.to.send(vec![message("a")]).unwrap();
+        taken.to.send(handed(vec![message("a")])).unwrap();
         drop(wait);
         assert_eq!(*unread.lock().unwrap(), ["a"]);
         // Read, nothing comes back.
         let (mut wait, unread) = offer(&channel, 1);
         let taken = w.take_offers("p", "q", 1).pop().unwrap();
-        taken.to.send(vec![message("b")]).unwrap();
-        assert_eq!(wait.rx.try_recv().unwrap().len(), 1);
+        taken.to.send(handed(vec![message("b")])).unwrap();
+        assert_eq!(wait.rx.try_recv().unwrap().messages.len(), 1);
         drop(wait);
         assert!(unread.lock().unwrap().is_empty());
+    }
+
+    fn ack(id: &str) -> onceq_store::MessageAck {
+        onceq_store::MessageAck {
+            lease: onceq_store::LeaseRef {
+                queue: onceq_store::QueueRef::new("p", "q"),
+                message_id: id.to_owned(),
+                receipt: None,
+            },
+            result: None,
+            now: jiff::Timestamp::UNIX_EPOCH,
+        }
+    }
+
+    /// An offer carrying acks of `ids`, whose acks left behind land in the
+    /// returned list.
+    fn acking(
+        channel: &Arc<super::QueueWakeup>,
+        ids: &[&str],
+    ) -> (super::OfferWait, Arc<std::sync::Mutex<Vec<String>>>) {
+        let left = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let into = left.clone();
+        let left_behind = Box::new(move |_, acks: Vec<onceq_store::MessageAck>| {
+            into.lock()
+                .unwrap()
+                .extend(acks.into_iter().map(|a| a.lease.message_id));
+        });
+        let acks = ids.iter().map(|id| ack(id)).collect();
+        (channel.offer(1, None, acks, left_behind), left)
+    }
+
+    #[test]
+    fn carried_acks_go_to_whoever_holds_them() {
+        let w = Wakeups::default();
+        let channel = w.channel("p", "q");
+        // Taken back while the offer waits: the consumer does them.
+        let (mut wait, left) = acking(&channel, &["a"]);
+        let back = wait.take_back_acks().unwrap();
+        assert_eq!(back[0].lease.message_id, "a");
+        drop(wait);
+        assert!(left.lock().unwrap().is_empty(), "taken back, not left");
+        // Taken by a publish: not to be taken back, nor left behind.
+        let (mut wait, left) = acking(&channel, &["b"]);
+        let taken = w.take_offers("p", "q", 1).pop().unwrap();
+        assert_eq!(taken.acks[0].lease.message_id, "b");
+        assert!(wait.take_back_acks().is_none());
+        drop(wait);
+        assert!(left.lock().unwrap().is_empty());
+        // Dropped while still carrying them: left behind, to be done.
+        let (wait, left) = acking(&channel, &["c"]);
+        drop(wait);
+        assert_eq!(*left.lock().unwrap(), ["c"]);
+    }
+
+    #[test]
+    fn acks_go_with_offers_only_beside_others_on_a_queue_that_hands_out() {
+        let w = Wakeups::default();
+        let channel = w.channel("p", "q");
+        assert!(!channel.carries_acks(), "no one waits");
+        let (held, _) = offer(&channel, 1);
+        assert!(!channel.carries_acks(), "no hand-out seen yet");
+        w.handed_out("p", "q", true);
+        assert!(channel.carries_acks());
+        w.handed_out("p", "q", false);
+        assert!(
+            !channel.carries_acks(),
+            "the last publish handed nothing out"
+        );
+        drop(held);
     }
 
     #[test]

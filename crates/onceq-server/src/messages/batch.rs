@@ -53,7 +53,13 @@ impl Messages<'_> {
     }
 
     /// An ack batch's metrics and throughput.
-    fn count_acks(self, project: &str, queue: &str, outcomes: &[AckOutcome], now: Timestamp) {
+    pub(super) fn count_acks(
+        self,
+        project: &str,
+        queue: &str,
+        outcomes: &[AckOutcome],
+        now: Timestamp,
+    ) {
         let state = self.state;
         state.metrics.acked_many(project, queue, outcomes, now);
         let n = outcomes.iter().filter(|o| o.acked).count() as u64;

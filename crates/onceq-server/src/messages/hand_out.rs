@@ -15,12 +15,22 @@
 //! delivered again, as after any claim whose answer was lost. A publish
 //! that took offers runs on a task of its own (`Messages::publish`), so
 //! its publisher going away halfway cannot strand what it handed out.
+//!
+//! An offer may carry its consume's acks ([`crate::wakeup::Offer::acks`]):
+//! the publish does them in its transaction
+//! ([`onceq_store::Store::message_publish_acking`]), or, when the store did
+//! not (the publish was stored apart from its group, or failed), itself,
+//! offer by offer, before it answers the offers. Either way each offer
+//! that carried acks is told how they went.
 
-use onceq_store::{ClaimedMessage, HandOut, LeaseRef, NewMessage, PublishOutcome, QueueRef};
+use onceq_store::{
+    AckOutcome, ClaimedMessage, HandOut, LeaseRef, MessageAck, NewMessage, PublishOutcome,
+    QueueRef, Result,
+};
 
 use super::Messages;
 use crate::AppState;
-use crate::wakeup::Offer;
+use crate::wakeup::{Handed, LeftBehind, Offer};
 
 /// The offers a publish took, with the messages it asked to hand to each.
 #[derive(Default)]
@@ -29,6 +39,9 @@ pub(super) struct Assigned {
     /// By message index: what its consumer's answer needs that the
     /// publish's outcome does not carry (its idempotency key and headers).
     kept: Vec<Option<(Option<String>, Option<String>)>>,
+    /// By offer: how the acks it carried went (`None`: it carried none),
+    /// once [`Assigned::settle_acks`] knows.
+    acked: Vec<Option<Result<Vec<bool>>>>,
 }
 
 /// Takes the offers waiting on `queue` for `messages` and marks each
@@ -67,7 +80,11 @@ pub(super) fn assign(state: &AppState, queue: &QueueRef, messages: &mut [NewMess
         kept[i] = Some((m.idempotency_key.clone(), m.headers.clone()));
         next = at + 1;
     }
-    Assigned { offers, kept }
+    Assigned {
+        offers,
+        kept,
+        acked: Vec::new(),
+    }
 }
 
 impl Assigned {
@@ -76,19 +93,72 @@ impl Assigned {
         self.offers.is_empty()
     }
 
+    /// The acks the offers carry, in offer order, for the store to do in
+    /// the publish's transaction: a copy, each offer keeps its own until
+    /// [`Assigned::settle_acks`].
+    pub(super) fn carried_acks(&self) -> Vec<MessageAck> {
+        let carried = self.offers.iter().flat_map(|(o, _)| o.acks.iter());
+        carried.cloned().collect()
+    }
+
+    /// Records how each offer's acks went: `acked` is the store's answer
+    /// for [`Assigned::carried_acks`] (counted here, once); without one,
+    /// each offer's acks are done here, as a consume's batch of acks.
+    pub(super) async fn settle_acks(
+        &mut self,
+        messages: Messages<'_>,
+        queue: &QueueRef,
+        acked: Option<Vec<AckOutcome>>,
+    ) {
+        let (project, name) = (&queue.project, &queue.queue);
+        if let Some(outcomes) = &acked
+            && let Some(first) = self.offers.iter().find_map(|(o, _)| o.acks.first())
+        {
+            messages.count_acks(project, name, outcomes, first.now);
+            let carried = outcomes.iter().filter(|o| o.acked).count();
+            messages.state.metrics.acks_carried(project, name, carried);
+        }
+        let mut outcomes = acked.map(Vec::into_iter);
+        let mut settled = Vec::with_capacity(self.offers.len());
+        for (offer, _) in &mut self.offers {
+            let acks = std::mem::take(&mut offer.acks);
+            if acks.is_empty() {
+                settled.push(None);
+                continue;
+            }
+            settled.push(Some(match outcomes.as_mut() {
+                Some(all) => Ok(all.by_ref().take(acks.len()).map(|o| o.acked).collect()),
+                None => messages.ack_many(project, name, acks).await,
+            }));
+        }
+        self.acked = settled;
+    }
+
     /// Sends each offer the messages the store handed out to it
-    /// (`outcomes`, in the publish's order); what a consumer that went
-    /// away cannot take is handed back. Returns how many offers got
-    /// nothing: dropped here, each wakes its consumer to claim.
+    /// (`outcomes`, in the publish's order; none when it failed) and how
+    /// its acks went; what a consumer that went away cannot take is handed
+    /// back. Returns how many offers got no message: each wakes its
+    /// consumer to claim (dropped here, or sent no message).
     pub(super) fn deliver(
         self,
         messages: Messages<'_>,
         queue: &QueueRef,
         outcomes: &[PublishOutcome],
     ) -> usize {
-        let Assigned { offers, mut kept } = self;
-        let mut unused = 0;
+        let Assigned {
+            offers,
+            mut kept,
+            acked,
+        } = self;
+        let mut acked = acked.into_iter();
+        let (mut unused, mut handed_any, mut refused) = (0, false, false);
         for (offer, indexes) in offers {
+            let acked = acked.next().flatten();
+            refused |= indexes.iter().any(|&i| {
+                outcomes
+                    .get(i)
+                    .is_some_and(|o| !o.replay && o.handed_out.is_none())
+            });
             let handed: Vec<ClaimedMessage> = indexes
                 .into_iter()
                 .filter_map(|i| {
@@ -107,22 +177,57 @@ impl Assigned {
                     })
                 })
                 .collect();
+            handed_any |= !handed.is_empty();
             if handed.is_empty() {
                 unused += 1;
-                continue;
+                if acked.is_none() {
+                    continue;
+                }
             }
-            if let Err(handed) = offer.to.send(handed) {
-                hand_back_later(messages.state, queue, handed);
+            let sent = Handed {
+                messages: handed,
+                acked,
+            };
+            if let Err(sent) = offer.to.send(sent) {
+                hand_back_later(messages.state, queue, sent.messages);
             }
+        }
+        if handed_any || refused {
+            let wakeups = &messages.state.wakeups;
+            wakeups.handed_out(&queue.project, &queue.queue, handed_any);
         }
         unused
     }
+}
+
+/// What an offer's consumer that went away leaves behind goes on in the
+/// background: its unread messages handed back, its acks done (a consume's
+/// acks are done even if its caller stops waiting for the answer, as they
+/// were when the consume made them in its first claim).
+pub(crate) fn left_behind(state: &AppState, queue: &QueueRef) -> LeftBehind {
+    let (state, queue) = (state.clone(), queue.clone());
+    Box::new(move |unread, acks| {
+        hand_back_later(&state, &queue, unread);
+        if acks.is_empty() {
+            return;
+        }
+        tokio::spawn(async move {
+            let (project, name) = (&queue.project, &queue.queue);
+            if let Err(e) = state.messages().ack_many(project, name, acks).await {
+                tracing::warn!(error = %e, queue = %name,
+                    "could not do the acks of a consume that went away: their messages are delivered again when their leases run out");
+            }
+        });
+    })
 }
 
 /// Hands `handed` back in the background (their consumer went away).
 /// A hand-back that fails leaves the message under its lease, delivered
 /// again when the lease runs out.
 pub(crate) fn hand_back_later(state: &AppState, queue: &QueueRef, handed: Vec<ClaimedMessage>) {
+    if handed.is_empty() {
+        return;
+    }
     let (state, queue) = (state.clone(), queue.clone());
     tokio::spawn(async move {
         for m in handed {

@@ -90,11 +90,21 @@ impl Messages<'_> {
             false => {
                 let (state, queue) = (state.clone(), queue.clone());
                 tokio::spawn(async move {
-                    let outcomes = state.store().message_publish(publish).await?;
+                    let mut offers = offers;
+                    let carried = offers.carried_acks();
+                    let (published, acked) = match carried.is_empty() {
+                        true => (state.store().message_publish(publish).await, None),
+                        false => {
+                            let done = state.store().message_publish_acking(publish, carried).await;
+                            (done.published, done.acked)
+                        }
+                    };
+                    offers.settle_acks(state.messages(), &queue, acked).await;
                     // Offers left without a message wake their consumer
-                    // as they drop.
-                    let unused = offers.deliver(state.messages(), &queue, &outcomes);
-                    Ok::<_, StoreError>((outcomes, unused))
+                    // (dropped, or sent no message).
+                    let outcomes = published.as_deref().unwrap_or_default();
+                    let unused = offers.deliver(state.messages(), &queue, outcomes);
+                    Ok::<_, StoreError>((published?, unused))
                 })
                 .await
                 .map_err(StoreError::internal)??

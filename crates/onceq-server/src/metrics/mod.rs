@@ -176,6 +176,16 @@ impl Metrics {
         }
     }
 
+    /// `acks` acks that ended their lease were done in the transaction of
+    /// the publish that handed their consumer its next message.
+    pub fn acks_carried(&self, project: &str, queue: &str, acks: usize) {
+        if acks > 0 {
+            self.queues.with(&self.recorder, project, queue, |c| {
+                c.acks_carried.increment(acks as u64);
+            });
+        }
+    }
+
     /// An ack answered `acked` (false: the lease was not held; not counted)
     /// at `now`; its run is timed from `consumed_at`.
     pub fn acked(&self, project: &str, queue: &str, acked: AckOutcome, now: Timestamp) {

@@ -44,6 +44,10 @@ pub(super) const COUNTERS: &[(&str, &str)] = &[
         "Messages acked (acks of a lease no longer held are not counted).",
     ),
     (
+        ACKS_CARRIED,
+        "Of those, acks a consume carried that the publish handing its consumer the next message did in its own transaction.",
+    ),
+    (
         NACKED,
         "Messages nacked (requeued, dead-lettered or dropped).",
     ),
@@ -62,6 +66,7 @@ const REPLAYED: &str = "onceq_messages_replayed_total";
 const CONSUMED: &str = "onceq_messages_consumed_total";
 const HANDED_OUT: &str = "onceq_messages_handed_out_total";
 const ACKED: &str = "onceq_messages_acked_total";
+const ACKS_CARRIED: &str = "onceq_acks_carried_total";
 const NACKED: &str = "onceq_messages_nacked_total";
 const DEAD_LETTERED: &str = "onceq_messages_dead_lettered_total";
 const LEASE_EXPIRED: &str = "onceq_lease_expiries_total";
@@ -73,6 +78,7 @@ pub struct QueueCounters {
     pub(super) consumed: Counter,
     pub(super) handed_out: Counter,
     pub(super) acked: Counter,
+    pub(super) acks_carried: Counter,
     pub(super) nacked: Counter,
     pub(super) dead_lettered_by_nack: Counter,
     pub(super) dead_lettered_by_expiry: Counter,
@@ -108,6 +114,7 @@ impl QueueCounters {
             consumed: counter(r, CONSUMED, labels()),
             handed_out: counter(r, HANDED_OUT, labels()),
             acked: counter(r, ACKED, labels()),
+            acks_carried: counter(r, ACKS_CARRIED, labels()),
             nacked: counter(r, NACKED, labels()),
             dead_lettered_by_nack: dead("nack"),
             dead_lettered_by_expiry: dead("lease_expired"),

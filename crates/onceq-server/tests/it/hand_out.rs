@@ -136,3 +136,132 @@ async fn a_batch_is_spread_over_the_waiting_consumers(b: Backend) {
     assert_eq!(seen, (0..10).collect::<Vec<_>>());
 }
 both!(a_batch_is_spread_over_the_waiting_consumers);
+
+/// A server as [`server`]'s whose waiting consumes keep the acks they
+/// carry for `carry` before doing them alone.
+async fn carrying_server(b: Backend, carry: Duration) -> TestServer {
+    let config = onceq_server::ServerConfig {
+        long_poll_recheck: Duration::from_secs(60),
+        ack_carry: carry,
+        ..Default::default()
+    };
+    TestServer::in_process_with(b, config).await
+}
+
+/// A message handed out on `queue` by a publish here (which tells the
+/// consumes waiting there that their acks may wait with them), and another
+/// consume still waiting there.
+async fn first_handed(s: &TestServer, queue: &str) -> (Value, tokio::task::JoinHandle<Value>) {
+    s.post("/v1/queue/create", json!({"name": queue}))
+        .await
+        .ok();
+    let first = waiting(s, queue).await;
+    let other = waiting(s, queue).await;
+    s.publish(queue, json!("first")).await;
+    (answered(first).await["data"]["items"][0].clone(), other)
+}
+
+/// A consume of `queue` waiting 20 s that acks `m`, once it waits.
+async fn waiting_with_ack(
+    s: &TestServer,
+    queue: &str,
+    m: &Value,
+) -> tokio::task::JoinHandle<Value> {
+    let ack = json!({"message_id": m["message_id"], "receipt": m["receipt"]});
+    let body = json!({"queue": queue, "wait_seconds": 20, "acks": [ack]});
+    let acking = long_poll_with(s, body);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!acking.is_finished(), "an empty long poll must wait");
+    acking
+}
+
+fn acks_carried(m: &crate::prom::Scrape, queue: &str) -> f64 {
+    let labels = [("project", "alpha"), ("queue", queue)];
+    m.get("onceq_acks_carried_total", &labels).unwrap_or(0.0)
+}
+
+/// Polls `stats` of `queue` until `in_flight` is `n` (5 s at most).
+async fn in_flight_becomes(s: &TestServer, queue: &str, n: i64) {
+    for _ in 0..250 {
+        if s.stats(queue).await["in_flight"].as_i64() == Some(n) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!(
+        "in_flight of {queue} never became {n}: {}",
+        s.stats(queue).await
+    );
+}
+
+/// Beside another waiting consume, a consume's acks wait with it and are
+/// committed by the publish that hands it its next message, in that
+/// publish's transaction; it answers with both.
+async fn a_consume_s_acks_go_with_the_publish_that_hands_it_a_message(b: Backend) {
+    let s = carrying_server(b, Duration::from_secs(60)).await;
+    let (m, other) = first_handed(&s, "q").await;
+    let acking = waiting_with_ack(&s, "q", &m).await;
+    assert_eq!(s.stats("q").await["in_flight"], 1, "the ack waits");
+    // The older waiting consume is handed the first message, this one the
+    // second, with its ack.
+    s.publish("q", json!("second")).await;
+    assert_eq!(
+        answered(other).await["data"]["items"][0]["payload"],
+        "second"
+    );
+    s.publish("q", json!("third")).await;
+    let got = answered(acking).await;
+    assert_eq!(got["data"]["items"][0]["payload"], "third");
+    let acks = &got["data"]["acks"];
+    assert_eq!(
+        acks["successful"][0]["message_id"], m["message_id"],
+        "{got}"
+    );
+    assert_eq!(acks["failed"].as_array().map(Vec::len), Some(0), "{got}");
+    assert_eq!(acks_carried(&s.scrape().await, "q"), 1.0);
+    let stats = s.stats("q").await;
+    assert_eq!(
+        (stats["message_count"].as_i64(), stats["in_flight"].as_i64()),
+        (Some(2), Some(2)),
+        "the first message is gone: {stats}"
+    );
+}
+both!(a_consume_s_acks_go_with_the_publish_that_hands_it_a_message);
+
+/// With no publish coming, the consume takes its acks back and does them
+/// alone while it goes on waiting.
+async fn carried_acks_no_publish_takes_are_done_alone(b: Backend) {
+    let s = carrying_server(b, Duration::from_millis(100)).await;
+    let (m, other) = first_handed(&s, "q").await;
+    let acking = waiting_with_ack(&s, "q", &m).await;
+    in_flight_becomes(&s, "q", 0).await;
+    assert!(!acking.is_finished(), "still waiting");
+    s.publish("q", json!("second")).await;
+    answered(other).await;
+    s.publish("q", json!("third")).await;
+    let got = answered(acking).await;
+    assert_eq!(got["data"]["items"][0]["payload"], "third");
+    let acks = &got["data"]["acks"];
+    assert_eq!(
+        acks["successful"][0]["message_id"], m["message_id"],
+        "{got}"
+    );
+    assert_eq!(acks_carried(&s.scrape().await, "q"), 0.0);
+}
+both!(carried_acks_no_publish_takes_are_done_alone);
+
+/// A consume whose caller goes away while its acks wait with it still has
+/// them done, as a consume that committed them in its first claim did.
+async fn a_consume_that_goes_away_leaves_its_acks_done(b: Backend) {
+    let s = carrying_server(b, Duration::from_secs(60)).await;
+    let (m, other) = first_handed(&s, "q").await;
+    let acking = waiting_with_ack(&s, "q", &m).await;
+    acking.abort();
+    in_flight_becomes(&s, "q", 0).await;
+    let ack = json!({"queue": "q", "message_id": m["message_id"], "receipt": m["receipt"]});
+    let r = s.post("/v1/queue/ack", ack).await;
+    r.ok();
+    assert_eq!(r.data()["acked"], false, "done once already");
+    other.abort();
+}
+both!(a_consume_that_goes_away_leaves_its_acks_done);
