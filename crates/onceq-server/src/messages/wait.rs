@@ -41,12 +41,16 @@ impl Messages<'_> {
     ///
     /// Where other consumers wait on the queue already and publishes here
     /// hand their messages out ([`crate::wakeup::QueueWakeup::carries_acks`]),
-    /// the first claim is made without the acks: it will likely find
-    /// nothing, and the acks go with the offer instead, for the publish
-    /// that hands this consumer its next message to do in its own
-    /// transaction. They are done before the answer all the same: taken
-    /// back and done alone after `ServerConfig::ack_carry`, when the wait ends, or at
-    /// once when the claim found messages after all.
+    /// a consume with acks makes no first claim: the queue had nothing for
+    /// the others when they last looked, and what is published here goes
+    /// to a waiting consume (what arrives otherwise, from another server
+    /// or a delay coming due, reaches it as it reaches them: at a
+    /// re-check, or a wake-up). It waits with them, and its acks go with
+    /// its offer, for the publish that hands it its next message to do in
+    /// its own transaction: no claim and no commit of its own. They are
+    /// done before the answer all the same: taken back and done alone
+    /// after `ServerConfig::ack_carry` (then it claims), or when the wait
+    /// ends.
     pub async fn claim_waiting(
         self,
         project: &str,
@@ -108,9 +112,11 @@ impl Messages<'_> {
                 let passed = why == Look::Woken && channel.take_passed();
                 claim.now = state.clock.now();
                 let claimed = match acks.take() {
+                    // Joins the consumes waiting here without a claim
+                    // (see above): its acks go with its offer.
                     Some(held) if carry => {
                         acks = Some(held);
-                        self.claim(project, queue, claim.clone()).await?
+                        Vec::new()
                     }
                     Some(acks) => {
                         let (done, claimed) = self
@@ -122,15 +128,6 @@ impl Messages<'_> {
                     None => self.claim(project, queue, claim.clone()).await?,
                 };
                 if !claimed.is_empty() {
-                    if let Some(acks) = acks.take() {
-                        match self.ack_many(project, queue, acks).await {
-                            Ok(done) => acked = done,
-                            Err(e) => {
-                                hand_out::hand_back_later(state, &claim.queue, claimed);
-                                return Err(e);
-                            }
-                        }
-                    }
                     // Found without a wake-up of its own: more may be there
                     // for the other waiters.
                     if why == Look::Recheck || passed {
