@@ -3,9 +3,12 @@
 //! the same through the API, on a few cases).
 
 use jiff::{SignedDuration, Timestamp};
+use onceq_types::attempt::MAX_ATTEMPTS_KEPT;
 use onceq_types::queue::QueueSettings;
+use onceq_types::{Attempt, AttemptOutcome};
 
 use super::PgStore;
+use crate::rules::attempts;
 use crate::rules::dead_letter::{self, Ending};
 use crate::{QueueCreate, QueueRef, Store};
 
@@ -84,4 +87,49 @@ async fn lease_expiry_sql_is_the_dead_letter_rule() {
     assert_eq!(expiry.dead_lettered, count(Ending::DeadLettered));
     assert_eq!(expiry.requeued, count(Ending::Requeued));
     assert!(count(Ending::DeadLettered) > 0 && count(Ending::Dropped) == 0);
+}
+
+/// `onceq_attempts_append` (migration V22's SQL expression, which
+/// PostgreSQL inlines into the kept-ack, cancel, lease-expiry and
+/// dead-letter statements) is [`attempts::append`]: for every length of
+/// history from none to beyond the bound, the same attempts kept. And a
+/// `keep` below one keeps nothing, as V10's and V18's forms did.
+#[tokio::test]
+async fn attempts_append_sql_is_the_attempts_rule() {
+    let db = PgStore::test_database().await;
+    let store = PgStore::connect(&db.url).await.unwrap();
+    let conn = store.client().await.unwrap();
+    let client = conn.raw();
+    let attempt = |n: usize| Attempt {
+        delivery_count: n as i32 + 1,
+        consumed_at: (n % 2 == 0).then(|| Timestamp::from_second(1_900_000_000).unwrap()),
+        ended_at: Timestamp::from_second(1_900_000_000 + n as i64).unwrap(),
+        outcome: AttemptOutcome::Nacked,
+        error: (n % 3 == 0).then(|| format!("failure {n}")),
+    };
+    let keep = MAX_ATTEMPTS_KEPT as i32;
+    let append = "SELECT onceq_attempts_append($1, $2::text::jsonb, $3)";
+    for len in 0..=MAX_ATTEMPTS_KEPT + 2 {
+        let before: Vec<Attempt> = (0..len).map(attempt).collect();
+        // No history yet is stored as NULL; an empty array reads the same.
+        let stored = (len > 0).then(|| serde_json::to_string(&before).unwrap());
+        let next = serde_json::to_string(&attempt(len)).unwrap();
+        let expected = attempts::append(stored.as_deref(), attempt(len)).unwrap();
+        let expected: serde_json::Value = serde_json::from_str(&expected).unwrap();
+        for given in [stored.clone(), stored.clone().or(Some("[]".to_owned()))] {
+            let row = client
+                .query_one(append, &[&given, &next, &keep])
+                .await
+                .unwrap();
+            let got: serde_json::Value = serde_json::from_str(row.get(0)).unwrap();
+            assert_eq!(got, expected, "{len} attempts before, stored {given:?}");
+        }
+    }
+    for keep in [0, -1] {
+        let row = client
+            .query_one(append, &[&None::<String>, &"{}", &keep])
+            .await
+            .unwrap();
+        assert_eq!(row.get::<_, Option<&str>>(0), None, "keep {keep}");
+    }
 }

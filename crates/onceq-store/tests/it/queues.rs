@@ -145,11 +145,16 @@ async fn delete_removes_queue_messages_and_keys(h: Harness) {
     let res = h.store.queue_delete(&h.q("orders")).await;
     assert!(matches!(res, Err(StoreError::QueueNotFound)), "got {res:?}");
 
-    // The dedupe keys went with it: the same key is new on the new queue.
+    // The dedupe keys went with it: the same key is new on the new queue,
+    // and the old one is not left behind for the purge (a queue's id is
+    // never reused, so only the purge could tell).
     let again = h.publish_msg("orders", msg(&payload(9)).key("k")).await;
     assert!(!again.replay);
     assert_ne!(again.message_id, first.message_id);
     assert_eq!(h.stats("orders").await.message_count, 1);
+    h.store.queue_delete(&h.q("orders")).await.unwrap();
+    let far = h.t(400 * 24 * 3600);
+    assert_eq!(h.store.dedupe_purge(far).await.unwrap(), 0, "no key left");
 }
 
 async fn delete_dlq_leaves_users_without_one(h: Harness) {
