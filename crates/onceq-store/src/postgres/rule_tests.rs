@@ -102,10 +102,10 @@ async fn attempts_append_sql_is_the_attempts_rule() {
     let client = conn.raw();
     let attempt = |n: usize| Attempt {
         delivery_count: n as i32 + 1,
-        consumed_at: (n % 2 == 0).then(|| Timestamp::from_second(1_900_000_000).unwrap()),
+        consumed_at: n.is_multiple_of(2).then(|| Timestamp::from_second(1_900_000_000).unwrap()),
         ended_at: Timestamp::from_second(1_900_000_000 + n as i64).unwrap(),
         outcome: AttemptOutcome::Nacked,
-        error: (n % 3 == 0).then(|| format!("failure {n}")),
+        error: n.is_multiple_of(3).then(|| format!("failure {n}")),
     };
     let keep = MAX_ATTEMPTS_KEPT as i32;
     let append = "SELECT onceq_attempts_append($1, $2::text::jsonb, $3)";
