@@ -102,7 +102,9 @@ async fn attempts_append_sql_is_the_attempts_rule() {
     let client = conn.raw();
     let attempt = |n: usize| Attempt {
         delivery_count: n as i32 + 1,
-        consumed_at: n.is_multiple_of(2).then(|| Timestamp::from_second(1_900_000_000).unwrap()),
+        consumed_at: n
+            .is_multiple_of(2)
+            .then(|| Timestamp::from_second(1_900_000_000).unwrap()),
         ended_at: Timestamp::from_second(1_900_000_000 + n as i64).unwrap(),
         outcome: AttemptOutcome::Nacked,
         error: n.is_multiple_of(3).then(|| format!("failure {n}")),
