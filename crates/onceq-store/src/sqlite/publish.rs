@@ -80,8 +80,13 @@ fn publish_one(
         QueueType::Standard => (0, m.group_id.as_deref()),
     };
     // Handed straight to a waiting consumer where the rule allows it.
+    let visible_now = status == MessageStatus::Available;
     let handed_out = match m.hand_out {
-        Some(h) if hand_out::allowed(&queue.record, status == MessageStatus::Available) => {
+        Some(h)
+            if hand_out::allowed(&queue.record, visible_now, || {
+                ahead(conn, queue.id, priority, now)
+            })? =>
+        {
             let lease_expires_at = match h.visibility_timeout {
                 Some(t) => time::after(p.now, t, "visibility timeout")?,
                 None => time::after_secs(p.now, queue.record.visibility_timeout_default.into()),
@@ -162,4 +167,17 @@ fn current_status(conn: &Connection, message_id: &str, now: i64) -> Result<(Mess
     let state = MessageStatus::parse(&state)
         .ok_or_else(|| StoreError::internal(format!("unknown message state {state:?}")))?;
     Ok((visibility::reported(state, visible_at, now), delivery_count))
+}
+
+/// What a claim would hand out before a new message of `priority` on the
+/// queue `queue_id` at `now` (`rules::hand_out::Ahead`).
+fn ahead(conn: &Connection, queue_id: i64, priority: i32, now: i64) -> Result<hand_out::Ahead> {
+    Ok(conn
+        .prepare_cached(sql!("message_hand_out_ahead"))?
+        .query_row(params![queue_id, priority, now], |r| {
+            Ok(hand_out::Ahead {
+                available: r.get(0)?,
+                due: r.get(1)?,
+            })
+        })?)
 }

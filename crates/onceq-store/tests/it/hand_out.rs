@@ -18,6 +18,7 @@ conformance!(
     a_hand_out_takes_the_queue_default_lease,
     only_what_a_claim_would_hand_out_at_once_is_handed_out,
     a_replay_is_not_handed_out,
+    nothing_is_handed_out_past_what_a_claim_would_take_first,
     a_kept_queue_hands_out_kept_receipts,
     a_hand_back_makes_it_available_uncounted,
     a_publish_carries_acks_in_its_transaction,
@@ -171,6 +172,8 @@ async fn a_replay_is_not_handed_out(h: Harness) {
         .await;
     assert!(again.replay && again.handed_out.is_none());
     assert_eq!(again.message_id, first.message_id);
+    // Claimed, so that nothing waits ahead of what follows.
+    assert_eq!(h.claim_one("jobs").await.message_id, first.message_id);
     // The same key twice in one publish: its first message only.
     let out = h
         .publish(
@@ -185,7 +188,54 @@ async fn a_replay_is_not_handed_out(h: Harness) {
     assert!(out[0].handed_out.is_some());
     assert!(out[1].replay && out[1].handed_out.is_none());
     let s = h.stats("jobs").await;
-    assert_eq!((s.available, s.in_flight), (1, 1));
+    assert_eq!((s.available, s.in_flight), (0, 2));
+}
+
+/// A claim hands out the highest priority first, then the oldest, and
+/// promotes delayed messages whose time has come before it looks: a new
+/// message handed out past one of those would leave it waiting for as
+/// long as publishes keep finding consumers waiting (they never claim).
+/// So such a publish stores its message available and the consumer
+/// claims instead (`rules::hand_out::Ahead`).
+async fn nothing_is_handed_out_past_what_a_claim_would_take_first(mut h: Harness) {
+    let waiting = h.publish_one("jobs", &payload(1)).await;
+    let o = h.publish_msg("jobs", handed(msg(&payload(2)), None)).await;
+    assert_eq!(o.handed_out, None, "an older message is available");
+    let s = h.stats("jobs").await;
+    assert_eq!((s.available, s.in_flight), (2, 0));
+    let claimed = h.claim("jobs", 1).await;
+    assert_eq!(claimed[0].message_id, waiting.message_id, "oldest first");
+    h.claim_one("jobs").await;
+    let o = h.publish_msg("jobs", handed(msg(&payload(3)), None)).await;
+    assert!(o.handed_out.is_some(), "nothing available: handed out");
+
+    // A delayed message: in the way only once its time has come.
+    let later = h.publish_msg("jobs", msg(&payload(4)).delay(10)).await;
+    let o = h.publish_msg("jobs", handed(msg(&payload(5)), None)).await;
+    assert!(o.handed_out.is_some(), "the delayed one is not due yet");
+    h.advance(10);
+    let o = h.publish_msg("jobs", handed(msg(&payload(6)), None)).await;
+    assert_eq!(o.handed_out, None, "the delayed one is due");
+    let claimed = h.claim("jobs", 1).await;
+    assert_eq!(claimed[0].message_id, later.message_id, "promoted, older");
+    h.claim_one("jobs").await;
+
+    // With priorities: only what is available at the new one's priority
+    // or above is ahead of it.
+    let settings = QueueSettings {
+        enable_priority: true,
+        ..defaults()
+    };
+    h.create("ranked", settings).await.unwrap();
+    h.publish_msg("ranked", msg(&payload(7)).priority(5)).await;
+    let low = h
+        .publish_msg("ranked", handed(msg(&payload(8)).priority(5), None))
+        .await;
+    assert_eq!(low.handed_out, None, "same priority, older one waits");
+    let high = h
+        .publish_msg("ranked", handed(msg(&payload(9)).priority(6), None))
+        .await;
+    assert!(high.handed_out.is_some(), "a claim would take it first");
 }
 
 async fn a_kept_queue_hands_out_kept_receipts(h: Harness) {

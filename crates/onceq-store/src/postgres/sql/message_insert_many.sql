@@ -45,9 +45,24 @@ CROSS JOIN LATERAL (SELECT q.id, q.enable_priority, q.queue_type, q.paused, q.ma
                            q.completed_retention_seconds
                     FROM onceq_queues q
                     WHERE q.id = n.queue_id OFFSET 0) q
+-- The probes of what a claim would hand out first (rules::hand_out::Ahead:
+-- an available message of at least this priority, a delayed one now due)
+-- come last, so the AND's short circuit runs them only for a message that
+-- may otherwise go; OFFSET 0 keeps each a probe of its partial index.
 CROSS JOIN LATERAL (SELECT n.hand_out AND n.visible_at <= n.created_at
                            AND q.queue_type = 'standard' AND NOT q.paused
                            AND q.max_in_flight IS NULL AND q.rate_per_sec IS NULL
+                           AND NOT EXISTS (
+                               SELECT 1 FROM onceq_messages a
+                               WHERE a.queue_id = q.id AND a.state = 'available'
+                                 AND a.priority >= CASE WHEN q.enable_priority
+                                                        THEN n.priority ELSE 0 END
+                               OFFSET 0)
+                           AND NOT EXISTS (
+                               SELECT 1 FROM onceq_messages d
+                               WHERE d.queue_id = q.id AND d.state = 'delayed'
+                                 AND d.visible_at <= n.created_at
+                               OFFSET 0)
                            AS handed) h
 WHERE n.idempotency_key IS NULL
    OR EXISTS (SELECT 1 FROM onceq_dedupe_keys k
