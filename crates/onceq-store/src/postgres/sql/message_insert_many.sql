@@ -48,7 +48,10 @@ CROSS JOIN LATERAL (SELECT q.id, q.enable_priority, q.queue_type, q.paused, q.ma
 -- The probes of what a claim would hand out first (rules::hand_out::Ahead:
 -- an available message of at least this priority, a delayed one now due)
 -- come last, so the AND's short circuit runs them only for a message that
--- may otherwise go; OFFSET 0 keeps each a probe of its partial index.
+-- may otherwise go; OFFSET 0 keeps each a probe of its partial index, and
+-- the one after them keeps `h` a subquery of its own: pulled up, its
+-- expression would be copied into each of the five CASEs below that read
+-- it, each copy with its own two probes, all started on every execution.
 CROSS JOIN LATERAL (SELECT n.hand_out AND n.visible_at <= n.created_at
                            AND q.queue_type = 'standard' AND NOT q.paused
                            AND q.max_in_flight IS NULL AND q.rate_per_sec IS NULL
@@ -63,7 +66,8 @@ CROSS JOIN LATERAL (SELECT n.hand_out AND n.visible_at <= n.created_at
                                WHERE d.queue_id = q.id AND d.state = 'delayed'
                                  AND d.visible_at <= n.created_at
                                OFFSET 0)
-                           AS handed) h
+                           AS handed
+                    OFFSET 0) h
 WHERE n.idempotency_key IS NULL
    OR EXISTS (SELECT 1 FROM onceq_dedupe_keys k
               WHERE k.queue_id = n.queue_id AND k.key = n.idempotency_key
