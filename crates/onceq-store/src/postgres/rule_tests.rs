@@ -90,8 +90,8 @@ async fn lease_expiry_sql_is_the_dead_letter_rule() {
 }
 
 /// `onceq_attempts_append` (migration V22's SQL expression, which
-/// PostgreSQL inlines into the kept-ack, cancel, lease-expiry and
-/// dead-letter statements) is [`attempts::append`]: for every length of
+/// PostgreSQL inlines into the kept-ack, cancel and lease-expiry
+/// statements) is [`attempts::append`]: for every length of
 /// history from none to beyond the bound, the same attempts kept. And a
 /// `keep` below one keeps nothing, as V10's and V18's forms did.
 #[tokio::test]
