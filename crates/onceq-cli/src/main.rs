@@ -5,6 +5,7 @@
 //! - `errors`: how a failure is told: each cause once, then a hint.
 //! - `output`: text tables and fields for people, JSON for scripts.
 //! - `progress`: progress bars and spinners on a terminal only.
+//! - `runtime`: the tokio runtime, and `serve`'s thread count.
 //! - `doc_check` (tests only): docs/configuration.md's and docs/cli.md's
 //!   flag tables checked against these clap definitions.
 
@@ -14,12 +15,23 @@ mod doc_check;
 mod errors;
 mod output;
 mod progress;
+mod runtime;
 
 use clap::Parser;
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
+fn main() -> std::process::ExitCode {
     let cli = commands::Cli::parse();
+    let runtime = match runtime::build(cli.worker_threads()) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    runtime.block_on(run(cli))
+}
+
+async fn run(cli: commands::Cli) -> std::process::ExitCode {
     let telemetry = match onceq_server::telemetry::init(cli.log_format()) {
         Ok(t) => t,
         Err(e) => {

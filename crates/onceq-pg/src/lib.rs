@@ -182,6 +182,44 @@ impl PgConnect {
     }
 }
 
+/// Whether every host `conn` names is on this machine: a Unix socket,
+/// `localhost` or a loopback address (`hostaddr`, when given, is what is
+/// connected to). A string that names no host, or does not parse, is not:
+/// nothing is known of where it leads.
+pub fn is_on_this_machine(conn: &str) -> bool {
+    // Only the hosts are read: the other parameters (onceq's own
+    // `pool_size`, say, which the driver would refuse) are dropped.
+    let Ok(split) = params::take(conn, &["host", "hostaddr"]) else {
+        return false;
+    };
+    let mut hosts_only = match conn.starts_with("postgres://") || conn.starts_with("postgresql://")
+    {
+        true => split.rest.split('?').next().unwrap_or_default().to_owned(),
+        false => String::new(),
+    };
+    for (key, value) in &split.taken {
+        hosts_only = params::append(&hosts_only, key, value);
+    }
+    let Ok(config) = Config::from_str(&hosts_only) else {
+        return false;
+    };
+    if !config.get_hostaddrs().is_empty() {
+        return config.get_hostaddrs().iter().all(|a| a.is_loopback());
+    }
+    let hosts = config.get_hosts();
+    !hosts.is_empty()
+        && hosts.iter().all(|host| match host {
+            tokio_postgres::config::Host::Unix(_) => true,
+            tokio_postgres::config::Host::Tcp(name) => {
+                name.eq_ignore_ascii_case("localhost")
+                    || name
+                        .trim_matches(['[', ']'])
+                        .parse::<std::net::IpAddr>()
+                        .is_ok_and(|a| a.is_loopback())
+            }
+        })
+}
+
 /// `conn` with the TLS parameters of `defaults` added where it does not set
 /// them itself (as libpq lets a connection string override `PGSSLMODE` and
 /// the like): how the CLI's `--db-sslmode`-style flags reach every
@@ -211,6 +249,32 @@ pub fn with_defaults(conn: &str, defaults: &TlsParams) -> Result<String, PgError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn on_this_machine_means_every_host_is_loopback_or_a_socket() {
+        for local in [
+            "postgres://u@127.0.0.1:5432/db?pool_size=32&pgbouncer=transaction",
+            "postgres:///db?host=/var/run/postgresql",
+            "postgres://u@localhost/db?sslmode=require",
+            "postgres://u@[::1]:5432/db",
+            "postgres://u@127.0.0.2,localhost/db",
+            "postgres://u@%2Fvar%2Frun%2Fpostgresql/db",
+            "host=/tmp dbname=db",
+            "host=db.internal hostaddr=127.0.0.1 dbname=db",
+        ] {
+            assert!(is_on_this_machine(local), "{local}");
+        }
+        for remote in [
+            "postgres://u@db.internal/db",
+            "postgres://u@10.0.0.5:5432/db?pool_size=32",
+            "postgres://u@localhost,db.internal/db",
+            "host=localhost hostaddr=10.0.0.5 dbname=db",
+            "dbname=db",
+            "not a connection string '",
+        ] {
+            assert!(!is_on_this_machine(remote), "{remote}");
+        }
+    }
 
     #[test]
     fn the_string_wins_over_the_defaults() {

@@ -56,6 +56,15 @@ impl Cli {
     pub fn log_format(&self) -> onceq_server::telemetry::LogFormat {
         self.log_format
     }
+
+    /// The runtime's worker threads: `serve`'s `--worker-threads`; none
+    /// (tokio's default) for the other commands.
+    pub fn worker_threads(&self) -> Option<std::num::NonZeroUsize> {
+        match &self.command {
+            Command::Serve(args) => Some(args.worker_threads()),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

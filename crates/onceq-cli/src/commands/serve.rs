@@ -14,6 +14,7 @@ use onceq_server::{
 use onceq_store::RateLimit;
 
 use super::{StoreArgs, switch::Switch};
+use crate::runtime::{self, WorkerThreads};
 
 /// Flags of `onceq serve`.
 #[derive(Debug, Args)]
@@ -23,6 +24,13 @@ pub struct ServeArgs {
     listen: SocketAddr,
     #[command(flatten)]
     store: StoreArgs,
+    /// Threads that serve requests: a count, or auto: half the cores (at
+    /// least one) when the store works on this machine (the embedded
+    /// store, or a database URL whose hosts are loopback addresses or
+    /// sockets), which leaves it the rest; one per core beside a remote
+    /// PostgreSQL.
+    #[arg(long, env = "ONCEQ_WORKER_THREADS", default_value = "auto")]
+    worker_threads: WorkerThreads,
     /// Accept this API key for project "default" (stored hashed).
     #[arg(long, env = "ONCEQ_API_KEY", hide_env_values = true)]
     api_key: Option<String>,
@@ -201,6 +209,14 @@ pub struct ServeArgs {
     webhook_max_per_project: usize,
 }
 
+impl ServeArgs {
+    /// `--worker-threads` resolved for this machine and database.
+    pub fn worker_threads(&self) -> std::num::NonZeroUsize {
+        self.worker_threads
+            .resolve(runtime::cores(), self.store.database_url.as_deref())
+    }
+}
+
 /// `--*-rate` and `--*-burst` as a limit; 0 means none.
 fn rate(flag: &str, per_sec: f64, burst: Option<u32>) -> anyhow::Result<Option<RateLimit>> {
     anyhow::ensure!(
@@ -215,6 +231,11 @@ fn rate(flag: &str, per_sec: f64, burst: Option<u32>) -> anyhow::Result<Option<R
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    tracing::info!(
+        worker_threads = args.worker_threads().get(),
+        cores = runtime::cores().get(),
+        "request threads"
+    );
     let prices = PriceTable::parse(&args.prices).map_err(anyhow::Error::msg)?;
     anyhow::ensure!(
         args.dedupe_window_secs > 0,
