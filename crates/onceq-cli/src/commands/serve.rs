@@ -231,8 +231,10 @@ fn rate(flag: &str, per_sec: f64, burst: Option<u32>) -> anyhow::Result<Option<R
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    // What the runtime has, not what was asked: the line is the check
+    // that the flag reached it.
     tracing::info!(
-        worker_threads = args.worker_threads().get(),
+        worker_threads = tokio::runtime::Handle::current().metrics().num_workers(),
         cores = runtime::cores().get(),
         "request threads"
     );

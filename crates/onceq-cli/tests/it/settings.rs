@@ -361,3 +361,44 @@ async fn on_postgres_the_first_key_file_needs_an_existing_data_dir() {
     .await
     .unwrap();
 }
+
+/// The `request threads` line's worker count, from the logs of a server
+/// started with `args` and `envs` on an embedded store.
+fn request_threads(args: &[&str], envs: &[(&str, &str)]) -> usize {
+    let dir = tempfile::tempdir().unwrap();
+    let mut all = vec!["--data-dir", dir.path().to_str().unwrap()];
+    all.extend_from_slice(args);
+    let mut envs = envs.to_vec();
+    envs.push(("ONCEQ_API_KEY", "k"));
+    let (_, logs) = ServerProcess::start(&all, &envs).terminate();
+    let line = logs
+        .iter()
+        .find(|l| l.contains("request threads"))
+        .unwrap_or_else(|| panic!("no `request threads` line in {logs:#?}"));
+    line.split("worker_threads=")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn worker_threads_reach_the_runtime() {
+    assert_eq!(request_threads(&["--worker-threads", "3"], &[]), 3);
+    assert_eq!(request_threads(&[], &[("ONCEQ_WORKER_THREADS", "2")]), 2);
+    // auto: the embedded store works on this machine, so half the cores.
+    let cores = std::thread::available_parallelism().unwrap().get();
+    assert_eq!(request_threads(&[], &[]), (cores / 2).max(1));
+    for bad in ["0", "many"] {
+        let out = run(&["serve", "--worker-threads", bad], &[]);
+        assert!(!out.status.success());
+        let err = stderr(&out);
+        assert!(
+            err.contains("--worker-threads") && err.contains("whole number from 1 up, or auto"),
+            "{bad}: {err}"
+        );
+    }
+}
