@@ -192,8 +192,7 @@ pub fn is_on_this_machine(conn: &str) -> bool {
     let Ok(split) = params::take(conn, &["host", "hostaddr"]) else {
         return false;
     };
-    let mut hosts_only = match conn.starts_with("postgres://") || conn.starts_with("postgresql://")
-    {
+    let mut hosts_only = match params::is_url(conn) {
         true => split.rest.split('?').next().unwrap_or_default().to_owned(),
         false => String::new(),
     };

@@ -17,9 +17,14 @@ pub(crate) struct Split {
     pub taken: Vec<(String, String)>,
 }
 
+/// Whether `conn` is libpq's URL form (else key/value words).
+pub(crate) fn is_url(conn: &str) -> bool {
+    conn.starts_with("postgres://") || conn.starts_with("postgresql://")
+}
+
 /// Takes the parameters named in `keys` out of `conn`.
 pub(crate) fn take(conn: &str, keys: &[&str]) -> Result<Split, PgError> {
-    if conn.starts_with("postgres://") || conn.starts_with("postgresql://") {
+    if is_url(conn) {
         take_from_url(conn, keys)
     } else {
         take_from_words(conn, keys)
@@ -28,7 +33,7 @@ pub(crate) fn take(conn: &str, keys: &[&str]) -> Result<Split, PgError> {
 
 /// Adds `key=value` to a connection string of either form.
 pub(crate) fn append(conn: &str, key: &str, value: &str) -> String {
-    if conn.starts_with("postgres://") || conn.starts_with("postgresql://") {
+    if is_url(conn) {
         let sep = if conn.contains('?') { '&' } else { '?' };
         format!("{conn}{sep}{key}={}", percent_encode(value))
     } else {
