@@ -76,7 +76,29 @@ pub(super) fn build(
     });
     let read_only = Arc::new(ReadOnlySeen::default());
     let seen = read_only.clone();
+    let behind_pooler = ours.behind_pooler;
     Pool::builder(manager)
+        .post_create(deadpool_postgres::Hook::async_fn(move |client, _| {
+            Box::pin(async move {
+                // JIT off for the whole session: the statements here touch
+                // few rows, and a plan whose cost is estimated from the
+                // table's size (a generic plan, a count beside a big
+                // backlog) passed `jit_above_cost` and spent most of a
+                // second compiling itself (docs/performance.md, change 10
+                // and session 27). Behind a pooler a SET would stay on the
+                // server connection for the pooler's other clients: the hot
+                // statements set it for their transaction instead
+                // (`sql::HOT_BEGIN`), and docs/configuration.md says how to set
+                // it for the role.
+                match behind_pooler {
+                    true => Ok(()),
+                    false => client
+                        .batch_execute("SET jit = off")
+                        .await
+                        .map_err(HookError::Backend),
+                }
+            })
+        }))
         .pre_recycle(deadpool_postgres::Hook::sync_fn(
             move |_, metrics| match seen.stale(metrics.created) {
                 true => Err(HookError::message(

@@ -321,10 +321,19 @@ impl PgStore {
     ) -> Result<QueueStats, Error> {
         let client = self.client().await?;
         let stmt = client.prepare_cached(sql::QUEUE_STATS).await?;
-        let Some(row) = client
-            .query_opt(&stmt, &[&q.project, &q.queue, &now])
-            .await?
-        else {
+        // Under the hot settings (sql/queue_stats.sql says why), in one
+        // pipeline: the transaction always ends with the COMMIT, even if
+        // this future is dropped after the first poll.
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] = [&q.project, &q.queue, &now];
+        let (began, row, committed) = tokio::join!(
+            client.batch_execute(sql::HOT_BEGIN),
+            client.query_opt(&stmt, &params),
+            client.batch_execute("COMMIT"),
+        );
+        began?;
+        let row = row?;
+        committed?;
+        let Some(row) = row else {
             return Err(StoreError::QueueNotFound.into());
         };
         let available: i64 = row.get("available");

@@ -36,10 +36,11 @@
 /// `jit_above_cost`, so a claim that touches ten rows compiled itself with
 /// LLVM on every execution: 2.4 s per claim beside 1 000 000 waiting
 /// messages (docs/performance.md, change 10).
-/// Other statements (stats, purges, the dashboard) plan as usual: `SET
-/// LOCAL` ends with its transaction, and a committer's connection never
-/// serves anything else. A test checks every hot statement's plan on
-/// empty and on full tables.
+/// Other statements (purges, the dashboard) plan as usual, with JIT off
+/// for the session (`pool.rs`): `SET LOCAL` ends with its transaction, and
+/// a committer's connection never serves anything else. One more runs under
+/// these settings: a queue's stats (`sql/queue_stats.sql` says why). A test
+/// checks every hot statement's plan on empty and on full tables.
 pub(super) const HOT_BEGIN: &str = concat!("BEGIN; ", hot_settings!("SET LOCAL"));
 
 /// The hot statements: those run per message, under [`HOT_BEGIN`]'s
