@@ -88,8 +88,8 @@ pub(super) fn build(
                 // and session 27). Behind a pooler a SET would stay on the
                 // server connection for the pooler's other clients: the hot
                 // statements set it for their transaction instead
-                // (`sql::HOT_BEGIN`), and docs/configuration.md says how to set
-                // it for the role.
+                // (`sql::HOT_BEGIN`), and docs/configuration.md says how to
+                // set it for the role.
                 match behind_pooler {
                     true => Ok(()),
                     false => client
