@@ -153,19 +153,19 @@ pub(super) fn is_unavailable(e: &tokio_postgres::Error) -> bool {
 }
 
 /// The answers of `n` requests that failed together with `e` (a group
-/// whose shared transaction failed): the first gets `e`, the others its
-/// message, each still saying whether the database is unavailable.
+/// whose shared transaction failed): the first gets `e`, the others the
+/// same where a caller acts on it (the queue gone, a request refused, the
+/// database unavailable), its message otherwise.
 pub(super) fn shared<T>(e: StoreError, n: usize) -> Vec<crate::Result<T>> {
     let message = e.to_string();
-    let unavailable = matches!(e, StoreError::Unavailable(_));
-    let mut answers = vec![Err(e)];
-    answers.extend((1..n).map(|_| {
-        Err(match unavailable {
-            true => StoreError::Unavailable(message.clone().into()),
-            false => StoreError::internal(message.clone()),
-        })
-    }));
-    answers
+    let again = || match &e {
+        StoreError::QueueNotFound => StoreError::QueueNotFound,
+        StoreError::Invalid(m) => StoreError::Invalid(m.clone()),
+        StoreError::Unavailable(_) => StoreError::Unavailable(message.clone().into()),
+        _ => StoreError::internal(message.clone()),
+    };
+    let others: Vec<_> = (1..n).map(|_| Err(again())).collect();
+    std::iter::once(Err(e)).chain(others).collect()
 }
 
 /// Runs `attempt` until it does not lose a race, a few times at most, all

@@ -79,8 +79,9 @@ pub struct PgStore {
     /// poller) keeps them exact.
     keys: Arc<key_cache::KeyCache>,
     _key_watch: key_cache::Watch,
-    /// The queues whose claims need the full statement (`claim.rs`).
-    not_plain: claim::NotPlain,
+    /// Where claims go: those of one queue at once share a transaction
+    /// (see [`claim`]).
+    claims: claim::ClaimGroups,
     /// The store timeout: every operation answers within it
     /// ([`errors::within`]), `Unavailable` when the database did not.
     bound: Duration,
@@ -129,6 +130,7 @@ impl PgStore {
         let db = db::Db::new(pool, statements, read_only);
         let publishes = publish_group::GroupCommit::start(db.clone(), bound);
         let acks = ack_group::AckGroup::start(db.clone(), bound);
+        let claims = claim::ClaimGroups::new(db.clone(), bound);
         // LISTEN does not survive a pooler in transaction mode (it lands on
         // a server connection that is then handed to others): the change
         // count is polled instead.
@@ -142,7 +144,7 @@ impl PgStore {
             acks,
             keys,
             _key_watch,
-            not_plain: claim::NotPlain::default(),
+            claims,
             bound,
         })
     }
@@ -344,7 +346,7 @@ impl crate::Store for PgStore {
     }
 
     async fn message_claim(&self, p: crate::MessageClaim) -> Result<Vec<crate::ClaimedMessage>> {
-        let (_, claimed) = self.claim(&[], &p).await?;
+        let (_, claimed) = self.claims.claim(Vec::new(), p).await?;
         Ok(claimed)
     }
 
@@ -410,7 +412,7 @@ impl crate::Store for PgStore {
         claim: crate::MessageClaim,
     ) -> Result<(Vec<crate::AckOutcome>, Vec<crate::ClaimedMessage>)> {
         crate::params::check_acks_of_claim(&acks, &claim)?;
-        self.claim(&acks, &claim).await
+        self.claims.claim(acks, claim).await
     }
 
     async fn message_nack_many(

@@ -331,6 +331,7 @@ async fn raw(url: &str) -> tokio_postgres::Client {
     client
 }
 
+mod claim_groups;
 mod hot_functions;
 mod keys;
 mod keys_behind_pooler;

@@ -36,7 +36,7 @@ async fn a_queue_that_gains_or_loses_a_limit_is_claimed_by_the_statement_it_need
     store.message_publish(publish("q")).await.unwrap();
     assert_eq!(store.message_claim(claim("q", 10)).await.unwrap().len(), 1);
     assert!(
-        !store.not_plain.contains(&q),
+        !store.claims.known_not_plain(&q),
         "a new standard queue is plain"
     );
 
@@ -51,7 +51,7 @@ async fn a_queue_that_gains_or_loses_a_limit_is_claimed_by_the_statement_it_need
         1,
         "one in flight already, at most two"
     );
-    assert!(store.not_plain.contains(&q));
+    assert!(store.claims.known_not_plain(&q));
     assert!(
         store
             .message_claim(claim("q", 10))
@@ -64,7 +64,7 @@ async fn a_queue_that_gains_or_loses_a_limit_is_claimed_by_the_statement_it_need
     // and the queue is plain again from then on.
     limit(&store, "q", None).await;
     assert_eq!(store.message_claim(claim("q", 10)).await.unwrap().len(), 2);
-    assert!(!store.not_plain.contains(&q));
+    assert!(!store.claims.known_not_plain(&q));
 }
 
 #[tokio::test]
@@ -84,7 +84,7 @@ async fn a_fifo_queue_hands_out_its_head_at_the_first_claim() {
         .unwrap();
     store.message_publish(publish("f")).await.unwrap();
     assert_eq!(store.message_claim(claim("f", 10)).await.unwrap().len(), 1);
-    assert!(store.not_plain.contains(&QueueRef::new("p", "f")));
+    assert!(store.claims.known_not_plain(&QueueRef::new("p", "f")));
 }
 
 /// The plain statement hands out as the full one does: the same lease,

@@ -1,14 +1,18 @@
-//! Handing messages out under a lease.
+//! Handing messages out under a lease: the statements of one claim
+//! ([`Claimer`]), and claims of one queue taken together ([`group`]).
+
+mod group;
 
 use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio_postgres::types::ToSql;
 
 use super::ack_group::CarriedAcks;
-use super::db::GenericClient;
+use super::db::{Db, GenericClient};
 use super::errors::{self, Error};
-use super::{PgStore, sql};
+use super::sql;
 use crate::{AckOutcome, ClaimedMessage, MessageAck, MessageClaim, QueueRef, StoreError};
 
 /// Due delayed messages one claim promotes at most. Well above a claim's
@@ -26,13 +30,13 @@ const PROMOTE_LIMIT: i64 = 1000;
 /// here. Bounded: emptied when full (then each such queue's next claim
 /// learns again).
 #[derive(Debug, Default)]
-pub(super) struct NotPlain(Mutex<HashSet<QueueRef>>);
+struct NotPlain(Mutex<HashSet<QueueRef>>);
 
 impl NotPlain {
     /// At most this many queues are remembered.
     const MAX: usize = 10_000;
 
-    pub(super) fn contains(&self, queue: &QueueRef) -> bool {
+    fn contains(&self, queue: &QueueRef) -> bool {
         self.0.lock().expect("not-plain queues").contains(queue)
     }
 
@@ -54,13 +58,24 @@ impl NotPlain {
     }
 }
 
-impl PgStore {
+pub(in crate::postgres) use group::ClaimGroups;
+
+/// What one claim runs, on connections of the pool.
+#[derive(Clone, Debug)]
+struct Claimer {
+    db: Db,
+    not_plain: Arc<NotPlain>,
+    /// The store timeout.
+    bound: Duration,
+}
+
+impl Claimer {
     /// A claim carrying `acks` (none for a plain claim), retried within the
     /// store timeout on a transient failure: with the plain statement
     /// unless the queue is known not to be plain ([`NotPlain`]), and again
     /// with the full one when the promotion says the guess was wrong. The
     /// acks are in the first transaction only.
-    pub(super) async fn claim(
+    async fn claim(
         &self,
         acks: &[MessageAck],
         p: &MessageClaim,
@@ -98,7 +113,7 @@ impl PgStore {
         p: &MessageClaim,
         plain_queue: bool,
     ) -> Result<(Vec<AckOutcome>, Vec<ClaimedMessage>, bool), Error> {
-        let client = self.client().await?;
+        let client = self.db.get().await?;
         // Prepared before the pipeline, so that every statement is queued at
         // its first poll, in order.
         let acks = CarriedAcks::prepare(&client, acks).await?;
