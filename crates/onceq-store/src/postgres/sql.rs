@@ -6,7 +6,7 @@
 //! [`HOT_BEGIN`]'s settings instead.
 
 /// BEGIN and the settings for the hot statements, in one message: a claim's
-/// transaction starts with it (pipelined with the rest, `claim.rs`); a
+/// transaction starts with it (pipelined with the rest, `claim/mod.rs`); a
 /// committer (a group of publishes or acks) sets [`HOT_SESSION`] once on
 /// its own connection instead (see `hot.rs`).
 ///

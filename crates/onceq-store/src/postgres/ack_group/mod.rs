@@ -233,7 +233,7 @@ async fn group_once(
 /// The parameters of an ack statement (`sql/message_ack_many.sql`, or
 /// `sql/message_ack_keep_many.sql` for acks that may keep their message)
 /// for a group of acks, column by column; also what a consume's acks run
-/// in its claim's transaction (`claim.rs`).
+/// in its claim's transaction (`claim/mod.rs`).
 pub(super) struct AckColumns<'a> {
     projects: Vec<&'a str>,
     queues: Vec<&'a str>,
@@ -289,7 +289,7 @@ impl<'a> AckColumns<'a> {
 }
 
 /// Acks run as statements of another transaction's pipeline: a consume's
-/// in its claim's (`claim.rs`), those a publish group carries for the
+/// in its claim's (`claim/mod.rs`), those a publish group carries for the
 /// consumers it hands messages to in the group's (`publish_group`). Those
 /// that may keep their message (`rules::finished`) and the others get a
 /// statement each, as in an ack group; both are prepared here, before the

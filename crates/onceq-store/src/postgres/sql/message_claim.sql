@@ -1,7 +1,7 @@
 -- Hands out up to $3 of the queue's next messages under a lease, in one
 -- statement whatever the queue's type, so that a claim needs no answer
 -- before it is sent: it goes in one pipeline with BEGIN, the promotion of
--- due messages (message_promote.sql) and COMMIT (claim.rs). The lease ends
+-- due messages (message_promote.sql) and COMMIT (claim/mod.rs). The lease ends
 -- at $5, or when none is given at $4 plus the queue's default.
 --
 -- On a standard queue (`picked`): highest priority first, then publish

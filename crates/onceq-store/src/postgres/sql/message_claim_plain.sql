@@ -8,9 +8,9 @@
 -- 47 µs here against 95 µs; docs/performance.md, session 13).
 --
 -- The guard is in the statement: a queue that is not plain (or paused, or
--- missing) matches no row of `q`, so nothing is handed out, and claim.rs,
+-- missing) matches no row of `q`, so nothing is handed out, and claim/mod.rs,
 -- told by the promotion in the same transaction that the queue is not
--- plain, claims again with the full statement. Nothing depends on claim.rs
+-- plain, claims again with the full statement. Nothing depends on claim/mod.rs
 -- guessing right.
 WITH q AS (
     SELECT id, visibility_timeout_default, completed_retention_seconds

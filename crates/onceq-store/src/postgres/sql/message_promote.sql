@@ -12,7 +12,7 @@
 -- no probe, no statement more.
 --
 -- `plain` says whether message_claim_plain.sql can claim from it (a
--- standard queue without limits): claim.rs sends that statement unless it
+-- standard queue without limits): claim/mod.rs sends that statement unless it
 -- knows the queue is not plain, and claims again with the full one when
 -- this says so.
 WITH q AS (

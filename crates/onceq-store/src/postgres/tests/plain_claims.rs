@@ -1,5 +1,5 @@
 //! Claims with the plain statement unless the queue is known not to be
-//! plain (`claim.rs`): a wrong guess, either way, still hands out what the
+//! plain (`claim/mod.rs`): a wrong guess, either way, still hands out what the
 //! full statement would, and is put right.
 
 use super::*;
