@@ -239,9 +239,8 @@ fn not_found(id: &str) -> ApiError {
 
 /// This server's cache at once (others refresh within a scan interval).
 async fn refresh(state: &AppState) {
-    match state.store().webhook_scan().await {
-        Ok(all) => state.events.listeners.replace(&all),
-        Err(e) => tracing::warn!(error = %e, "webhook cache not refreshed; the dispatcher retries"),
+    if let Err(e) = state.events.listeners.refresh(state.store().as_ref()).await {
+        tracing::warn!(error = %e, "webhook cache not refreshed; the dispatcher retries");
     }
 }
 

@@ -68,11 +68,8 @@ pub async fn run(state: AppState, tracker: TaskTracker) {
             _ = state.events.recorded.notified() => false,
             _ = ended.notified() => false,
         };
-        if refresh {
-            match state.store().webhook_scan().await {
-                Ok(all) => state.events.listeners.replace(&all),
-                Err(e) => failed(&state, "scan", &e),
-            }
+        if refresh && let Err(e) = state.events.listeners.refresh(state.store().as_ref()).await {
+            failed(&state, "scan", &e);
         }
         // No webhook anywhere: no outbox row either (they go with their
         // webhook), so a server nobody uses webhooks on claims nothing.

@@ -7,24 +7,41 @@
 //! on this server; a webhook registered or deleted on another server
 //! sharing the database is seen within one scan interval (1 s by default).
 //! Until this server's first refresh (at start) it knows no webhooks.
+//!
+//! Refreshes overlap (the dispatcher's timer beside a `register`), and a
+//! scan that began before a webhook was stored must not replace one that
+//! began after: the dispatcher's first scan, at start, answered after the
+//! `register` that followed it and left the cache without the new webhook,
+//! whose events were then never recorded. So each refresh is numbered
+//! before it reads, and only a newer one replaces the cache.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
-use onceq_store::WebhookRecord;
+use onceq_store::{Store, WebhookRecord};
 use onceq_types::webhook::ALL_EVENTS;
 
 /// The cache (see the module doc).
 #[derive(Debug, Default)]
 pub struct Listeners {
-    by_project: RwLock<Arc<HashMap<String, HashSet<String>>>>,
+    by_project: RwLock<Cached>,
+    /// Refreshes begun.
+    scans: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct Cached {
+    /// The number of the refresh it came from.
+    scan: u64,
+    by_project: Arc<HashMap<String, HashSet<String>>>,
 }
 
 impl Listeners {
     /// Whether some webhook of `project` receives events of type `kind`.
     pub fn wants(&self, project: &str, kind: &str) -> bool {
         let map = self.by_project.read().unwrap_or_else(|e| e.into_inner());
-        match map.get(project) {
+        match map.by_project.get(project) {
             None => false,
             Some(kinds) => kinds.contains(kind) || kinds.contains(ALL_EVENTS),
         }
@@ -35,19 +52,41 @@ impl Listeners {
         self.by_project
             .read()
             .unwrap_or_else(|e| e.into_inner())
+            .by_project
             .is_empty()
     }
 
-    /// Replaces the cache with what `webhooks` (every webhook of every
-    /// project) listen to.
-    pub fn replace(&self, webhooks: &[WebhookRecord]) {
+    /// Reads every webhook from `store` and caches what they listen to,
+    /// unless a refresh begun after this one has already (see the module
+    /// doc).
+    pub async fn refresh(&self, store: &dyn Store) -> onceq_store::Result<()> {
+        let scan = self.begin();
+        let webhooks = store.webhook_scan().await?;
+        self.replace(scan, &webhooks);
+        Ok(())
+    }
+
+    /// The number of a refresh about to read.
+    fn begin(&self) -> u64 {
+        self.scans.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// What `webhooks` (every webhook of every project) listen to, read by
+    /// refresh number `scan`, becomes the cache if no later refresh's has.
+    fn replace(&self, scan: u64, webhooks: &[WebhookRecord]) {
         let mut map: HashMap<String, HashSet<String>> = HashMap::new();
         for w in webhooks {
             map.entry(w.project.clone())
                 .or_default()
                 .extend(w.events.iter().cloned());
         }
-        *self.by_project.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(map);
+        let mut cached = self.by_project.write().unwrap_or_else(|e| e.into_inner());
+        if scan > cached.scan {
+            *cached = Cached {
+                scan,
+                by_project: Arc::new(map),
+            };
+        }
     }
 }
 
@@ -72,14 +111,31 @@ mod tests {
     fn wants_what_some_webhook_of_the_project_names() {
         let l = Listeners::default();
         assert!(!l.wants("p", "queue.created"));
-        l.replace(&[hook("p", &["queue.created"]), hook("q", &["*"])]);
+        l.replace(
+            l.begin(),
+            &[hook("p", &["queue.created"]), hook("q", &["*"])],
+        );
         assert!(l.wants("p", "queue.created"));
         assert!(!l.wants("p", "queue.deleted"));
         assert!(l.wants("q", "queue.deleted"));
         assert!(!l.wants("r", "queue.created"));
         assert!(!l.is_empty());
-        l.replace(&[]);
+        l.replace(l.begin(), &[]);
         assert!(!l.wants("q", "queue.deleted"));
+        assert!(l.is_empty());
+    }
+
+    #[test]
+    fn a_refresh_that_began_earlier_never_replaces_a_later_ones() {
+        let l = Listeners::default();
+        // The dispatcher's scan begins, then a register's, which sees the
+        // new webhook and answers first.
+        let (timer, register) = (l.begin(), l.begin());
+        l.replace(register, &[hook("p", &["queue.created"])]);
+        l.replace(timer, &[]);
+        assert!(l.wants("p", "queue.created"));
+        // The next one replaces it.
+        l.replace(l.begin(), &[]);
         assert!(l.is_empty());
     }
 }

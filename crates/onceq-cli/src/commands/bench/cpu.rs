@@ -15,7 +15,10 @@
 //! - Context switches: `voluntary_ctxt_switches + nonvoluntary_ctxt_switches`
 //!   of `/proc/<pid>/task/*/status`, summed over the live threads (a
 //!   thread that exits during a phase takes its count with it, so this is a
-//!   lower bound).
+//!   lower bound). PostgreSQL's are counted per process, each live one's
+//!   growth since the phase began: on a shared cluster other clients'
+//!   backends end during a phase, and a sum over the processes alive at
+//!   each end would drop by their counts (it once read 0 for a phase).
 //!
 //! Finding the processes: the server by `--server-pid`, else by the port
 //! of `--url` when it is on this machine (the process holding the listening
@@ -23,7 +26,11 @@
 //! `--postgres-data-dir` (its `postmaster.pid`), else the process listening
 //! on a local port the server holds a connection to, if it is `postgres`.
 
-use std::{collections::HashSet, fs, path::Path};
+use std::{
+    collections::{HashMap, HashSet},
+    fs,
+    path::Path,
+};
 
 use serde::Serialize;
 
@@ -38,12 +45,13 @@ pub struct Watch {
 }
 
 /// Counters at one instant.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Sample {
     server_ticks: u64,
     server_switches: u64,
     postgres_ticks: u64,
-    postgres_switches: u64,
+    /// Per process of the cluster (see the module doc).
+    postgres_switches: HashMap<u32, u64>,
     requests: u64,
 }
 
@@ -121,10 +129,10 @@ impl Watch {
         if let Some(pm) = self.postgres {
             let own = stat(pm);
             s.postgres_ticks = own.as_ref().map_or(0, |st| st.ticks + st.child_ticks);
-            s.postgres_switches = switches(pm);
+            s.postgres_switches.insert(pm, switches(pm));
             for child in children(pm) {
                 s.postgres_ticks += stat(child).map_or(0, |st| st.ticks);
-                s.postgres_switches += switches(child);
+                s.postgres_switches.insert(child, switches(child));
             }
         }
         s
@@ -150,15 +158,20 @@ impl Watch {
             server_context_switches_per_request: per_request(
                 after.server_switches.saturating_sub(before.server_switches),
             ),
-            postgres_context_switches_per_request: self.postgres.map(|_| {
-                per_request(
-                    after
-                        .postgres_switches
-                        .saturating_sub(before.postgres_switches),
-                )
-            }),
+            postgres_context_switches_per_request: self
+                .postgres
+                .map(|_| per_request(growth(&before.postgres_switches, &after.postgres_switches))),
         })
     }
+}
+
+/// How much the processes alive at `after` switched since `before`: a
+/// process new since then, all of its count.
+fn growth(before: &HashMap<u32, u64>, after: &HashMap<u32, u64>) -> u64 {
+    after
+        .iter()
+        .map(|(pid, n)| n.saturating_sub(before.get(pid).copied().unwrap_or(0)))
+        .sum()
 }
 
 fn round1(x: f64) -> f64 {
@@ -374,6 +387,15 @@ mod tests {
                     120 30 5 6 20 0 1 0 100 0 0";
         let s = parse_stat(line).unwrap();
         assert_eq!((s.ppid, s.ticks, s.child_ticks), (7, 150, 11));
+    }
+
+    #[test]
+    fn switches_of_processes_that_ended_are_not_taken_off_the_others() {
+        // Backend 2 ended during the phase (another client's, on a shared
+        // cluster), 3 started: 1 switched 10 times, 3 five.
+        let before = HashMap::from([(1, 100), (2, 500)]);
+        let after = HashMap::from([(1, 110), (3, 5)]);
+        assert_eq!(growth(&before, &after), 15);
     }
 
     #[test]

@@ -149,7 +149,13 @@ async fn every_claim_of_a_group_is_told_its_queue_is_gone() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claims_of_other_queues_do_not_wait() {
     let db = PgStore::test_database().await;
-    let store = PgStore::connect(&db.url).await.unwrap();
+    // A bound far above what b's claim takes on a loaded machine: a's claim
+    // then ends early only by going past the lock, never by timing out.
+    let options = crate::StoreOptions {
+        op_timeout: Duration::from_secs(120),
+        ..Default::default()
+    };
+    let store = PgStore::connect_with(&db.url, options).await.unwrap();
     publish_n(&store, "a", 1).await;
     publish_n(&store, "b", 1).await;
     // Queue a with a limit: its claim's promotion locks the queue's row,
@@ -171,7 +177,7 @@ async fn claims_of_other_queues_do_not_wait() {
         b
     };
     tokio::select! {
-        _ = &mut held => panic!("queue a's claim went past the lock on its row"),
+        a = &mut held => panic!("queue a's claim went past the lock on its row: {a:?}"),
         b = other => assert_eq!(b.len(), 1),
     }
     assert_eq!(held.await.unwrap().len(), 1);
