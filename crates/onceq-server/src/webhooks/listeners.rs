@@ -10,9 +10,10 @@
 //!
 //! Refreshes overlap (the dispatcher's timer beside a `register`), and a
 //! scan that began before a webhook was stored must not replace one that
-//! began after: the dispatcher's first scan, at start, answered after the
-//! `register` that followed it and left the cache without the new webhook,
-//! whose events were then never recorded. So each refresh is numbered
+//! began after: a dispatcher scan that read the webhooks just before a
+//! `register` stored one, and answered after that register's own refresh,
+//! left the cache without the new webhook, whose events were then never
+//! recorded. So each refresh is numbered
 //! before it reads, and only a newer one replaces the cache.
 
 use std::collections::{HashMap, HashSet};
@@ -25,7 +26,7 @@ use onceq_types::webhook::ALL_EVENTS;
 /// The cache (see the module doc).
 #[derive(Debug, Default)]
 pub struct Listeners {
-    by_project: RwLock<Cached>,
+    cached: RwLock<Cached>,
     /// Refreshes begun.
     scans: AtomicU64,
 }
@@ -40,8 +41,8 @@ struct Cached {
 impl Listeners {
     /// Whether some webhook of `project` receives events of type `kind`.
     pub fn wants(&self, project: &str, kind: &str) -> bool {
-        let map = self.by_project.read().unwrap_or_else(|e| e.into_inner());
-        match map.by_project.get(project) {
+        let cached = self.cached.read().unwrap_or_else(|e| e.into_inner());
+        match cached.by_project.get(project) {
             None => false,
             Some(kinds) => kinds.contains(kind) || kinds.contains(ALL_EVENTS),
         }
@@ -49,7 +50,7 @@ impl Listeners {
 
     /// Whether no project has a webhook (as of the last refresh).
     pub fn is_empty(&self) -> bool {
-        self.by_project
+        self.cached
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .by_project
@@ -80,7 +81,7 @@ impl Listeners {
                 .or_default()
                 .extend(w.events.iter().cloned());
         }
-        let mut cached = self.by_project.write().unwrap_or_else(|e| e.into_inner());
+        let mut cached = self.cached.write().unwrap_or_else(|e| e.into_inner());
         if scan > cached.scan {
             *cached = Cached {
                 scan,
