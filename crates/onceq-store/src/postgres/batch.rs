@@ -40,17 +40,10 @@ impl PgStore {
         p.checked()?;
         let client = self.client().await?;
         let stmt = client.prepare_cached(sql::MESSAGE_CANCEL_IDS).await?;
-        let keep = onceq_types::attempt::MAX_ATTEMPTS_KEPT as i32;
         let row = client
             .query_one(
                 &stmt,
-                &[
-                    &p.queue.project,
-                    &p.queue.queue,
-                    &p.message_ids,
-                    &p.now,
-                    &keep,
-                ],
+                &[&p.queue.project, &p.queue.queue, &p.message_ids, &p.now],
             )
             .await?;
         if !row.get::<_, bool>("has_queue") {

@@ -3,13 +3,13 @@
 //! batch forms' statements, for one id: `batch.rs`).
 
 use crate::postgres::db::GenericClient;
-use onceq_types::MessageStatus;
+use onceq_types::{Attempt, MessageStatus};
 use tokio_postgres::Row;
 
 use super::errors::Error;
 use super::queues::lookup;
 use super::{PgStore, sql};
-use crate::rules::{attempts, page};
+use crate::rules::{attempts, finished, page};
 use crate::{
     DlqRedriveOne, Finished, FinishedList, FinishedMessage, FinishedPage, FinishedState,
     FoundMessage, MessageDelete, MessageGet, MessageList, MessagePage, MessageRecord, QueueRef,
@@ -17,11 +17,16 @@ use crate::{
 };
 
 pub(super) fn message_record(row: &Row) -> Result<MessageRecord, Error> {
-    message_record_as(row, None)
+    message_record_as(row, None, None)
 }
 
-/// A row of onceq_messages, or (`status: Some(Gone)`) of onceq_finished.
-fn message_record_as(row: &Row, status: Option<MessageStatus>) -> Result<MessageRecord, Error> {
+/// A row of onceq_messages, or (`status: Some(Gone)`) of onceq_finished,
+/// whose `closing` attempt is appended to the stored ones.
+fn message_record_as(
+    row: &Row,
+    status: Option<MessageStatus>,
+    closing: Option<Attempt>,
+) -> Result<MessageRecord, Error> {
     let state: &str = row.get("state");
     let status = match status {
         Some(status) => status,
@@ -43,7 +48,7 @@ fn message_record_as(row: &Row, status: Option<MessageStatus>) -> Result<Message
         lease_expires_at: row.get("lease_expires_at"),
         headers: row.get("headers"),
         last_error: row.get("last_error"),
-        attempts: attempts::parse(row.get("attempts"))?,
+        attempts: attempts::parse_then(row.get("attempts"), closing)?,
     })
 }
 
@@ -61,8 +66,17 @@ fn found(row: &Row) -> Result<FoundMessage, Error> {
     let state = FinishedState::parse(state).ok_or_else(|| {
         StoreError::internal(format!("unknown finished state {state:?} in the database"))
     })?;
+    // V23: the hand-out the finish ended is not in `attempts`.
+    let closing = row.get::<_, bool>("ended_lease").then(|| {
+        finished::closing_attempt(
+            state,
+            row.get("delivery_count"),
+            row.get("consumed_at"),
+            finished_at,
+        )
+    });
     Ok(FoundMessage {
-        record: message_record_as(row, Some(MessageStatus::Gone))?,
+        record: message_record_as(row, Some(MessageStatus::Gone), closing)?,
         dead_lettered: false,
         finished: Some(Finished {
             state,

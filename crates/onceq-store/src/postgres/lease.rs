@@ -43,7 +43,6 @@ pub(super) async fn ack_keeping(pool: &Db, p: &MessageAck) -> Result<AckOutcome,
     let l = &p.lease;
     let client = pool.get().await?;
     let stmt = client.prepare_cached(sql::MESSAGE_ACK_KEEP).await?;
-    let keep = onceq_types::attempt::MAX_ATTEMPTS_KEPT as i32;
     let deleted = client
         .query_opt(
             &stmt,
@@ -54,7 +53,6 @@ pub(super) async fn ack_keeping(pool: &Db, p: &MessageAck) -> Result<AckOutcome,
                 &l.receipt,
                 &p.now,
                 &p.result,
-                &keep,
             ],
         )
         .await?;

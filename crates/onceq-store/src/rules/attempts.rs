@@ -3,9 +3,10 @@
 //! [`MAX_ATTEMPTS_KEPT`]) and how each failed hand-out is written down.
 //!
 //! PostgreSQL's `onceq_attempts_append` (migration V10) is [`append`] in
-//! SQL, for statements that end many leases at once (`lease_expire.sql`)
-//! or one without reading it first (a kept ack); `lease_expire.sql` also
-//! spells [`lease_expired_error`]'s text. The conformance suite
+//! SQL, for statements that end many leases at once without reading them
+//! first (`lease_expire.sql`); `lease_expire.sql` also spells
+//! [`lease_expired_error`]'s text. A kept finished message's last attempt
+//! is appended when it is read ([`crate::rules::finished::closing_attempt`]). The conformance suite
 //! (`tests/it/attempts.rs`) holds both backends to these.
 
 use jiff::Timestamp;
@@ -23,13 +24,25 @@ pub(crate) fn parse(stored: Option<&str>) -> crate::Result<Vec<Attempt>> {
     }
 }
 
+/// The stored history, parsed, with `last` appended when given, the
+/// oldest dropped beyond [`MAX_ATTEMPTS_KEPT`].
+pub(crate) fn parse_then(
+    stored: Option<&str>,
+    last: Option<Attempt>,
+) -> crate::Result<Vec<Attempt>> {
+    let mut all = parse(stored)?;
+    if let Some(attempt) = last {
+        all.push(attempt);
+        let drop = all.len().saturating_sub(MAX_ATTEMPTS_KEPT);
+        all.drain(..drop);
+    }
+    Ok(all)
+}
+
 /// `stored` with `attempt` appended, the oldest dropped beyond
 /// [`MAX_ATTEMPTS_KEPT`].
 pub(crate) fn append(stored: Option<&str>, attempt: Attempt) -> crate::Result<String> {
-    let mut all = parse(stored)?;
-    all.push(attempt);
-    let drop = all.len().saturating_sub(MAX_ATTEMPTS_KEPT);
-    serde_json::to_string(&all[drop..]).map_err(StoreError::internal)
+    serde_json::to_string(&parse_then(stored, Some(attempt))?).map_err(StoreError::internal)
 }
 
 /// The error text of a lease that ran out: how long it had run.

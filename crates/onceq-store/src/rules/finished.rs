@@ -13,6 +13,35 @@
 //! `completed_retention_seconds` applies to leases granted from then on,
 //! as every queue setting does (queue-api-2.md §6).
 
+use jiff::Timestamp;
+use onceq_types::{Attempt, AttemptOutcome};
+
+use crate::FinishedState;
+
+/// The attempt a finish ends when its message was in flight (an ack
+/// always; a cancel of a leased message): that hand-out, ended when the
+/// message finished, as `acked` or `cancelled`, with no error. The SQLite
+/// store appends it to the row's attempts as it writes the row; PostgreSQL
+/// keeps the hand-out's columns (`ended_lease`, `consumed_at`, V23) and
+/// appends it as it reads the row, so that a kept ack builds no JSON.
+pub(crate) fn closing_attempt(
+    state: FinishedState,
+    delivery_count: i32,
+    consumed_at: Option<Timestamp>,
+    finished_at: Timestamp,
+) -> Attempt {
+    Attempt {
+        delivery_count,
+        consumed_at,
+        ended_at: finished_at,
+        outcome: match state {
+            FinishedState::Completed => AttemptOutcome::Acked,
+            FinishedState::Cancelled => AttemptOutcome::Cancelled,
+        },
+        error: None,
+    }
+}
+
 /// The receipt prefix of a lease granted while its queue keeps finished
 /// messages (PostgreSQL's `message_claim.sql` spells it too).
 pub(crate) const KEPT_RECEIPT_PREFIX: &str = "rcpt_k";

@@ -2,11 +2,11 @@
 //! message, cancel, and the purge of those whose time is up.
 
 use jiff::Timestamp;
-use onceq_types::{Attempt, AttemptOutcome, MessageStatus};
+use onceq_types::MessageStatus;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{queues, time};
-use crate::rules::attempts;
+use crate::rules::{attempts, finished};
 use crate::{AckOutcome, FinishedState, MessageAck, MessageCancel, Result};
 
 /// A row being finished (`message_finishing.sql`).
@@ -52,29 +52,22 @@ impl Finishing {
     }
 
     /// Deletes the row, first moving it into onceq_finished as `state`
-    /// when its queue keeps finished messages; `ended` is the attempt its
-    /// lease's end records (none for a message not in flight).
+    /// when its queue keeps finished messages, with the attempt its lease's
+    /// end records when it was in flight (`rules::finished`).
     fn finish(
         self,
         conn: &Connection,
         state: FinishedState,
-        ended: Option<AttemptOutcome>,
         result: Option<&str>,
         now: Timestamp,
     ) -> Result<()> {
         if self.keep_secs > 0 {
-            let history = match ended {
-                Some(outcome) => Some(attempts::append(
+            let history = match self.in_flight {
+                true => Some(attempts::append(
                     self.attempts.as_deref(),
-                    Attempt {
-                        delivery_count: self.delivery_count,
-                        consumed_at: self.consumed_at,
-                        ended_at: now,
-                        outcome,
-                        error: None,
-                    },
+                    finished::closing_attempt(state, self.delivery_count, self.consumed_at, now),
                 )?),
-                None => self.attempts,
+                false => self.attempts,
             };
             conn.prepare_cached(sql!("finished_insert"))?
                 .execute(params![
@@ -131,13 +124,7 @@ pub(super) fn ack(conn: &Connection, p: &MessageAck) -> Result<AckOutcome> {
         });
     };
     let consumed_at = row.consumed_at;
-    row.finish(
-        conn,
-        FinishedState::Completed,
-        Some(AttemptOutcome::Acked),
-        p.result.as_deref(),
-        p.now,
-    )?;
+    row.finish(conn, FinishedState::Completed, p.result.as_deref(), p.now)?;
     Ok(AckOutcome {
         acked: true,
         consumed_at,
@@ -151,8 +138,7 @@ pub(super) fn cancel(conn: &Connection, p: &MessageCancel) -> Result<bool> {
     let Some(row) = finishing(conn, &p.queue, &p.message_id, None)? else {
         return Ok(false);
     };
-    let ended = row.in_flight.then_some(AttemptOutcome::Cancelled);
-    row.finish(conn, FinishedState::Cancelled, ended, None, p.now)?;
+    row.finish(conn, FinishedState::Cancelled, None, p.now)?;
     Ok(true)
 }
 

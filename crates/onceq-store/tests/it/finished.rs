@@ -3,7 +3,7 @@
 //! cancelled ones as `cancelled`, out of every count and hand-out, purged
 //! through the expiry index.
 
-use onceq_store::{FinishedState, MessageCancel, QueueChanges, StoreError};
+use onceq_store::{FinishedList, FinishedState, MessageCancel, NackBy, QueueChanges, StoreError};
 use onceq_types::{AttemptOutcome, queue::QueueSettings};
 
 use crate::{Harness, MsgExt, msg, payload};
@@ -19,6 +19,7 @@ conformance!(
     cancel_keeps_the_message_while_the_queue_retains,
     cancel_of_a_fifo_head_lets_its_group_move_on,
     a_first_publish_creates_its_queue_with_the_given_retention,
+    a_kept_message_keeps_the_latest_twenty_attempts_with_its_last,
 );
 
 fn keeping(secs: i32) -> QueueSettings {
@@ -270,4 +271,66 @@ async fn a_first_publish_creates_its_queue_with_the_given_retention(h: Harness) 
         h.get("there").await.unwrap().completed_retention_seconds,
         10
     );
+}
+
+/// A kept message's attempts end with the hand-out its ack or cancel ended,
+/// within the same bound of twenty as every history, however the store
+/// records that last attempt (PostgreSQL appends it as it reads the row,
+/// migration V23), by id and in the list alike.
+async fn a_kept_message_keeps_the_latest_twenty_attempts_with_its_last(mut h: Harness) {
+    let settings = QueueSettings {
+        max_retries: 1000,
+        ..keeping(60)
+    };
+    h.create("jobs", settings).await.unwrap();
+    let acked = h.publish_one("jobs", &payload(1)).await;
+    let cancelled = h.publish_one("jobs", &payload(2)).await;
+    for n in 1..=20 {
+        for c in h.claim("jobs", 2).await {
+            let error = format!("failure {n}");
+            h.nack_failed("jobs", &c, true, Some(&error), NackBy::Consumer)
+                .await;
+        }
+    }
+    let leases = h.claim("jobs", 2).await;
+    assert_eq!(leases.len(), 2);
+    h.advance(2);
+    for c in &leases {
+        if c.message_id == acked.message_id {
+            assert!(h.ack("jobs", &c.message_id, Some(&c.receipt)).await);
+        } else {
+            assert!(h.cancel("jobs", &c.message_id).await.unwrap());
+        }
+    }
+
+    let listed = h
+        .store
+        .finished_list(FinishedList {
+            queue: h.q("jobs"),
+            before: None,
+            limit: 10,
+        })
+        .await
+        .unwrap();
+    assert_eq!(listed.messages.len(), 2);
+    for (id, last) in [
+        (&acked.message_id, AttemptOutcome::Acked),
+        (&cancelled.message_id, AttemptOutcome::Cancelled),
+    ] {
+        let found = h.find("jobs", id).await.unwrap().unwrap();
+        let attempts = &found.record.attempts;
+        let counts: Vec<i32> = attempts.iter().map(|a| a.delivery_count).collect();
+        assert_eq!(counts, (2..=21).collect::<Vec<_>>(), "{id}");
+        assert_eq!(attempts[18].error.as_deref(), Some("failure 20"));
+        assert_eq!(attempts[19].outcome, last);
+        assert_eq!(attempts[19].error, None);
+        assert_eq!(attempts[19].ended_at, h.t(2));
+        assert_eq!(attempts[19].consumed_at, Some(h.t(0)));
+        let in_list = listed
+            .messages
+            .iter()
+            .find(|m| &m.record.message_id == id)
+            .expect("listed");
+        assert_eq!(&in_list.record.attempts, attempts, "{id}");
+    }
 }

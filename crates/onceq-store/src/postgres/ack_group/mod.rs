@@ -242,7 +242,6 @@ pub(super) struct AckColumns<'a> {
     results: Vec<Option<&'a str>>,
     times: Vec<jiff::Timestamp>,
     in_flight: &'static str,
-    attempts_kept: i32,
 }
 
 impl<'a> AckColumns<'a> {
@@ -256,7 +255,6 @@ impl<'a> AckColumns<'a> {
             results: acks.iter().map(|a| a.result.as_deref()).collect(),
             times: acks.iter().map(|a| a.now).collect(),
             in_flight: MessageStatus::InFlight.as_str(),
-            attempts_kept: onceq_types::attempt::MAX_ATTEMPTS_KEPT as i32,
         }
     }
 
@@ -281,7 +279,6 @@ impl<'a> AckColumns<'a> {
             params.extend([
                 &self.results as &(dyn tokio_postgres::types::ToSql + Sync),
                 &self.times,
-                &self.attempts_kept,
             ]);
         }
         params

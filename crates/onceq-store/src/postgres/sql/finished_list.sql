@@ -4,7 +4,7 @@
 SELECT 0::bigint AS seq, f.id, f.payload, f.state,
        f.priority, f.group_id, f.idempotency_key, f.delivery_count,
        f.created_at, f.visible_at, NULL::timestamptz AS lease_expires_at, f.headers, f.last_error, f.attempts,
-       false AS dead_lettered, f.finished_at, f.result
+       false AS dead_lettered, f.finished_at, f.result, f.ended_lease, f.consumed_at
 FROM onceq_finished f
 WHERE f.queue_id = $1
 ORDER BY f.finished_at DESC, f.id DESC

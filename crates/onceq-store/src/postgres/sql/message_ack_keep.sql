@@ -1,9 +1,10 @@
 -- An ack that may keep its message (rules::finished: a receipt marked
 -- rcpt_k, or none): message_ack.sql's DELETE, and in the same statement
 -- the row moved into onceq_finished as `completed` with the ack's result
--- and an `acked` attempt, while the queue keeps finished messages.
--- $1 project, $2 queue, $3 id, $4 receipt or NULL, $5 now, $6 result or
--- NULL, $7 attempts kept (rules::attempts).
+-- and the hand-out it ended (its `acked` attempt appended as the row is
+-- read, as in message_ack_keep_many.sql), while the queue keeps finished
+-- messages. $1 project, $2 queue, $3 id, $4 receipt or NULL, $5 now, $6
+-- result or NULL.
 WITH q AS (
     SELECT id, completed_retention_seconds AS keep_secs
     FROM onceq_queues
@@ -19,16 +20,11 @@ WITH q AS (
 ), kept AS (
     INSERT INTO onceq_finished (id, queue_id, state, payload, priority, group_id, idempotency_key,
                                 headers, delivery_count, created_at, visible_at, finished_at,
-                                expires_at, result, last_error, attempts)
+                                expires_at, result, last_error, attempts, ended_lease, consumed_at)
     SELECT id, queue_id, 'completed', payload, priority, group_id, idempotency_key,
            headers, delivery_count, created_at, visible_at, $5::timestamptz,
            $5::timestamptz + make_interval(secs => keep_secs), $6::text, last_error,
-           onceq_attempts_append(attempts, jsonb_build_object(
-               'delivery_count', delivery_count,
-               'consumed_at', onceq_attempt_time(consumed_at),
-               'ended_at', onceq_attempt_time($5::timestamptz),
-               'outcome', 'acked',
-               'error', NULL), $7::integer)
+           attempts, true, consumed_at
     FROM gone
     WHERE keep_secs > 0
 )

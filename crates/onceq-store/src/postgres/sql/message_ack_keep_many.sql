@@ -2,11 +2,13 @@
 -- (rules::finished: receipts marked rcpt_k, or none), in one statement:
 -- the same DELETE, and each deleted message of a queue that keeps finished
 -- messages moved into onceq_finished as `completed`, with its ack's result
--- and time and an `acked` attempt. Returns what message_ack_many.sql
+-- and time, its attempts as they were and the hand-out the ack ended
+-- (`ended_lease`, `consumed_at`: its `acked` attempt is appended as the row
+-- is read, rules::finished::closing_attempt). Returns what message_ack_many.sql
 -- returns (id, receipt, consumed_at, project, queue), for the same matching
 -- of deleted messages to acks.
 -- $1 projects, $2 queues, $3 ids, $4 receipts, $5 'in_flight', $6 results,
--- $7 the acks' times, $8 attempts kept (rules::attempts).
+-- $7 the acks' times.
 WITH n AS (
     SELECT *
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $6::text[], $7::timestamptz[])
@@ -29,16 +31,11 @@ WITH n AS (
 ), kept AS (
     INSERT INTO onceq_finished (id, queue_id, state, payload, priority, group_id, idempotency_key,
                                 headers, delivery_count, created_at, visible_at, finished_at,
-                                expires_at, result, last_error, attempts)
+                                expires_at, result, last_error, attempts, ended_lease, consumed_at)
     SELECT g.id, g.queue_id, 'completed', g.payload, g.priority, g.group_id, g.idempotency_key,
            g.headers, g.delivery_count, g.created_at, g.visible_at, a.at,
            a.at + make_interval(secs => q.completed_retention_seconds), a.result, g.last_error,
-           onceq_attempts_append(g.attempts, jsonb_build_object(
-               'delivery_count', g.delivery_count,
-               'consumed_at', onceq_attempt_time(g.consumed_at),
-               'ended_at', onceq_attempt_time(a.at),
-               'outcome', 'acked',
-               'error', NULL), $8::integer)
+           g.attempts, true, g.consumed_at
     FROM gone g
     CROSS JOIN LATERAL (SELECT q.completed_retention_seconds FROM onceq_queues q
                         WHERE q.id = g.queue_id OFFSET 0) q

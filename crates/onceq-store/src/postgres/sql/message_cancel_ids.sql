@@ -1,10 +1,12 @@
 -- `Store::message_cancel_many` (and `message_cancel`, with one id): removes
 -- the named messages of the queue (never of its dead-letter queue) whatever
--- their state, in one statement; an in-flight one's lease ends with it,
--- recorded as a `cancelled` attempt. While the queue keeps finished
--- messages each row moves into onceq_finished as `cancelled`. $1 project,
--- $2 queue, $3 ids, $4 now, $5 attempts kept. Returns whether the queue
--- exists (`has_queue`) and the ids it held and removed (`cancelled`).
+-- their state, in one statement; an in-flight one's lease ends with it.
+-- While the queue keeps finished messages each row moves into
+-- onceq_finished as `cancelled`, an in-flight one's ended hand-out with it
+-- (`ended_lease`: its `cancelled` attempt is appended as the row is read,
+-- rules::finished::closing_attempt). $1 project, $2 queue, $3 ids, $4 now.
+-- Returns whether the queue exists (`has_queue`) and the ids it held and
+-- removed (`cancelled`).
 WITH q AS (
     SELECT id, completed_retention_seconds AS keep_secs
     FROM onceq_queues
@@ -17,17 +19,11 @@ WITH q AS (
 ), kept AS (
     INSERT INTO onceq_finished (id, queue_id, state, payload, priority, group_id, idempotency_key,
                                 headers, delivery_count, created_at, visible_at, finished_at,
-                                expires_at, result, last_error, attempts)
+                                expires_at, result, last_error, attempts, ended_lease, consumed_at)
     SELECT id, queue_id, 'cancelled', payload, priority, group_id, idempotency_key,
            headers, delivery_count, created_at, visible_at, $4::timestamptz,
            $4::timestamptz + make_interval(secs => keep_secs), NULL, last_error,
-           CASE WHEN state = 'in_flight' THEN onceq_attempts_append(attempts, jsonb_build_object(
-               'delivery_count', delivery_count,
-               'consumed_at', onceq_attempt_time(consumed_at),
-               'ended_at', onceq_attempt_time($4::timestamptz),
-               'outcome', 'cancelled',
-               'error', NULL), $5::integer)
-           ELSE attempts END
+           attempts, state = 'in_flight', consumed_at
     FROM gone
     WHERE keep_secs > 0
 )

@@ -332,6 +332,7 @@ async fn raw(url: &str) -> tokio_postgres::Client {
 }
 
 mod claim_groups;
+mod finished_v23;
 mod hot_functions;
 mod keys;
 mod keys_behind_pooler;
