@@ -6,7 +6,7 @@
 -- (docs/performance.md, session 30). The row keeps what the attempt is
 -- made of instead, and the store appends it as it reads the row
 -- (rules::finished::closing_attempt; the SQLite store still writes it in
--- place, being no slower for it):
+-- place, its JSON built in Rust, not in a statement):
 --   ended_lease  the finish ended a hand-out (an ack; a cancel of a leased
 --                message): its attempt, not in `attempts`, is
 --                {delivery_count, consumed_at, ended at finished_at,

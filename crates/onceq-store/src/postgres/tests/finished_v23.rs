@@ -4,18 +4,12 @@
 
 use onceq_types::AttemptOutcome;
 
-use super::{super::migrate, PgStore, raw};
+use super::{PgStore, migrated_to};
 use crate::{MessageGet, QueueRef, Store};
 
 #[tokio::test]
 async fn a_row_kept_before_v23_reads_as_it_was_written() {
-    let db = onceq_testdb::fresh_database().await;
-    let mut client = raw(&db.url).await;
-    migrate::runner()
-        .set_target(refinery::Target::Version(22))
-        .run_async(&mut client)
-        .await
-        .unwrap();
+    let (db, client) = migrated_to(22).await;
     // As V22's message_ack_keep.sql wrote it: an earlier nack and the ack.
     client
         .batch_execute(

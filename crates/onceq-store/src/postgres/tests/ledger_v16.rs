@@ -3,17 +3,11 @@
 //! flight until its lease, and the old table is gone. And V19: the entries
 //! already kept are counted.
 
-use super::{super::migrate, PgStore, raw};
+use super::{PgStore, migrated_to};
 
 #[tokio::test]
 async fn v16_keeps_the_call_ledgers_rows() {
-    let db = onceq_testdb::fresh_database().await;
-    let mut client = raw(&db.url).await;
-    migrate::runner()
-        .set_target(refinery::Target::Version(15))
-        .run_async(&mut client)
-        .await
-        .unwrap();
+    let (db, client) = migrated_to(15).await;
     client
         .batch_execute(
             "INSERT INTO onceq_call_ledger (project, capability, key, fingerprint, token,
@@ -40,13 +34,7 @@ async fn v16_keeps_the_call_ledgers_rows() {
 /// Migration V19 counts the entries already kept (`check_v19_counts`).
 #[tokio::test]
 async fn v19_counts_the_entries_already_kept() {
-    let db = onceq_testdb::fresh_database().await;
-    let mut client = raw(&db.url).await;
-    migrate::runner()
-        .set_target(refinery::Target::Version(17))
-        .run_async(&mut client)
-        .await
-        .unwrap();
+    let (db, client) = migrated_to(17).await;
     client
         .batch_execute(
             "INSERT INTO onceq_request_ledger (scope, key, fingerprint, token, status, headers,

@@ -331,6 +331,20 @@ async fn raw(url: &str) -> tokio_postgres::Client {
     client
 }
 
+/// A fresh database migrated up to `version` only, and a plain connection
+/// to it: for a migration's test, which writes rows as an older server did
+/// before a store connects and applies the rest.
+async fn migrated_to(version: i32) -> (onceq_testdb::TestDatabase, tokio_postgres::Client) {
+    let db = onceq_testdb::fresh_database().await;
+    let mut client = raw(&db.url).await;
+    super::migrate::runner()
+        .set_target(refinery::Target::Version(version))
+        .run_async(&mut client)
+        .await
+        .unwrap();
+    (db, client)
+}
+
 mod claim_groups;
 mod finished_v23;
 mod hot_functions;
