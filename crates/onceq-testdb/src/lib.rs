@@ -20,6 +20,9 @@
 //!   range so no outgoing connection takes one before its server binds.
 //! - [`patroni`]: three nodes under Patroni on etcd, behind HAProxy
 //!   ([`patroni::shared_patroni`]): automatic failover and switchovers.
+//! - [`locks`]: races made on purpose, an operation run against a
+//!   transaction that holds the locks it needs
+//!   ([`locks::commit_once_waited_for`]).
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -36,6 +39,7 @@
 pub mod cases;
 pub mod cluster;
 pub mod host;
+pub mod locks;
 pub mod patroni;
 pub mod pgbouncer;
 pub mod ports;

@@ -76,25 +76,26 @@ impl PgStore {
     ) -> Result<RedriveManyOutcome, Error> {
         p.checked()?;
         let mut client = self.client().await?;
+        // One transaction: the target's lock (`redrive_target`) holds
+        // until the messages have moved.
+        let tx = client.transaction().await?;
         let RedriveTarget {
             queue_id,
             dlq_id,
             dlq_name,
             fifo,
-        } = redrive_target(&client, &p.queue).await?;
+        } = redrive_target(&tx, &p.queue).await?;
         let outcomes = if fifo {
-            let tx = client.transaction().await?;
-            let outcomes = redrive_into_fifo(&tx, dlq_id, queue_id, p).await?;
-            tx.commit().await?;
-            outcomes
+            redrive_into_fifo(&tx, dlq_id, queue_id, p).await?
         } else {
-            let stmt = client.prepare_cached(sql::DLQ_REDRIVE_IDS).await?;
-            let row = client
+            let stmt = tx.prepare_cached(sql::DLQ_REDRIVE_IDS).await?;
+            let row = tx
                 .query_one(&stmt, &[&dlq_id, &queue_id, &p.message_ids, &p.now])
                 .await?;
             let (done, held): (Vec<&str>, Vec<&str>) = (row.get("done"), row.get("held"));
             p.outcomes(done, held)
         };
+        tx.commit().await?;
         Ok(RedriveManyOutcome {
             dead_letter_queue: dlq_name,
             outcomes,

@@ -19,7 +19,8 @@ pub(super) struct RedriveTarget {
 }
 
 /// `queue`'s id and its DLQ's: `QueueNotFound`, or `Invalid` for a queue
-/// without a DLQ.
+/// without a DLQ. Run in the redrive's transaction: it locks the queue
+/// against a delete until the transaction ends (sql/dlq_redrive_target.sql).
 pub(super) async fn redrive_target(
     client: &impl GenericClient,
     queue: &crate::QueueRef,
@@ -52,31 +53,29 @@ pub(super) async fn redrive_target(
 impl PgStore {
     pub(super) async fn redrive_once(&self, p: &DlqRedrive) -> Result<RedriveOutcome, Error> {
         let mut client = self.client().await?;
+        // One transaction: the target's lock (`redrive_target`) holds
+        // until the messages have moved.
+        let tx = client.transaction().await?;
         let RedriveTarget {
             queue_id,
             dlq_id,
             dlq_name,
             fifo,
-        } = redrive_target(&client, &p.queue).await?;
+        } = redrive_target(&tx, &p.queue).await?;
         let max = p.max.map(|m| m.max(0));
-        if fifo {
-            let tx = client.transaction().await?;
-            let moved = redrive_into_fifo(&tx, dlq_id, queue_id, max, p.now).await?;
-            tx.commit().await?;
-            return Ok(RedriveOutcome {
-                dead_letter_queue: dlq_name,
-                redriven: moved,
-            });
-        }
-        // One statement: no transaction needed. If the queue is deleted in
-        // between, the foreign key fails and the retry answers not found.
-        let redrive = client.prepare_cached(sql::DLQ_REDRIVE).await?;
-        let moved = client
-            .execute(&redrive, &[&dlq_id, &queue_id, &max, &p.now])
-            .await?;
+        let moved = if fifo {
+            redrive_into_fifo(&tx, dlq_id, queue_id, max, p.now).await?
+        } else {
+            let redrive = tx.prepare_cached(sql::DLQ_REDRIVE).await?;
+            count(
+                tx.execute(&redrive, &[&dlq_id, &queue_id, &max, &p.now])
+                    .await?,
+            )
+        };
+        tx.commit().await?;
         Ok(RedriveOutcome {
             dead_letter_queue: dlq_name,
-            redriven: count(moved),
+            redriven: moved,
         })
     }
 }

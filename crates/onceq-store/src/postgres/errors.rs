@@ -56,8 +56,9 @@ impl Error {
     /// Whether running the operation again from the start may succeed:
     /// deadlocks and serialization failures (the transaction was rolled back
     /// whole), and foreign-key violations, which here only ever mean that a
-    /// queue or project vanished under us; the retry then sees the queue
-    /// gone and answers accordingly.
+    /// project or a row it owns vanished under us (a migrated database's
+    /// messages have none since V24: their statements say `Race` instead);
+    /// the retry then sees it gone and answers accordingly.
     fn is_race(&self) -> bool {
         match self {
             Error::Race(_) => true,

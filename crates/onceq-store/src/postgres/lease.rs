@@ -171,11 +171,17 @@ pub(super) async fn nack_in(
     match (ending, dlq) {
         (Ending::DeadLettered, Some(dlq)) => {
             let stmt = tx.prepare_cached(sql::MESSAGE_DEAD_LETTER).await?;
-            tx.execute(
-                &stmt,
-                &[&l.message_id, &dlq, &p.now, &attempts, &last_error],
-            )
-            .await?;
+            let moved = tx
+                .execute(
+                    &stmt,
+                    &[&l.message_id, &dlq, &p.now, &attempts, &last_error],
+                )
+                .await?;
+            // The message is ours (locked above): nothing moved means the
+            // DLQ was deleted since; the retry finds the queue without one.
+            if moved == 0 {
+                return Err(Error::Race("dead-letter queue deleted during nack"));
+            }
             outcome.dead_lettered = true;
         }
         (Ending::Dropped, _) => {

@@ -233,7 +233,14 @@ pub(super) async fn publish_alone(
             let groups = fresh.iter().map(|&i| p.messages[i].group_id.as_deref());
             lock_groups(&tx, queue_id, groups).await?;
         }
-        insert(&tx, p, batch, &fresh, false).await?
+        let stored = insert(&tx, p, batch, &fresh, false).await?;
+        // Fewer rows than asked: the queue was deleted since `ensure`
+        // found it (the insert's lock waited for the delete). Again from
+        // the start, which creates it anew.
+        if stored.len() < fresh.len() {
+            return Err(Error::Race("queue deleted during publish"));
+        }
+        stored
     };
     let outcomes = dedupe::outcomes(&p.messages, plans, |i| {
         Stored::outcome(&stored, p, batch, i)

@@ -135,6 +135,7 @@ mod limits;
 mod maintenance;
 mod pause;
 mod publish;
+mod queue_delete_races;
 mod queues;
 mod readiness;
 mod stats;

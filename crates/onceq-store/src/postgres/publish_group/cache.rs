@@ -13,9 +13,8 @@ pub(super) type QueueIds = HashMap<(String, String), (i64, QueueType)>;
 /// Queues recently published to, so that a group need not look them up.
 /// Safe to be stale: a queue's id and type never change (a queue deleted
 /// and created again gets a new id), and a message or key written under a
-/// deleted queue's id fails the group (the messages' foreign key, or the
-/// statement's probe of the queue returns nothing), which clears the cache
-/// and retries.
+/// deleted queue's id is not stored (each statement's probe of the queue
+/// returns nothing), which fails the group, clears the cache and retries.
 #[derive(Default)]
 pub(super) struct QueueCache {
     ids: std::sync::Mutex<QueueIds>,

@@ -159,7 +159,7 @@ async fn a_deleted_queue_is_not_trusted_from_the_cache() {
     store.message_publish(keyed()).await.unwrap();
     // Many rounds, on threads: when the pipeline's answers reach the group
     // is up to scheduling, and every round must act on the cause (the
-    // stale id's foreign-key violation, retried), never on the "transaction
+    // stale id's publish left unstored, retried), never on the "transaction
     // is aborted" answers of the statements after it.
     for round in 0..50 {
         // The committers now know `jobs` by its id; delete it under them.

@@ -142,8 +142,8 @@ async fn in_transaction(
     check_stored(group, &work, &stored)?;
     client.batch_execute("COMMIT").await?;
     // Only now: a queue created by this transaction exists for others once
-    // it committed (cached earlier, another group's foreign key check would
-    // not see it yet).
+    // it committed (cached earlier, another group's insert would not find
+    // it yet).
     if begun {
         cache.put(&ids);
     }

@@ -12,9 +12,11 @@
 -- lease_expired, or dead_lettered for the last allowed hand-out, with
 -- `lease_expired_error`'s text, spelled here too) and becomes the last error;
 -- $3 is how many attempts are kept.
+-- The DLQ's row is taken KEY SHARE (`d`, migration V24): a DLQ deleted
+-- meanwhile gives none, and its expiry requeues as in a queue without one.
 -- One row per source queue that had an expiry (the metrics count per queue).
 WITH expired AS (
-    SELECT id,
+    SELECT id, queue_id,
            CASE WHEN consumed_at IS NULL
                THEN 'lease expired without ack or extend'
                ELSE format('lease expired after %s s without ack or extend',
@@ -29,18 +31,18 @@ WITH expired AS (
 ), moved AS (
     UPDATE onceq_messages m
     SET queue_id = CASE
-            WHEN q.dead_letter_queue_id IS NOT NULL AND m.delivery_count >= q.max_retries + 1
-            THEN q.dead_letter_queue_id
+            WHEN d.id IS NOT NULL AND m.delivery_count >= q.max_retries + 1
+            THEN d.id
             ELSE m.queue_id
         END,
         state = CASE
             WHEN q.retry_backoff_initial_seconds IS NOT NULL
-                 AND NOT (q.dead_letter_queue_id IS NOT NULL AND m.delivery_count >= q.max_retries + 1)
+                 AND NOT (d.id IS NOT NULL AND m.delivery_count >= q.max_retries + 1)
             THEN 'delayed' ELSE 'available'
         END,
         visible_at = CASE
             WHEN q.retry_backoff_initial_seconds IS NOT NULL
-                 AND NOT (q.dead_letter_queue_id IS NOT NULL AND m.delivery_count >= q.max_retries + 1)
+                 AND NOT (d.id IS NOT NULL AND m.delivery_count >= q.max_retries + 1)
             THEN $1 + make_interval(secs => round((
                 exp(least(ln(q.retry_backoff_max_seconds),
                           ln(q.retry_backoff_initial_seconds)
@@ -57,11 +59,15 @@ WITH expired AS (
             'consumed_at', onceq_attempt_time(m.consumed_at),
             'ended_at', onceq_attempt_time($1),
             'outcome', CASE
-                WHEN q.dead_letter_queue_id IS NOT NULL AND m.delivery_count >= q.max_retries + 1
+                WHEN d.id IS NOT NULL AND m.delivery_count >= q.max_retries + 1
                 THEN 'dead_lettered' ELSE 'lease_expired' END,
             'error', e.error), $3)
-    FROM expired e, onceq_queues q
-    WHERE m.id = e.id AND q.id = m.queue_id
+    FROM expired e
+    JOIN onceq_queues q ON q.id = e.queue_id
+    LEFT JOIN LATERAL (SELECT id FROM onceq_queues
+                       WHERE id = q.dead_letter_queue_id
+                       FOR KEY SHARE) d ON true
+    WHERE m.id = e.id
     -- m is the new row here, q the queue it came from
     RETURNING q.project, q.name, m.queue_id <> q.id AS dead_lettered
 )

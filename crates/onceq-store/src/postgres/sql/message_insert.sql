@@ -1,6 +1,9 @@
 -- The whole batch in one statement, so it is stored all-or-nothing even
 -- outside a transaction. The queue is joined rather than passed by id: no
 -- row back means it does not exist, and the caller creates it and retries.
+-- KEY SHARE on the queue row keeps a queue delete from passing the insert
+-- (migration V24): a delete in progress is waited for, then the row is
+-- gone and nothing is stored.
 -- ORDER BY keeps the batch's order in `seq` (publish order).
 -- $10 true: standard queues only (the lock-free path; no row back from a
 -- FIFO queue, whose publishes take their groups' locks first). On a FIFO
@@ -25,4 +28,5 @@ CROSS JOIN unnest($4::text[], $5::text[], $6::int4[], $7::text[], $8::text[], $9
                           ord)
 WHERE q.project = $1 AND q.name = $2 AND (NOT $10::boolean OR q.queue_type = 'standard')
 ORDER BY n.ord
+FOR KEY SHARE OF q
 RETURNING id, state, created_at, receipt, lease_expires_at

@@ -39,12 +39,16 @@ FROM unnest($1::text[], $2::int8[], $3::text[], $4::int4[], $5::text[], $6::text
                           visible_at, created_at, headers, hand_out, lease_expires_at, ord)
 -- A probe of the queues' primary key per message: this statement runs under
 -- a generic plan (publish_group/mod.rs), which as a plain join hashes the
--- whole queues table on every group.
+-- whole queues table on every group. It takes the queue row's KEY SHARE
+-- lock (migration V24: what keeps a queue delete from passing the insert;
+-- a second probe of a row this transaction holds takes nothing more): a
+-- queue deleted meanwhile gives no row, and its messages stay unstored.
 CROSS JOIN LATERAL (SELECT q.id, q.enable_priority, q.queue_type, q.paused, q.max_in_flight,
                            q.rate_per_sec, q.visibility_timeout_default,
                            q.completed_retention_seconds
                     FROM onceq_queues q
-                    WHERE q.id = n.queue_id OFFSET 0) q
+                    WHERE q.id = n.queue_id
+                    FOR KEY SHARE) q
 -- The probes of what a claim would hand out first (rules::hand_out::Ahead:
 -- an available message of at least this priority, a delayed one now due)
 -- come last, so the AND's short circuit runs them only for a message that

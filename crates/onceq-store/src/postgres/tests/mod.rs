@@ -353,3 +353,4 @@ mod keys_behind_pooler;
 mod ledger_v16;
 mod plain_claims;
 mod plans;
+mod publish_alone_races;

@@ -1,0 +1,20 @@
+-- PostgreSQL only: the messages' foreign key on their queue goes, as the
+-- keys' and finished rows' did in V22 (docs/performance.md, session 31).
+-- It was a trigger and an SPI query per message stored or moved (7.4 % of
+-- PostgreSQL's CPU in a single publish). What it gave, no message ever in
+-- a queue that is gone, each statement that puts messages into a queue now
+-- gives itself: it takes that queue row's KEY SHARE lock, the lock the
+-- check took, in the statement, so a queue delete (which locks the row FOR
+-- UPDATE first, sql/queue_lock.sql, then deletes its messages) waits for
+-- it, and a statement that waited on a delete finds the row gone and
+-- stores nothing:
+--   message_insert.sql, message_insert_many.sql  (a publish)
+--   message_dead_letter.sql                       (a nack into the DLQ)
+--   lease_expire.sql                              (an expiry into the DLQ)
+--   dlq_redrive_target.sql                        (a redrive, for its
+--                                                  transaction)
+-- Each answers a queue that went away as the check's violation was: the
+-- operation is retried and the retry sees the queue gone.
+-- Its cascade was never used: queue_delete_once deletes the messages
+-- itself, to count them.
+ALTER TABLE onceq_messages DROP CONSTRAINT onceq_messages_queue_id_fkey;
