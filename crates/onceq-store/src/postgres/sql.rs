@@ -37,17 +37,11 @@
 /// LLVM on every execution: 2.4 s per claim beside 1 000 000 waiting
 /// messages (docs/performance.md, change 10).
 /// Other statements (purges, the dashboard) plan as usual, with JIT off
-/// for the session (`pool.rs`): a setting made for the transaction ends
-/// with it, and a committer's connection never serves anything else. One more runs under
+/// for the session (`pool.rs`): `SET LOCAL` ends with its transaction, and
+/// a committer's connection never serves anything else. One more runs under
 /// these settings: a queue's stats (`sql/queue_stats.sql` says why). A test
 /// checks every hot statement's plan on empty and on full tables.
-///
-/// The settings are one `SELECT set_config(…)`, not five `SET LOCAL`s:
-/// each `SET` is a statement of its own for PostgreSQL to parse and run,
-/// and the five cost about 55 µs of its CPU per transaction, the one
-/// `SELECT` about 28 (pgbench, docs/performance.md, session 31): a claim's
-/// transaction pays it on every consume.
-pub(super) const HOT_BEGIN: &str = concat!("BEGIN; ", hot_settings!("true"));
+pub(super) const HOT_BEGIN: &str = concat!("BEGIN; ", hot_settings!("SET LOCAL"));
 
 /// The hot statements: those run per message, under [`HOT_BEGIN`]'s
 /// settings (a committer's group, a claim and the acks it carries) or on
@@ -73,24 +67,21 @@ pub(super) const HOT: &[(&str, &str)] = &[
 ];
 
 /// [`HOT_BEGIN`]'s settings for a whole session.
-pub(super) const HOT_SESSION: &str = hot_settings!("false");
+pub(super) const HOT_SESSION: &str = hot_settings!("SET");
 
-/// The hot settings as one statement; `$local`: for the transaction only
-/// (`set_config`'s `is_local`, as `SET LOCAL`).
 macro_rules! hot_settings {
-    ($local:literal) => {
+    ($set:literal) => {
         concat!(
-            "SELECT set_config('plan_cache_mode', 'force_generic_plan', ",
-            $local,
-            "), set_config('enable_seqscan', 'off', ",
-            $local,
-            "), set_config('enable_hashjoin', 'off', ",
-            $local,
-            "), set_config('enable_mergejoin', 'off', ",
-            $local,
-            "), set_config('jit', 'off', ",
-            $local,
-            ")"
+            $set,
+            " plan_cache_mode = force_generic_plan; ",
+            $set,
+            " enable_seqscan = off; ",
+            $set,
+            " enable_hashjoin = off; ",
+            $set,
+            " enable_mergejoin = off; ",
+            $set,
+            " jit = off"
         )
     };
 }
