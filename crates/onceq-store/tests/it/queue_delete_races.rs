@@ -67,6 +67,25 @@ async fn strays(h: &Harness) -> i64 {
         .get(0)
 }
 
+/// A message published to `jobs`, a queue that hands each message out once
+/// (`max_retries` 0) and has a DLQ, `jobs-dlq`.
+async fn one_try_message(h: &Harness) -> onceq_store::PublishOutcome {
+    let once = QueueSettings {
+        max_retries: 0,
+        ..defaults()
+    };
+    h.create("jobs", once).await.unwrap();
+    h.publish_one("jobs", &payload(1)).await
+}
+
+/// A message published to `jobs` and dead-lettered into `jobs-dlq`.
+async fn dead_letter(h: &Harness) -> onceq_store::PublishOutcome {
+    let p = h.publish_one("jobs", &payload(1)).await;
+    let c = h.claim_one("jobs").await;
+    assert!(h.nack_claimed("jobs", &c, false).await.dead_lettered);
+    p
+}
+
 /// A publish to a queue its server has just published to (the group path,
 /// the queue's id cached): it waits, then stores its message in the queue
 /// made anew, as a first publish does.
@@ -109,12 +128,7 @@ async fn postgres_a_keyed_publish_waits_for_a_queue_delete() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_a_nack_into_a_dlq_being_deleted_requeues() {
     let h = Harness::postgres().await;
-    let once = QueueSettings {
-        max_retries: 0,
-        ..defaults()
-    };
-    h.create("jobs", once).await.unwrap();
-    let p = h.publish_one("jobs", &payload(1)).await;
+    let p = one_try_message(&h).await;
     let c = h.claim_one("jobs").await;
     let out = while_deleting(&h, "jobs-dlq", h.nack_claimed("jobs", &c, true)).await;
     assert!(out.requeued && !out.dead_lettered, "{out:?}");
@@ -127,12 +141,7 @@ async fn postgres_a_nack_into_a_dlq_being_deleted_requeues() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_a_lease_expiring_into_a_dlq_being_deleted_requeues() {
     let mut h = Harness::postgres().await;
-    let once = QueueSettings {
-        max_retries: 0,
-        ..defaults()
-    };
-    h.create("jobs", once).await.unwrap();
-    let p = h.publish_one("jobs", &payload(1)).await;
+    let p = one_try_message(&h).await;
     h.claim_one("jobs").await;
     h.advance(31);
     let out = while_deleting(&h, "jobs-dlq", h.lease_expire(10)).await;
@@ -146,9 +155,7 @@ async fn postgres_a_lease_expiring_into_a_dlq_being_deleted_requeues() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_a_redrive_into_a_queue_being_deleted_finds_no_queue() {
     let h = Harness::postgres().await;
-    let p = h.publish_one("jobs", &payload(1)).await;
-    let c = h.claim_one("jobs").await;
-    assert!(h.nack_claimed("jobs", &c, false).await.dead_lettered);
+    let p = dead_letter(&h).await;
     let redrive = DlqRedrive {
         queue: h.q("jobs"),
         max: None,
@@ -164,9 +171,7 @@ async fn postgres_a_redrive_into_a_queue_being_deleted_finds_no_queue() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_a_redrive_by_ids_into_a_queue_being_deleted_finds_no_queue() {
     let h = Harness::postgres().await;
-    let p = h.publish_one("jobs", &payload(1)).await;
-    let c = h.claim_one("jobs").await;
-    assert!(h.nack_claimed("jobs", &c, false).await.dead_lettered);
+    let p = dead_letter(&h).await;
     let ids = MessageIds {
         queue: h.q("jobs"),
         message_ids: vec![p.message_id.clone()],
