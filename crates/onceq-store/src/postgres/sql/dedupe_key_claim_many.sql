@@ -7,20 +7,18 @@
 -- window (a concurrent one blocks us here until it commits, as with the
 -- single-key form).
 --
--- Only for queues that exist (the keys have no foreign key since
--- migration V22): a group working from a deleted queue's cached id claims
--- nothing there, so its publishes, left unstored, are retried or published
--- alone (publish_group/transaction.rs) instead of leaving a key behind on
--- the old id. The queues are looked up once per statement, by one probe of
--- their primary key for all the ids (the ARRAY below, an InitPlan), and
--- each key checked against that short list: a probe per key, a subquery
--- started again for each, was a fifth of this statement's cost
--- (docs/performance.md, session 31).
+-- Only for queues that exist (a probe of their primary key per key; the
+-- keys have no foreign key since migration V22): a group working from a
+-- deleted queue's cached id claims nothing there, so its publishes, left
+-- unstored, are retried or published alone (publish_group/transaction.rs)
+-- instead of leaving a key behind on the old id.
 INSERT INTO onceq_dedupe_keys (queue_id, key, message_id, payload_hash, created_at, expires_at)
 SELECT n.queue_id, n.key, n.message_id, n.payload_hash, n.created_at, n.expires_at
 FROM unnest($1::int8[], $2::text[], $3::text[], $4::bytea[], $5::timestamptz[], $6::timestamptz[])
      WITH ORDINALITY AS n(queue_id, key, message_id, payload_hash, created_at, expires_at, ord)
-WHERE n.queue_id = ANY (ARRAY(SELECT q.id FROM onceq_queues q WHERE q.id = ANY ($1::int8[])))
+-- OFFSET 0 keeps it a probe per key under the generic plan (see
+-- message_insert_many.sql).
+CROSS JOIN LATERAL (SELECT 1 FROM onceq_queues q WHERE q.id = n.queue_id OFFSET 0) q
 ORDER BY n.ord
 ON CONFLICT (queue_id, key) DO UPDATE
 SET message_id = EXCLUDED.message_id,
