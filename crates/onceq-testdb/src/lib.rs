@@ -82,5 +82,15 @@ pub async fn fresh_database() -> TestDatabase {
     shared_cluster().await.create_database().await
 }
 
+/// A plain connection to `url` (no TLS), its driver task spawned: a test's
+/// own SQL beside the code under test.
+pub async fn connect(url: &str) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap_or_else(|e| panic!("connect to {url}: {e}"));
+    tokio::spawn(connection);
+    client
+}
+
 #[cfg(test)]
 mod tests;

@@ -133,11 +133,8 @@ impl Harness {
     async fn recount(&self) -> (u64, u64) {
         let prefix = format!("server:{}:{} ", self.project.len(), self.project);
         if let Some(url) = self.postgres_url() {
-            let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            let row = onceq_testdb::connect(url)
                 .await
-                .expect("connect for the recount");
-            tokio::spawn(conn);
-            let row = client
                 .query_one(
                     "SELECT count(*), coalesce(sum(octet_length(body)), 0)::bigint
                      FROM onceq_request_ledger WHERE starts_with(scope, $1)",

@@ -15,12 +15,7 @@ use crate::{Harness, MsgExt, defaults, msg, payload};
 
 /// A raw connection to the harness's database.
 async fn connect(h: &Harness) -> tokio_postgres::Client {
-    let url = h.postgres_url().expect("a postgres harness");
-    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-        .await
-        .expect("connect");
-    tokio::spawn(conn);
-    client
+    onceq_testdb::connect(h.postgres_url().expect("a postgres harness")).await
 }
 
 /// Deletes `queue` as `Store::queue_delete` does (the row locked first,

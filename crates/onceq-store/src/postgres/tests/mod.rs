@@ -324,11 +324,7 @@ async fn fifo_publishes_to_one_group_commit_in_seq_order() {
 /// A plain connection to the test database, for changes behind the
 /// stores' backs.
 async fn raw(url: &str) -> tokio_postgres::Client {
-    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
-    client
+    onceq_testdb::connect(url).await
 }
 
 /// A fresh database migrated up to `version` only, and a plain connection
