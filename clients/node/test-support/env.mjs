@@ -102,6 +102,14 @@ export async function eventually(check, { timeoutMs = 10_000, everyMs = 50 } = {
   }
 }
 
+/** How many long polls the server counts as waiting (its /metrics gauge). */
+export async function longPollsWaiting() {
+  const text = await (await fetch(`${ONCEQ_URL}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith("onceq_long_polls_waiting "));
+  if (!line) throw new Error(`no onceq_long_polls_waiting in /metrics:\n${text}`);
+  return Number(line.split(" ")[1]);
+}
+
 /** An error envelope as the server writes one. */
 export function errorBody(code, message, status) {
   return {

@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import test from "node:test";
 
 import { OnceqError } from "../dist/index.js";
-import { client, queueName } from "../test-support/env.mjs";
+import { client, eventually, longPollsWaiting, queueName } from "../test-support/env.mjs";
 
 const c = client();
 
@@ -177,13 +177,20 @@ test("consume long-polls until the AbortSignal fires, then rejects at once with 
   polling.catch(() => {}).finally(() => (settled = true));
   await new Promise((r) => setTimeout(r, 200));
   assert.equal(settled, false, "the poll waits for a message");
+  const waitingBefore = await longPollsWaiting();
+  assert.ok(waitingBefore >= 1, "the server counts the poll as waiting");
   ctl.abort();
   const err = await polling.catch((e) => e);
   assert.ok(err instanceof OnceqError);
   assert.equal(err.code, "ABORTED");
   assert.equal(err.retryable, false);
-  // Long before the 20 s wait would have ended, a message published now is
-  // still there for the next consumer: the aborted poll took nothing.
+  // The abort closed the poll's connection: the server stops waiting on it
+  // (long before the 20 s wait would have ended) ...
+  await eventually(async () => (await longPollsWaiting()) < waitingBefore, { everyMs: 10 });
+  // ... and a message published now is there for the next consumer: the
+  // aborted poll took nothing. (Published while the server had not yet
+  // seen the connection close, a message may go to the poll and come back
+  // when its lease runs out: at-least-once, docs/guarantees.md.)
   await c.publish(q, { after: true });
   const [m] = await c.consume(q);
   assert.deepEqual(m?.payload, { after: true });

@@ -11,8 +11,9 @@
 //! transaction that stores it, under a lease like a claim's: if the
 //! consumer went away before reading it, it is handed back
 //! ([`super::Messages::hand_back`]: available again, its delivery
-//! uncounted); if this server dies first, its lease runs out and it is
-//! delivered again, as after any claim whose answer was lost. A publish
+//! uncounted; before the publish answers when the consumer was gone by
+//! the time it committed); if this server dies first, its lease runs out
+//! and it is delivered again, as after any claim whose answer was lost. A publish
 //! that took offers runs on a task of its own (`Messages::publish`), so
 //! its publisher going away halfway cannot strand what it handed out.
 //!
@@ -136,15 +137,17 @@ impl Assigned {
 
     /// Sends each offer the messages the store handed out to it
     /// (`outcomes`, in the publish's order; none when it failed) and how
-    /// its acks went; what a consumer that went away cannot take is handed
-    /// back. Returns how many offers got no message: each wakes its
-    /// consumer to claim (dropped here, or sent no message).
+    /// its acks went. Returns how many offers got no message (each wakes
+    /// its consumer to claim: dropped here, or sent no message), and the
+    /// messages of consumers that went away since the publish took their
+    /// offer, for the publish to hand back before it answers
+    /// ([`hand_back_now`]).
     pub(super) fn deliver(
         self,
         messages: Messages<'_>,
         queue: &QueueRef,
         outcomes: &[PublishOutcome],
-    ) -> usize {
+    ) -> (usize, Vec<ClaimedMessage>) {
         let Assigned {
             offers,
             mut kept,
@@ -152,6 +155,7 @@ impl Assigned {
         } = self;
         let mut acked = acked.into_iter();
         let (mut unused, mut handed_any, mut refused) = (0, false, false);
+        let mut unsent = Vec::new();
         for (offer, indexes) in offers {
             let acked = acked.next().flatten();
             refused |= indexes.iter().any(|&i| {
@@ -189,14 +193,14 @@ impl Assigned {
                 acked,
             };
             if let Err(sent) = offer.to.send(sent) {
-                hand_back_later(messages.state, queue, sent.messages);
+                unsent.extend(sent.messages);
             }
         }
         if handed_any || refused {
             let wakeups = &messages.state.wakeups;
             wakeups.handed_out(&queue.project, &queue.queue, handed_any);
         }
-        unused
+        (unused, unsent)
     }
 }
 
@@ -222,24 +226,29 @@ pub(crate) fn left_behind(state: &AppState, queue: &QueueRef) -> LeftBehind {
 }
 
 /// Hands `handed` back in the background (their consumer went away).
-/// A hand-back that fails leaves the message under its lease, delivered
-/// again when the lease runs out.
 pub(crate) fn hand_back_later(state: &AppState, queue: &QueueRef, handed: Vec<ClaimedMessage>) {
     if handed.is_empty() {
         return;
     }
     let (state, queue) = (state.clone(), queue.clone());
-    tokio::spawn(async move {
-        for m in handed {
-            let lease = LeaseRef {
-                queue: queue.clone(),
-                message_id: m.message_id,
-                receipt: Some(m.receipt),
-            };
-            if let Err(e) = state.messages().hand_back(lease).await {
-                tracing::warn!(error = %e, queue = %queue.queue,
-                    "could not hand back a message its consumer never read: it is delivered again when its lease runs out");
-            }
+    tokio::spawn(async move { hand_back_now(&state, &queue, handed).await });
+}
+
+/// Hands `handed` back (their consumer went away) and returns once each
+/// is available again: a publish whose consumer went away while it
+/// committed calls it before it answers, so whoever its publisher tells
+/// next finds the message there. A hand-back that fails leaves the
+/// message under its lease, delivered again when the lease runs out.
+pub(super) async fn hand_back_now(state: &AppState, queue: &QueueRef, handed: Vec<ClaimedMessage>) {
+    for m in handed {
+        let lease = LeaseRef {
+            queue: queue.clone(),
+            message_id: m.message_id,
+            receipt: Some(m.receipt),
+        };
+        if let Err(e) = state.messages().hand_back(lease).await {
+            tracing::warn!(error = %e, queue = %queue.queue,
+                "could not hand back a message its consumer never read: it is delivered again when its lease runs out");
         }
-    });
+    }
 }

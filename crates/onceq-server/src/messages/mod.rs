@@ -103,7 +103,8 @@ impl Messages<'_> {
                     // Offers left without a message wake their consumer
                     // (dropped, or sent no message).
                     let outcomes = published.as_deref().unwrap_or_default();
-                    let unused = offers.deliver(state.messages(), &queue, outcomes);
+                    let (unused, unsent) = offers.deliver(state.messages(), &queue, outcomes);
+                    hand_out::hand_back_now(&state, &queue, unsent).await;
                     Ok::<_, StoreError>((published?, unused))
                 })
                 .await

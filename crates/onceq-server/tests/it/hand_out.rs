@@ -265,3 +265,89 @@ async fn a_consume_that_goes_away_leaves_its_acks_done(b: Backend) {
     other.abort();
 }
 both!(a_consume_that_goes_away_leaves_its_acks_done);
+
+/// A consumer that goes away while the publish that took its offer
+/// commits leaves nothing behind it: the publish hands the message back
+/// before it answers, so whoever its publisher tells next finds it there.
+/// (PostgreSQL, where a table lock can hold the publish mid-commit and
+/// then hold back what it does next.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_consumer_gone_while_its_publish_commits_leaves_the_message_available() {
+    let s = server(Backend::Postgres).await;
+    s.post("/v1/queue/create", json!({"name": "q"})).await.ok();
+    // The publish path's statements prepared on its connection first (a
+    // statement that inserts into the table waits on the lock when it is
+    // parsed, as well as when it runs).
+    let warm = json!({"queue": "warm", "payload": "warm"});
+    s.post("/v1/queue/publish", warm).await.ok();
+    let waiter = waiting(&s, "q").await;
+    let connect = || async {
+        let url = s.database_url().unwrap();
+        let (db, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        db
+    };
+    let (lock, look) = (connect().await, connect().await);
+    lock.batch_execute("BEGIN; LOCK TABLE onceq_messages IN EXCLUSIVE MODE")
+        .await
+        .unwrap();
+    let (http, url, key) = (s.http.clone(), s.url("/v1/queue/publish"), s.key.clone());
+    let mut publish = tokio::spawn(async move {
+        let body = json!({"queue": "q", "payload": "p"});
+        let r = http.post(url).bearer_auth(key).json(&body).send().await;
+        r.unwrap().json::<Value>().await.unwrap()
+    });
+    // The publish took the waiting consumer's offer and waits on the lock.
+    // (Its insert, not a maintenance pass that came by.)
+    let blocked = "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) \
+                   WHERE l.relation = 'onceq_messages'::regclass AND NOT l.granted \
+                   AND a.query LIKE '%INSERT INTO onceq_messages%'";
+    for attempt in 0.. {
+        if look.query_one(blocked, &[]).await.unwrap().get::<_, i64>(0) > 0 {
+            break;
+        }
+        assert!(attempt < 1000, "the publish never reached the lock");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    waiter.abort();
+    for attempt in 0.. {
+        let scrape = s.scrape().await;
+        if scrape.value("onceq_long_polls_waiting", &[]) == 0.0 {
+            break;
+        }
+        assert!(
+            attempt < 1000,
+            "the server kept waiting on a poll whose client went"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Lets the publish commit, then holds back whatever it writes next.
+    lock.batch_execute("COMMIT; BEGIN; LOCK TABLE onceq_messages IN EXCLUSIVE MODE")
+        .await
+        .unwrap();
+    let early = tokio::time::timeout(Duration::from_secs(2), &mut publish).await;
+    let state = "SELECT m.state, m.delivery_count FROM onceq_messages m \
+                 JOIN onceq_queues q ON q.id = m.queue_id WHERE q.name = 'q'";
+    let row = look.query_one(state, &[]).await.unwrap();
+    let then: (String, i32) = (row.get(0), row.get(1));
+    lock.batch_execute("COMMIT").await.unwrap();
+    let r = match early {
+        Ok(answered) => {
+            assert_eq!(
+                then,
+                ("available".to_owned(), 0),
+                "the publish answered while its message was leased to a consumer that had gone"
+            );
+            answered.unwrap()
+        }
+        Err(_) => publish.await.unwrap(),
+    };
+    assert_eq!(r["data"]["status"], "available", "{r}");
+    let got = s.post("/v1/queue/consume", json!({"queue": "q"})).await;
+    got.ok();
+    let items = got.data()["items"].clone();
+    assert_eq!(items[0]["message_id"], r["data"]["message_id"], "{items}");
+    assert_eq!(items[0]["delivery_count"], 1, "its hand-out uncounted");
+}
