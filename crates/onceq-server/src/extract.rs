@@ -75,6 +75,16 @@ pub fn parse_body<T: DeserializeOwned + Fields>(bytes: &[u8]) -> Result<T, ApiEr
 /// ignored, except the camelCase spelling of one of the call's fields
 /// (`onceq_types::request::near_miss`): 400 naming both spellings.
 pub fn parse<T: DeserializeOwned + Fields>(bytes: &[u8]) -> Result<T, ApiError> {
+    // The decoder would take an array for a struct, its items as the
+    // fields in declaration order (`["q", 1]` a publish, `[]` a body of
+    // optional fields): a body is one object, so anything else is refused
+    // before it is decoded.
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first.is_some_and(|&b| b != b'{') {
+        return Err(ApiError::invalid("body must be a JSON object").with_hint(
+            "send the call's fields as one object, {\"field\": value, ...} (docs/api.md)",
+        ));
+    }
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     let mut misspelt: Option<(String, &'static str)> = None;
     let mut note = |path: serde_ignored::Path<'_>| {
