@@ -188,9 +188,10 @@ test("consume long-polls until the AbortSignal fires, then rejects at once with 
   // (long before the 20 s wait would have ended) ...
   await eventually(async () => (await longPollsWaiting()) < waitingBefore, { everyMs: 10 });
   // ... and a message published now is there for the next consumer: the
-  // aborted poll took nothing. (Published while the server had not yet
-  // seen the connection close, a message may go to the poll and come back
-  // when its lease runs out: at-least-once, docs/guarantees.md.)
+  // aborted poll took nothing. (Published before the server has seen the
+  // connection close, a message may go to the poll and come back later:
+  // docs/guarantees.md, "A publish hands its message to a waiting
+  // consumer".)
   await c.publish(q, { after: true });
   const [m] = await c.consume(q);
   assert.deepEqual(m?.payload, { after: true });

@@ -13,9 +13,10 @@
 //! ([`super::Messages::hand_back`]: available again, its delivery
 //! uncounted; before the publish answers when the consumer was gone by
 //! the time it committed); if this server dies first, its lease runs out
-//! and it is delivered again, as after any claim whose answer was lost. A publish
-//! that took offers runs on a task of its own (`Messages::publish`), so
-//! its publisher going away halfway cannot strand what it handed out.
+//! and it is delivered again, as after any claim whose answer was lost.
+//! A publish that took offers runs on a task of its own
+//! (`Messages::publish`), so its publisher going away halfway cannot
+//! strand what it handed out.
 //!
 //! An offer may carry its consume's acks ([`crate::wakeup::Offer::acks`]):
 //! the publish does them in its transaction

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::consume::long_poll_with;
 use crate::{
     both,
-    harness::{Backend, TestServer},
+    harness::{Backend, TestServer, sql_client},
 };
 
 /// A server whose long polls never re-check the store by themselves in a
@@ -281,15 +281,8 @@ async fn a_consumer_gone_while_its_publish_commits_leaves_the_message_available(
     let warm = json!({"queue": "warm", "payload": "warm"});
     s.post("/v1/queue/publish", warm).await.ok();
     let waiter = waiting(&s, "q").await;
-    let connect = || async {
-        let url = s.database_url().unwrap();
-        let (db, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(connection);
-        db
-    };
-    let (lock, look) = (connect().await, connect().await);
+    let url = s.database_url().unwrap();
+    let (lock, look) = (sql_client(url).await, sql_client(url).await);
     lock.batch_execute("BEGIN; LOCK TABLE onceq_messages IN EXCLUSIVE MODE")
         .await
         .unwrap();

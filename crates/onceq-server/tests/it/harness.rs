@@ -50,6 +50,17 @@ pub struct StoreHandle {
     _dir: Option<tempfile::TempDir>,
 }
 
+/// A connection of the test's own to a store's PostgreSQL database (for
+/// SQL the API does not offer: locks, rows written by hand, what a
+/// statement left behind).
+pub async fn sql_client(database_url: &str) -> tokio_postgres::Client {
+    let (db, connection) = tokio_postgres::connect(database_url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    db
+}
+
 /// Opens a fresh store of the given backend.
 pub async fn fresh_store(backend: Backend) -> StoreHandle {
     match backend {

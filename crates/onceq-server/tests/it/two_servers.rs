@@ -97,13 +97,7 @@ async fn a_long_poll_sees_another_servers_publish_at_its_recheck() {
     )
     .await
     .ok();
-    let (db, connection) = tokio_postgres::connect(
-        handle.database_url.as_deref().unwrap(),
-        tokio_postgres::NoTls,
-    )
-    .await
-    .unwrap();
-    tokio::spawn(connection);
+    let db = crate::harness::sql_client(handle.database_url.as_deref().unwrap()).await;
     let claimed_once = || async {
         db.query_one(
             "SELECT rate_refilled_at IS NOT NULL FROM onceq_queues WHERE project = 'alpha' AND name = 'jobs'",

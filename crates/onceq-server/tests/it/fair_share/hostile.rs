@@ -321,10 +321,7 @@ async fn create_queues(s: &Arc<TestServer>, n: usize) {
 /// [`create_queues`] on PostgreSQL: the row `queue_insert.sql` writes for
 /// a queue with the default settings and `many-dlq` as its DLQ.
 async fn insert_queues(url: &str, n: usize) {
-    let (db, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
+    let db = crate::harness::sql_client(url).await;
     let inserted = db
         .execute(
             "INSERT INTO onceq_queues (project, name, queue_type, dead_letter_queue_id, max_retries,
