@@ -63,13 +63,19 @@ fn next_random() -> u32 {
 mod tests {
     use super::*;
 
+    /// Each pick is bound again as soon as it is made: the test binaries
+    /// of a run start servers on ports of the same range meanwhile, so a
+    /// port checked only after fifty more picks may be taken by then (seen
+    /// in a CI run), which says nothing about the pick.
     #[test]
     fn ports_are_free_and_below_the_ephemeral_range() {
         let top = ephemeral_start();
-        let picks: Vec<u16> = (0..50).map(|_| free_port()).collect();
-        for &p in &picks {
+        let mut picks = Vec::new();
+        for _ in 0..50 {
+            let p = free_port();
             assert!(p < top && p >= 1024, "{p} not below {top}");
-            std::net::TcpListener::bind(("127.0.0.1", p)).expect("still free");
+            std::net::TcpListener::bind(("127.0.0.1", p)).expect("free when picked");
+            picks.push(p);
         }
         let distinct: std::collections::HashSet<_> = picks.iter().collect();
         assert!(distinct.len() > 40, "picks repeat: {picks:?}");
