@@ -75,7 +75,7 @@ pub(super) fn lease_end(
 }
 
 impl Stored {
-    /// The rows of `sql/message_insert.sql` or `sql/message_insert_many.sql`.
+    /// The rows of `sql/message_insert.sql` or `sql/publish_group.sql`.
     pub(super) fn from_rows(
         rows: &[tokio_postgres::Row],
     ) -> Result<HashMap<String, Stored>, Error> {

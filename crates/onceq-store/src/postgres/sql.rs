@@ -50,10 +50,9 @@ pub(super) const HOT_BEGIN: &str = concat!("BEGIN; ", hot_settings!("SET LOCAL")
 /// their plans on the server connection (`hot_functions.rs`).
 pub(super) const HOT: &[(&str, &str)] = &[
     ("queue_lookup_many", QUEUE_LOOKUP_MANY),
-    ("dedupe_key_claim_many", DEDUPE_KEY_CLAIM_MANY),
+    ("publish_group", PUBLISH_GROUP),
     ("dedupe_key_get_many", DEDUPE_KEY_GET_MANY),
     ("dedupe_key_release_many", DEDUPE_KEY_RELEASE_MANY),
-    ("message_insert_many", MESSAGE_INSERT_MANY),
     ("message_delete_many", MESSAGE_DELETE_MANY),
     ("fifo_group_lock", FIFO_GROUP_LOCK),
     ("message_ack_many", MESSAGE_ACK_MANY),
@@ -132,10 +131,9 @@ statements! {
     MESSAGE_INSERT => "message_insert.sql",
     DEDUPE_KEY_CLAIM => "dedupe_key_claim.sql",
     QUEUE_LOOKUP_MANY => "queue_lookup_many.sql",
-    DEDUPE_KEY_CLAIM_MANY => "dedupe_key_claim_many.sql",
     DEDUPE_KEY_GET_MANY => "dedupe_key_get_many.sql",
     DEDUPE_KEY_RELEASE_MANY => "dedupe_key_release_many.sql",
-    MESSAGE_INSERT_MANY => "message_insert_many.sql",
+    PUBLISH_GROUP => "publish_group.sql",
     MESSAGE_DELETE_MANY => "message_delete_many.sql",
     DEDUPE_KEY_GET => "dedupe_key_get.sql",
     MESSAGE_PROMOTE => "message_promote.sql",

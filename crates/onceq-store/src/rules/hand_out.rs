@@ -2,7 +2,7 @@
 //! ([`crate::HandOut`]): exactly those a claim made at the publish's `now`
 //! would hand out with nothing to check, so that handing it out at publish
 //! changes nothing a consumer could tell from claiming it a moment later.
-//! PostgreSQL's `sql/message_insert_many.sql` keeps a copy of this rule.
+//! PostgreSQL's `sql/publish_group.sql` keeps a copy of this rule.
 
 use onceq_types::{QueueRecord, QueueType};
 

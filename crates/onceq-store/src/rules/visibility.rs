@@ -7,7 +7,7 @@
 //! SQL mirrors these where rows are counted or listed in bulk:
 //! [`reported`] in `queue_stats.sql`, `queue_depths.sql`, `message_list.sql`
 //! and `message_get.sql` (both backends); [`visible_after`]'s state in
-//! PostgreSQL's `message_insert.sql` and `message_insert_many.sql`
+//! PostgreSQL's `message_insert.sql` and `publish_group.sql`
 //! (`delayed` exactly when `visible_at > now`; hot statements, their text
 //! left as measured).
 

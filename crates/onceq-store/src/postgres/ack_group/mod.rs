@@ -303,6 +303,11 @@ pub(super) struct CarriedAcks<'a> {
 }
 
 impl<'a> CarriedAcks<'a> {
+    /// Whether there are no acks to run.
+    pub(super) fn is_empty(&self) -> bool {
+        self.keeps.is_empty()
+    }
+
     /// Prepares the statements `acks` need (none for no acks).
     pub(super) async fn prepare(
         client: &impl GenericClient,

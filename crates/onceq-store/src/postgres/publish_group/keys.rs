@@ -1,10 +1,12 @@
-//! The group's idempotency keys: taken in one statement, the ones already
-//! held answered in another, and those of publishes that failed given back.
+//! The group's idempotency keys: their columns for the statement that takes
+//! them (`sql/publish_group.sql`), the ones already held answered in
+//! another, and those of publishes that failed given back.
 
 use std::collections::{HashMap, HashSet};
 
 use crate::postgres::db::GenericClient;
 use jiff::Timestamp;
+use tokio_postgres::types::ToSql;
 
 use super::Pending;
 use super::plan::{Take, Work};
@@ -13,36 +15,61 @@ use crate::postgres::publish::{self, Stored};
 use crate::postgres::sql;
 use crate::rules::dedupe::{self, Plan};
 
-/// Takes the keys in one statement; returns those now ours.
-pub(super) async fn take_keys<'g>(
-    c: &impl GenericClient,
-    stmt: &crate::postgres::db::Stmt,
-    group: &[Pending],
-    takes: &[Take<'g>],
-) -> Result<HashSet<(i64, &'g str)>, Error> {
-    if takes.is_empty() {
-        return Ok(HashSet::new());
+/// The keys' parameters of `sql/publish_group.sql` (the first six).
+pub(super) struct ClaimColumns<'a> {
+    queue_ids: Vec<i64>,
+    keys: Vec<&'a str>,
+    message_ids: Vec<&'a str>,
+    hashes: Vec<&'a [u8]>,
+    created: Vec<Timestamp>,
+    expires: Vec<Timestamp>,
+}
+
+impl<'a> ClaimColumns<'a> {
+    pub(super) fn of(group: &'a [Pending], takes: &'a [Take<'a>]) -> ClaimColumns<'a> {
+        let (queue_ids, keys, message_ids) = columns(group, takes.iter());
+        ClaimColumns {
+            queue_ids,
+            keys,
+            message_ids,
+            hashes: takes
+                .iter()
+                .map(|t| group[t.req].batch.hashes[t.msg].as_slice())
+                .collect(),
+            created: takes.iter().map(|t| group[t.req].p.now).collect(),
+            expires: takes
+                .iter()
+                .map(|t| group[t.req].batch.key_expires_at)
+                .collect(),
+        }
     }
-    let (queue_ids, keys, message_ids) = columns(group, takes.iter());
-    let hashes: Vec<&[u8]> = takes
-        .iter()
-        .map(|t| group[t.req].batch.hashes[t.msg].as_slice())
-        .collect();
-    let created: Vec<Timestamp> = takes.iter().map(|t| group[t.req].p.now).collect();
-    let expires: Vec<Timestamp> = takes
-        .iter()
-        .map(|t| group[t.req].batch.key_expires_at)
-        .collect();
-    let rows = c
-        .query(
-            stmt,
-            &[&queue_ids, &keys, &message_ids, &hashes, &created, &expires],
-        )
-        .await?;
+
+    pub(super) fn params(&self) -> [&(dyn ToSql + Sync); 6] {
+        [
+            &self.queue_ids,
+            &self.keys,
+            &self.message_ids,
+            &self.hashes,
+            &self.created,
+            &self.expires,
+        ]
+    }
+}
+
+/// The keys of `takes` the claim's rows (`queue_id`, `key`; other rows
+/// have a null key) say are now ours.
+pub(super) fn taken<'g>(
+    takes: &[Take<'g>],
+    rows: &[tokio_postgres::Row],
+) -> HashSet<(i64, &'g str)> {
     let mut taken = HashSet::with_capacity(rows.len());
     for row in rows {
-        let queue_id: i64 = row.get("queue_id");
-        let key: &str = row.get("key");
+        let (Some(queue_id), Some(key)) = (
+            row.get::<_, Option<i64>>("queue_id"),
+            row.get::<_, Option<&str>>("key"),
+        ) else {
+            continue;
+        };
         // Back to the caller's borrow: the rows' strings die with the rows.
         if let Some(t) = takes
             .iter()
@@ -51,7 +78,7 @@ pub(super) async fn take_keys<'g>(
             taken.insert((t.queue_id, t.key));
         }
     }
-    Ok(taken)
+    taken
 }
 
 /// The queue id, key and message id columns of `takes`, as the statements

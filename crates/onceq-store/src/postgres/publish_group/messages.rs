@@ -1,15 +1,16 @@
-//! The group's new messages: FIFO groups' locks, then one insert per kind
-//! of queue.
-
-use std::collections::HashMap;
+//! The group's new messages: FIFO groups' locks, and their columns for the
+//! statement that inserts them (`sql/publish_group.sql`), one per kind of
+//! queue.
 
 use crate::postgres::db::GenericClient;
+use jiff::Timestamp;
 use onceq_types::QueueType;
+use tokio_postgres::types::ToSql;
 
 use super::Pending;
 use super::plan::Work;
 use crate::postgres::errors::Error;
-use crate::postgres::publish::{self, Stored};
+use crate::postgres::publish;
 use crate::rules::dedupe::Plan;
 
 /// Takes the group locks of every FIFO queue the new messages go to, queue
@@ -48,69 +49,86 @@ pub(super) async fn lock_fifo_groups(
     Ok(())
 }
 
-/// Inserts the new messages bound for queues of `queue_type` of the
-/// publishes that did not fail (a keyed one only if its key was taken).
-pub(super) async fn insert_new(
-    c: &impl GenericClient,
-    stmt: &crate::postgres::db::Stmt,
-    group: &[Pending],
-    work: &[Work],
-    queue_type: QueueType,
-) -> Result<HashMap<String, Stored>, Error> {
-    let mut ids = Vec::new();
-    let mut queue_ids = Vec::new();
-    let mut payloads = Vec::new();
-    let mut priorities = Vec::new();
-    let mut groups = Vec::new();
-    let mut keys = Vec::new();
-    let mut visible_at = Vec::new();
-    let mut created = Vec::new();
-    let mut headers = Vec::new();
-    // A waiting consumer's hand-out (`HandOut`), and its lease's end when
-    // the consumer gave a timeout (else the statement takes the queue's).
-    let mut hand_out = Vec::new();
-    let mut lease_ends = Vec::new();
-    for (pending, w) in group.iter().zip(work) {
-        if w.failed.is_some() || w.queue_type != queue_type {
-            continue;
-        }
-        for (i, (m, plan)) in pending.p.messages.iter().zip(&w.plans).enumerate() {
-            if !matches!(plan, Plan::New) {
+/// The messages' parameters of `sql/publish_group.sql` (the last eleven):
+/// the new messages bound for queues of one type, of the publishes that did
+/// not fail (a keyed one stored only if its key was taken).
+pub(super) struct NewColumns<'a> {
+    ids: Vec<&'a str>,
+    queue_ids: Vec<i64>,
+    payloads: Vec<&'a str>,
+    priorities: Vec<i32>,
+    groups: Vec<Option<&'a str>>,
+    keys: Vec<Option<&'a str>>,
+    visible_at: Vec<Timestamp>,
+    created: Vec<Timestamp>,
+    headers: Vec<Option<&'a str>>,
+    /// A waiting consumer's hand-out (`HandOut`), and its lease's end when
+    /// the consumer gave a timeout (else the statement takes the queue's).
+    hand_out: Vec<bool>,
+    lease_ends: Vec<Option<Timestamp>>,
+}
+
+impl<'a> NewColumns<'a> {
+    pub(super) fn of(
+        group: &'a [Pending],
+        work: &[Work],
+        queue_type: QueueType,
+    ) -> Result<NewColumns<'a>, Error> {
+        let mut c = NewColumns {
+            ids: Vec::new(),
+            queue_ids: Vec::new(),
+            payloads: Vec::new(),
+            priorities: Vec::new(),
+            groups: Vec::new(),
+            keys: Vec::new(),
+            visible_at: Vec::new(),
+            created: Vec::new(),
+            headers: Vec::new(),
+            hand_out: Vec::new(),
+            lease_ends: Vec::new(),
+        };
+        for (pending, w) in group.iter().zip(work) {
+            if w.failed.is_some() || w.queue_type != queue_type {
                 continue;
             }
-            ids.push(pending.batch.ids[i].as_str());
-            queue_ids.push(w.queue_id);
-            payloads.push(m.payload.as_str());
-            priorities.push(m.priority);
-            groups.push(m.group_id.as_deref());
-            keys.push(m.idempotency_key.as_deref());
-            visible_at.push(pending.batch.visible_at[i]);
-            created.push(pending.p.now);
-            headers.push(m.headers.as_deref());
-            hand_out.push(m.hand_out.is_some());
-            lease_ends.push(publish::lease_end(pending.p.now, m.hand_out)?);
+            for (i, (m, plan)) in pending.p.messages.iter().zip(&w.plans).enumerate() {
+                if !matches!(plan, Plan::New) {
+                    continue;
+                }
+                c.ids.push(pending.batch.ids[i].as_str());
+                c.queue_ids.push(w.queue_id);
+                c.payloads.push(m.payload.as_str());
+                c.priorities.push(m.priority);
+                c.groups.push(m.group_id.as_deref());
+                c.keys.push(m.idempotency_key.as_deref());
+                c.visible_at.push(pending.batch.visible_at[i]);
+                c.created.push(pending.p.now);
+                c.headers.push(m.headers.as_deref());
+                c.hand_out.push(m.hand_out.is_some());
+                c.lease_ends
+                    .push(publish::lease_end(pending.p.now, m.hand_out)?);
+            }
         }
+        Ok(c)
     }
-    if ids.is_empty() {
-        return Ok(HashMap::new());
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.ids.is_empty()
     }
-    let rows = c
-        .query(
-            stmt,
-            &[
-                &ids,
-                &queue_ids,
-                &payloads,
-                &priorities,
-                &groups,
-                &keys,
-                &visible_at,
-                &created,
-                &headers,
-                &hand_out,
-                &lease_ends,
-            ],
-        )
-        .await?;
-    Stored::from_rows(&rows)
+
+    pub(super) fn params(&self) -> [&(dyn ToSql + Sync); 11] {
+        [
+            &self.ids,
+            &self.queue_ids,
+            &self.payloads,
+            &self.priorities,
+            &self.groups,
+            &self.keys,
+            &self.visible_at,
+            &self.created,
+            &self.headers,
+            &self.hand_out,
+            &self.lease_ends,
+        ]
+    }
 }

@@ -18,18 +18,21 @@
 //!
 //! 1. the queues named, in one lookup (a missing one is created, as a first
 //!    publish does);
-//! 2. every idempotency key in one `INSERT ... ON CONFLICT`
-//!    (`sql/dedupe_key_claim_many.sql`), sorted by (queue, key) so that two
-//!    groups never deadlock on each other;
+//! 2. every idempotency key and every new message to a standard queue in
+//!    one statement (`sql/publish_group.sql`), the keys sorted by (queue,
+//!    key) so that two groups never deadlock on each other;
 //! 3. the keys already held, in one query, only when there are some: each
 //!    becomes a replay, or fails its publish when the payload differs;
 //! 4. the keys of publishes that failed in step 3 given back, so a failed
 //!    publish stores nothing (rare);
-//! 5. FIFO groups' locks (FIFO queues only);
-//! 6. every new message in one `INSERT` (`sql/message_insert_many.sql`);
+//! 5. FIFO groups' locks, then their new messages (FIFO queues only);
 //!
 //! then COMMIT, and only then is any request answered: an acknowledged
-//! publish is durable exactly as a publish alone would be.
+//! publish is durable exactly as a publish alone would be. A group of
+//! single publishes to known standard queues is step 2 alone, sent without
+//! BEGIN or COMMIT: PostgreSQL runs a lone statement as a transaction of
+//! its own and commits it before it answers (held keys are read after it,
+//! see [`transaction`]).
 //!
 //! Two publishes of one group wanting the same key: the later one waits for
 //! the next group, where it finds the first committed and becomes its

@@ -7,7 +7,7 @@ use onceq_types::MessageStatus;
 use onceq_types::queue::{QueueSettings, QueueType};
 use tokio::sync::oneshot;
 
-use super::{Answer, Batch, Pending, QueueCache, commit};
+use super::{Answer, Batch, Pending, QueueCache, commit, group_once};
 use crate::postgres::PgStore;
 use crate::postgres::hot::HotConnection;
 use crate::{MessagePublish, NewMessage, QueueCreate, QueueRef, Store, StoreError};
@@ -53,6 +53,21 @@ fn pending(p: MessagePublish) -> (Pending, oneshot::Receiver<Answer>) {
     )
 }
 
+async fn create_fifo(store: &PgStore, queue: &str) {
+    let settings = QueueSettings {
+        queue_type: QueueType::Fifo,
+        ..QueueSettings::default()
+    };
+    store
+        .queue_create(QueueCreate {
+            queue: QueueRef::new("p", queue),
+            settings,
+            now: now(),
+        })
+        .await
+        .unwrap();
+}
+
 async fn count(store: &PgStore, queue: &str) -> i64 {
     store
         .queue_stats(&QueueRef::new("p", queue), now())
@@ -65,18 +80,7 @@ async fn count(store: &PgStore, queue: &str) -> i64 {
 async fn one_group_answers_each_publish_as_if_alone() {
     let db = PgStore::test_database().await;
     let store = PgStore::connect(&db.url).await.unwrap();
-    let fifo = QueueSettings {
-        queue_type: QueueType::Fifo,
-        ..QueueSettings::default()
-    };
-    store
-        .queue_create(QueueCreate {
-            queue: QueueRef::new("p", "ordered"),
-            settings: fifo,
-            now: now(),
-        })
-        .await
-        .unwrap();
+    create_fifo(&store, "ordered").await;
     // Held before the group: `old` with payload 1.
     store
         .message_publish(publish("jobs", vec![message("1", Some("old"))]))
@@ -331,4 +335,35 @@ async fn each_publish_of_a_group_gets_its_carried_acks() {
     }
     // Left: the wrongly acked one and the three new messages.
     assert_eq!(count(&store, "jobs").await, 4);
+}
+
+/// A FIFO queue's keyed message is stored by its group's own transaction:
+/// its key is taken with the standard queues' messages, its message
+/// inserted after the FIFO locks, where the statement finds the key taken
+/// earlier in the transaction (not in that statement's own claim). Through
+/// `group_once`, so that a group falling back to publishes alone (which
+/// would hide a message the group failed to store) fails the test.
+#[tokio::test]
+async fn a_fifo_message_whose_key_the_group_took_is_stored_by_the_group() {
+    let db = PgStore::test_database().await;
+    let store = PgStore::connect(&db.url).await.unwrap();
+    create_fifo(&store, "ordered").await;
+    let mut conn = HotConnection::new(store.db.clone());
+    let cache = QueueCache::default();
+    for replay in [false, true] {
+        let (group, _answers): (Vec<_>, Vec<_>) = [
+            publish("ordered", vec![message("1", Some("f"))]),
+            publish("jobs", vec![message("2", Some("s"))]),
+        ]
+        .into_iter()
+        .map(pending)
+        .unzip();
+        let (answers, _) = group_once(&mut conn, &cache, &group).await.unwrap();
+        for answer in answers {
+            let outcomes = answer.expect("stored by the group").unwrap();
+            assert_eq!(outcomes[0].replay, replay);
+        }
+    }
+    assert_eq!(count(&store, "ordered").await, 1);
+    assert_eq!(count(&store, "jobs").await, 1);
 }

@@ -7,10 +7,11 @@ use std::collections::{HashMap, HashSet};
 use crate::postgres::db::GenericClient;
 use jiff::Timestamp;
 use onceq_types::QueueType;
+use tokio_postgres::types::ToSql;
 
 use super::cache::{QueueCache, QueueIds};
-use super::keys::{replay_held, take_keys, undo_failed};
-use super::messages::{insert_new, lock_fifo_groups};
+use super::keys::{ClaimColumns, replay_held, taken, undo_failed};
+use super::messages::{NewColumns, lock_fifo_groups};
 use super::plan::{Take, Work, answer, plan_keys};
 use super::{Answer, Pending};
 use crate::postgres::ack_group::CarriedAcks;
@@ -43,16 +44,18 @@ pub(super) async fn group_once(
     }
 }
 
-/// The transaction of [`group_once`]. In the common case (queues known,
-/// standard queues, keys new) it is two round trips: BEGIN, the keys, the
-/// messages and the carried acks in one pipeline, then COMMIT.
+/// The transaction of [`group_once`]. In the common case (single
+/// publishes to known standard queues, no acks carried) it is one statement
+/// and one round trip, sent without BEGIN or COMMIT; with acks carried, or
+/// behind a pooler, BEGIN, that statement, the acks and COMMIT in one
+/// pipeline; otherwise COMMIT comes after what the pipeline's answers
+/// decide (held keys, FIFO queues' locks and messages).
 async fn in_transaction(
     client: &crate::postgres::db::Conn,
     cache: &QueueCache,
     group: &[Pending],
 ) -> Result<(Vec<Option<Answer>>, Vec<AckOutcome>), Error> {
-    let claim = client.prepare_cached(sql::DEDUPE_KEY_CLAIM_MANY).await?;
-    let insert = client.prepare_cached(sql::MESSAGE_INSERT_MANY).await?;
+    let stmt = client.prepare_cached(sql::PUBLISH_GROUP).await?;
     let carried = group
         .iter()
         .filter_map(|pending| pending.carried.as_ref())
@@ -92,8 +95,18 @@ async fn in_transaction(
             .iter()
             .all(|w| w.queue_type == QueueType::Standard && w.failed.is_none());
 
-    // Keys and standard queues' messages in one pipeline: the insert stores
-    // a keyed message only if the claim just before took its key.
+    // With nothing else to run, the group's one statement is sent alone:
+    // no BEGIN, no COMMIT (one Sync: PostgreSQL commits it before it
+    // answers). Behind a pooler the settings need a transaction to be SET
+    // LOCAL in (`hot.rs`).
+    if one_trip && carried.is_empty() && !client.behind_pooler() {
+        let (taken, stored) =
+            store(client, &stmt, group, &work, &takes, QueueType::Standard).await?;
+        let answers = one_trip_answers(client, group, work, &takes, &taken, &stored).await;
+        return Ok((answers, Vec::new()));
+    }
+    // Otherwise keys and standard queues' messages in one pipeline with
+    // BEGIN (and COMMIT, for one trip).
     let begin = async {
         match begun {
             true => Ok(()),
@@ -110,15 +123,14 @@ async fn in_transaction(
     // statement the later ones only say "transaction is aborted", which
     // would hide the cause (a lost race is retried, that is not). A COMMIT
     // after a failed statement rolls back.
-    let (began, taken, stored, acked, committed) = tokio::join!(
+    let (began, stored, acked, committed) = tokio::join!(
         begin,
-        take_keys(client, &claim, group, &takes),
-        insert_new(client, &insert, group, &work, QueueType::Standard),
+        store(client, &stmt, group, &work, &takes, QueueType::Standard),
         carried.run(client),
         commit,
     );
     began?;
-    let (taken, mut stored, acked) = (taken?, stored?, acked?);
+    let ((taken, mut stored), acked) = (stored?, acked?);
     committed?;
     if one_trip {
         let answers = one_trip_answers(client, group, work, &takes, &taken, &stored).await;
@@ -137,7 +149,8 @@ async fn in_transaction(
         .any(|w| w.queue_type == QueueType::Fifo && w.failed.is_none())
     {
         lock_fifo_groups(client, group, &work).await?;
-        stored.extend(insert_new(client, &insert, group, &work, QueueType::Fifo).await?);
+        let (_, fifo) = store(client, &stmt, group, &work, &[], QueueType::Fifo).await?;
+        stored.extend(fifo);
     }
     check_stored(group, &work, &stored)?;
     client.batch_execute("COMMIT").await?;
@@ -154,6 +167,31 @@ async fn in_transaction(
         .map(|(pending, w)| Some(answer(pending, w, &stored)))
         .collect();
     Ok((answers, acked))
+}
+
+/// Runs `sql/publish_group.sql` for `takes` and the new messages bound
+/// for queues of `queue_type`: the keys now ours and the messages stored
+/// (nothing sent when there are neither).
+async fn store<'g>(
+    client: &crate::postgres::db::Conn,
+    stmt: &crate::postgres::db::Stmt,
+    group: &'g [Pending],
+    work: &[Work],
+    takes: &[Take<'g>],
+    queue_type: QueueType,
+) -> Result<(HashSet<(i64, &'g str)>, HashMap<String, Stored>), Error> {
+    let new = NewColumns::of(group, work, queue_type)?;
+    if takes.is_empty() && new.is_empty() {
+        return Ok((HashSet::new(), HashMap::new()));
+    }
+    let claim = ClaimColumns::of(group, takes);
+    let params: Vec<&(dyn ToSql + Sync)> = claim.params().into_iter().chain(new.params()).collect();
+    let rows = client.query(stmt, &params).await?;
+    // A message's row has its id, a key's row none.
+    let (messages, keys): (Vec<_>, Vec<_>) = rows
+        .into_iter()
+        .partition(|row| row.get::<_, Option<&str>>("id").is_some());
+    Ok((taken(takes, &keys), Stored::from_rows(&messages)?))
 }
 
 /// The answers of a group committed in one trip. Held keys are read after

@@ -1,4 +1,4 @@
--- A message stored handed out (message_insert_many.sql) whose consumer went
+-- A message stored handed out (publish_group.sql) whose consumer went
 -- away before it was answered: available again as if never handed out (its
 -- delivery uncounted, no lease, no consumed_at), only while that lease holds.
 UPDATE onceq_messages m

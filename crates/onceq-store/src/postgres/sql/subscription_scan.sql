@@ -3,7 +3,7 @@
 -- Two index probes per subscription (onceq_messages_available and
 -- onceq_messages_delayed), whatever the queue's depth. OFFSET 0 keeps each
 -- EXISTS a correlated probe: the planner could otherwise hash it, reading
--- every message of the table (see message_insert_many.sql).
+-- every message of the table (see publish_group.sql).
 SELECT s.id, q.project, q.name AS queue, s.url, s.secret, s.max_in_flight,
        s.timeout_seconds, s.created_at,
        -- A paused queue hands nothing out (queue-api-2.md §6): not due.
