@@ -228,6 +228,18 @@ impl Tx<'_> {
 /// A statement ready to run on the connection it was prepared for.
 pub(super) struct Stmt(Kind);
 
+impl Stmt {
+    /// Whether this goes out as the call of a hot statement's function
+    /// (behind a pooler, `hot_functions.rs`), which carries the hot
+    /// settings itself and so may run without a transaction of its own.
+    pub(super) fn is_hot_function(&self) -> bool {
+        match &self.0 {
+            Kind::Named(_) => false,
+            Kind::Unnamed(u) => hot_functions::is_call(&u.text),
+        }
+    }
+}
+
 enum Kind {
     Named(Statement),
     Unnamed(Unnamed),

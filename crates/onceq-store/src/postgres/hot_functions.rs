@@ -11,9 +11,12 @@
 //! gets a function whose body is the statement itself (`RETURN QUERY`,
 //! the same text as the direct connections prepare: one statement, one
 //! place), and the server sends `SELECT * FROM onceq_hot_…($1, …)` in its
-//! place. The settings stay the transaction's (`sql::HOT_BEGIN`): the
-//! function's plans are made under them, generic, as on a direct
-//! connection.
+//! place. Each function carries the hot settings as its own (`SET`
+//! clauses, `sql::HOT_FUNCTION_SETTINGS`): its plans are made and used
+//! under them, generic, as on a direct connection, whatever the transaction
+//! set; so a call needs no transaction of its own to `SET LOCAL` them in,
+//! and a committer's group can go out as one statement, without BEGIN or
+//! COMMIT ([`Stmt::is_hot_function`](super::db::Stmt::is_hot_function)).
 //!
 //! A function's name ends with a hash of its whole definition, so a name
 //! means one body: servers of different versions on one database each
@@ -30,8 +33,20 @@ use sha2::{Digest, Sha256};
 use tokio_postgres::types::{Kind, Type};
 use tokio_postgres::{Client, Column};
 
+use super::sql;
+
 /// The prefix of every function made here.
 const PREFIX: &str = "onceq_hot_";
+
+/// What a call of one of these functions starts with.
+const CALL: &str = "SELECT * FROM ";
+
+/// Whether `text` (what goes out for a statement) calls one of these
+/// functions.
+pub(super) fn is_call(text: &str) -> bool {
+    text.strip_prefix(CALL)
+        .is_some_and(|f| f.starts_with(PREFIX))
+}
 
 /// A hot statement as a function.
 #[derive(Debug, PartialEq)]
@@ -67,8 +82,9 @@ fn define(sql: &str, params: &[Type], columns: &[Column]) -> Option<HotFunction>
         .join(", ");
     // Column names are the function's output variables too: in the body a
     // name that is both means the column, as in the statement alone.
+    let settings = sql::HOT_FUNCTION_SETTINGS;
     let definition = format!(
-        "({args}) RETURNS TABLE ({table}) LANGUAGE plpgsql VOLATILE AS {QUOTE}\n\
+        "({args}) RETURNS TABLE ({table}) LANGUAGE plpgsql VOLATILE {settings} AS {QUOTE}\n\
          #variable_conflict use_column\n\
          BEGIN\nRETURN QUERY {body};\nEND\n{QUOTE}"
     );
@@ -80,7 +96,7 @@ fn define(sql: &str, params: &[Type], columns: &[Column]) -> Option<HotFunction>
         .join(", ");
     Some(HotFunction {
         create: format!("CREATE FUNCTION {name}{definition}"),
-        call: format!("SELECT * FROM {name}({placeholders})"),
+        call: format!("{CALL}{name}({placeholders})"),
         name,
     })
 }

@@ -66,19 +66,31 @@ pub(super) const HOT: &[(&str, &str)] = &[
 ];
 
 /// [`HOT_BEGIN`]'s settings for a whole session.
-pub(super) const HOT_SESSION: &str = hot_settings!("SET");
+pub(super) const HOT_SESSION: &str = hot_settings!("SET", "; ");
+
+/// [`HOT_BEGIN`]'s settings as a function's own (`SET` clauses of `CREATE
+/// FUNCTION`), in force for each call whatever the transaction set
+/// (`hot_functions.rs`).
+pub(super) const HOT_FUNCTION_SETTINGS: &str = hot_settings!("SET", " ");
 
 macro_rules! hot_settings {
     ($set:literal) => {
+        hot_settings!($set, "; ")
+    };
+    ($set:literal, $then:literal) => {
         concat!(
             $set,
-            " plan_cache_mode = force_generic_plan; ",
+            " plan_cache_mode = force_generic_plan",
+            $then,
             $set,
-            " enable_seqscan = off; ",
+            " enable_seqscan = off",
+            $then,
             $set,
-            " enable_hashjoin = off; ",
+            " enable_hashjoin = off",
+            $then,
             $set,
-            " enable_mergejoin = off; ",
+            " enable_mergejoin = off",
+            $then,
             $set,
             " jit = off"
         )

@@ -200,8 +200,10 @@ async fn group_retrying(
 
 /// One attempt at the whole group: whether each ack deleted its message.
 /// One statement, so atomic without a transaction of its own — except
-/// behind a pooler, where one carries the hot settings (`Conn::hot_begin`),
-/// pipelined with the statement and its COMMIT.
+/// behind a pooler when the statement goes out as itself (its function
+/// could not be made, `hot_functions.rs`), where a transaction carries the
+/// hot settings (`Conn::hot_begin`), pipelined with the statement and its
+/// COMMIT.
 async fn group_once(
     conn: &mut HotConnection,
     group: &[Pending],
@@ -213,7 +215,7 @@ async fn group_once(
     let stmt = client.prepare_cached(AckColumns::statement(keep)).await?;
     let params = columns.params(keep);
     // A connection this closes is replaced by the next `conn.get()`.
-    let deleted = if client.behind_pooler() {
+    let deleted = if client.behind_pooler() && !stmt.is_hot_function() {
         // All three queued at the first poll: the COMMIT always follows.
         let (began, deleted, committed) = tokio::join!(
             client.batch_execute(client.hot_begin()),

@@ -97,9 +97,11 @@ async fn in_transaction(
 
     // With nothing else to run, the group's one statement is sent alone:
     // no BEGIN, no COMMIT (one Sync: PostgreSQL commits it before it
-    // answers). Behind a pooler the settings need a transaction to be SET
-    // LOCAL in (`hot.rs`).
-    if one_trip && carried.is_empty() && !client.behind_pooler() {
+    // answers). It needs the hot settings: the committer's session holds
+    // them (`hot.rs`), or behind a pooler the statement's function does; a
+    // statement sent as itself there needs BEGIN to SET LOCAL them.
+    let alone = !client.behind_pooler() || stmt.is_hot_function();
+    if one_trip && carried.is_empty() && alone {
         let (taken, stored) =
             store(client, &stmt, group, &work, &takes, QueueType::Standard).await?;
         let answers = one_trip_answers(client, group, work, &takes, &taken, &stored).await;

@@ -60,6 +60,32 @@ async fn behind_a_pooler_the_hot_statements_run_as_functions_made_once() {
             }
         }
     }
+    // Each carries the hot settings itself, so a call needs no transaction
+    // to SET LOCAL them in (a group of acks or of single publishes is one
+    // call, committed alone).
+    let settings: Vec<Vec<String>> = raw(&db.url)
+        .await
+        .query(
+            "SELECT coalesce(proconfig, '{}') FROM pg_proc WHERE proname LIKE 'onceq\\_hot\\_%'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(settings.len(), made.len());
+    for config in settings {
+        for want in [
+            "plan_cache_mode=force_generic_plan",
+            "enable_seqscan=off",
+            "enable_hashjoin=off",
+            "enable_mergejoin=off",
+            "jit=off",
+        ] {
+            assert!(config.iter().any(|c| c == want), "{config:?} lacks {want}");
+        }
+    }
     // Through the functions: a message published by one server is claimed
     // and acked through the other.
     a.message_publish(publish("q")).await.unwrap();
