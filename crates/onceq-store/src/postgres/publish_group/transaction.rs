@@ -46,10 +46,11 @@ pub(super) async fn group_once(
 
 /// The transaction of [`group_once`]. In the common case (single
 /// publishes to known standard queues, no acks carried) it is one statement
-/// and one round trip, sent without BEGIN or COMMIT; with acks carried, or
-/// behind a pooler, BEGIN, that statement, the acks and COMMIT in one
-/// pipeline; otherwise COMMIT comes after what the pipeline's answers
-/// decide (held keys, FIFO queues' locks and messages).
+/// and one round trip, sent without BEGIN or COMMIT; with acks carried (or
+/// behind a pooler that could not make the statement's function), BEGIN,
+/// that statement, the acks and COMMIT in one pipeline; otherwise COMMIT
+/// comes after what the pipeline's answers decide (held keys, FIFO queues'
+/// locks and messages).
 async fn in_transaction(
     client: &crate::postgres::db::Conn,
     cache: &QueueCache,
@@ -85,7 +86,7 @@ async fn in_transaction(
         .collect();
     let takes = plan_keys(group, &mut work);
     // The common case, one message per publish to known standard queues:
-    // COMMIT goes in the pipeline as well, one round trip for the group.
+    // one round trip for the group (COMMIT in the pipeline, or none at all).
     // Nothing decided after the pipeline can need undoing then (a publish
     // whose only key is held stored nothing), and a publish left unstored
     // is answered by a publish of its own instead (see [`one_trip`]).
